@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package barrier
+
+const invariantsEnabled = false

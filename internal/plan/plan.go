@@ -1,0 +1,235 @@
+package plan
+
+import (
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
+)
+
+// Kind names a stream node.
+type Kind string
+
+// The stream node kinds.
+const (
+	KindTableSource Kind = "table_source" // reads a table's durable DML log
+	KindValues      Kind = "values"       // constant rows, emitted once
+	KindProject     Kind = "project"
+	KindFilter      Kind = "filter"
+	KindHashJoin    Kind = "hash_join"
+	KindHashAgg     Kind = "hash_agg"
+	KindSimpleAgg   Kind = "simple_agg" // global aggregation, no GROUP BY
+	KindTopN        Kind = "top_n"
+	KindUnion       Kind = "union"
+	KindDistinct    Kind = "distinct"
+	KindMaterialize Kind = "materialize"
+	KindBackfill    Kind = "backfill" // snapshot of an upstream table, then its changes
+	KindMerge       Kind = "merge"    // receives from an upstream fragment
+)
+
+// Node is one executor in a fragment's tree. Exactly the field matching
+// Kind is set.
+type Node struct {
+	Kind   Kind
+	Inputs []*Node
+	// Schema is the output column types.
+	Schema []types.Type
+	// StreamKey lists the output columns that identify a row uniquely in
+	// the stream (what a Delete refers to).
+	StreamKey []int
+
+	TableSource *TableSource `json:",omitempty"`
+	Values      *Values      `json:",omitempty"`
+	Project     *Project     `json:",omitempty"`
+	Filter      *Filter      `json:",omitempty"`
+	HashJoin    *HashJoin    `json:",omitempty"`
+	Agg         *Agg         `json:",omitempty"` // hash_agg and simple_agg
+	TopN        *TopN        `json:",omitempty"`
+	Distinct    *Distinct    `json:",omitempty"`
+	Materialize *Materialize `json:",omitempty"`
+	Backfill    *Backfill    `json:",omitempty"`
+	Merge       *Merge       `json:",omitempty"`
+}
+
+// Table describes a state table: its id, column types, primary key (with
+// orders) and distribution key. Executors derive their state tables' shapes
+// from their node; the ids are assigned by the catalog.
+type Table struct {
+	ID      uint32
+	Types   []types.Type
+	PK      []int
+	Orders  []codec.Order `json:",omitempty"`
+	DistKey []int
+}
+
+// TableSource reads the DML log of a table.
+type TableSource struct {
+	TableID uint32
+	// OffsetTable stores the log position reached, committed with each
+	// epoch, so recovery resumes from there.
+	OffsetTable Table
+}
+
+// Values emits constant rows once, then only barriers.
+type Values struct {
+	Rows [][]expr.Desc
+}
+
+// Project computes expressions over each row.
+type Project struct {
+	Exprs []expr.Desc
+}
+
+// Filter keeps rows whose condition is true.
+type Filter struct {
+	Cond expr.Desc
+}
+
+// JoinType is the kind of a join.
+type JoinType string
+
+// Join types.
+const (
+	InnerJoin JoinType = "inner"
+	LeftJoin  JoinType = "left"
+	RightJoin JoinType = "right"
+	FullJoin  JoinType = "full"
+)
+
+// HashJoin joins its two inputs on equal keys plus an optional residual
+// condition evaluated over the concatenated row (left columns then right).
+type HashJoin struct {
+	Type      JoinType
+	LeftKeys  []int
+	RightKeys []int
+	// NullSafe[i] makes key i match NULL to NULL (IS NOT DISTINCT FROM).
+	NullSafe []bool `json:",omitempty"`
+	Residual *expr.Desc
+	// Output picks columns of the concatenated row.
+	Output []int
+	// LeftTable and RightTable hold each side's rows keyed by (join key,
+	// the side's stream key); DegreeTables, for outer joins, count each
+	// row's matches.
+	LeftTable, RightTable             Table
+	LeftDegreeTable, RightDegreeTable *Table `json:",omitempty"`
+}
+
+// AggKind names an aggregate function.
+type AggKind string
+
+// Aggregate functions.
+const (
+	AggCount     AggKind = "count" // count(x); CountStar for count(*)
+	AggCountStar AggKind = "count_star"
+	AggSum       AggKind = "sum"
+	AggAvg       AggKind = "avg"
+	AggMin       AggKind = "min"
+	AggMax       AggKind = "max"
+	AggBoolAnd   AggKind = "bool_and"
+	AggBoolOr    AggKind = "bool_or"
+	AggStringAgg AggKind = "string_agg"
+)
+
+// AggCall is one aggregate in an Agg node.
+type AggCall struct {
+	Kind AggKind
+	// Args are input column indexes (string_agg: value, delimiter).
+	Args     []int
+	Distinct bool
+	// Filter, if set, is a boolean expression over the input row.
+	Filter *expr.Desc `json:",omitempty"`
+	// OrderBy orders string_agg's inputs.
+	OrderBy []ColumnOrder `json:",omitempty"`
+	Type    types.Type
+	// Table holds per-group state that cannot be kept as a running value
+	// (min/max under deletes, distinct values, string_agg inputs).
+	Table *Table `json:",omitempty"`
+}
+
+// Agg groups by GroupKeys (empty for simple_agg) and computes Calls. Output
+// is the group keys then one column per call.
+type Agg struct {
+	GroupKeys []int
+	Calls     []AggCall
+	// ResultTable keeps each group's current output row and row count.
+	ResultTable Table
+}
+
+// ColumnOrder is one ORDER BY item.
+type ColumnOrder struct {
+	Column int
+	Order  codec.Order
+}
+
+// TopN keeps the rows ranked Offset+1 … Offset+Limit by OrderBy within each
+// group of GroupKeys. Limit < 0 means no limit.
+type TopN struct {
+	OrderBy   []ColumnOrder
+	Limit     int64
+	Offset    int64
+	GroupKeys []int `json:",omitempty"`
+	WithTies  bool  `json:",omitempty"`
+	Table     Table
+}
+
+// Distinct removes duplicate rows over Keys, counting duplicates in Table
+// so that deletes are correct.
+type Distinct struct {
+	Keys  []int
+	Table Table
+}
+
+// Materialize writes its input into a table keyed by PK; an insert on an
+// existing key overwrites it (and emits the update downstream).
+type Materialize struct {
+	Table Table
+}
+
+// Backfill reads an upstream table's committed snapshot and merges it with
+// the table's live changes (its input), with no gap and no duplicate.
+type Backfill struct {
+	Upstream Table
+	// Columns picks the upstream columns this job reads.
+	Columns []int
+	// ProgressTable checkpoints the scan position per vnode.
+	ProgressTable Table
+}
+
+// Merge receives from the actors of an upstream fragment.
+type Merge struct {
+	UpstreamFragment uint32
+}
+
+// DispatchKind says how a fragment's output is spread over the actors of a
+// downstream fragment.
+type DispatchKind string
+
+// Dispatch kinds.
+const (
+	DispatchHash      DispatchKind = "hash"      // by DistKey over vnodes
+	DispatchBroadcast DispatchKind = "broadcast" // every row to every actor
+	DispatchSimple    DispatchKind = "simple"    // to the single downstream actor
+	DispatchNoShuffle DispatchKind = "no_shuffle" // actor i to actor i
+)
+
+// Dispatch describes one downstream edge of a fragment.
+type Dispatch struct {
+	Kind       DispatchKind
+	DistKey    []int `json:",omitempty"`
+	Downstream uint32
+}
+
+// Fragment is a tree of nodes run by Parallelism actors.
+type Fragment struct {
+	ID          uint32
+	Root        *Node
+	Parallelism int
+	// Singleton fragments (simple agg, top-N without groups) run one actor.
+	Singleton bool
+	Outputs   []Dispatch
+}
+
+// Job is a streaming job: the fragments of one table or materialized view.
+type Job struct {
+	ID        uint32
+	Fragments []*Fragment
+}

@@ -1,0 +1,234 @@
+package types
+
+import "fmt"
+
+// Op is what a row of a stream chunk does to the relation it describes.
+type Op uint8
+
+// The four row ops. An update is a pair of adjacent rows, UpdateDelete then
+// UpdateInsert; executors that cannot keep the pair together (a hash
+// dispatcher sending old and new to different actors) turn them into a plain
+// Delete and Insert.
+const (
+	Insert Op = iota
+	Delete
+	UpdateDelete
+	UpdateInsert
+)
+
+// String returns the text-form sign of the op.
+func (o Op) String() string {
+	switch o {
+	case Insert:
+		return "+"
+	case Delete:
+		return "-"
+	case UpdateDelete:
+		return "U-"
+	case UpdateInsert:
+		return "U+"
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// IsInsert reports whether the row adds to the relation (Insert or
+// UpdateInsert).
+func (o Op) IsInsert() bool { return o == Insert || o == UpdateInsert }
+
+// Normalize maps UpdateDelete to Delete and UpdateInsert to Insert.
+func (o Op) Normalize() Op {
+	if o.IsInsert() {
+		return Insert
+	}
+	return Delete
+}
+
+// DefaultChunkSize is the number of rows executors aim for per chunk.
+const DefaultChunkSize = 1024
+
+// Chunk is a batch of rows in columnar form. Ops is nil for a batch (all
+// rows are inserts). Vis is nil when every row is visible; otherwise only
+// rows whose bit is set are part of the chunk.
+type Chunk struct {
+	Cols []Column
+	Ops  []Op
+	Vis  Bitmap
+	// hasVis distinguishes "no mask" (nil) from "mask with all bits clear".
+	hasVis bool
+}
+
+// NewChunk returns a chunk over the given columns, all rows visible. ops may
+// be nil (all inserts).
+func NewChunk(cols []Column, ops []Op) *Chunk {
+	return &Chunk{Cols: cols, Ops: ops}
+}
+
+// Capacity returns the number of rows, visible or not.
+func (c *Chunk) Capacity() int {
+	if len(c.Cols) > 0 {
+		return c.Cols[0].Len()
+	}
+	return len(c.Ops)
+}
+
+// Visible reports whether row i is visible.
+func (c *Chunk) Visible(i int) bool { return !c.hasVis || c.Vis.Get(i) }
+
+// SetVisibility replaces the visibility mask; rows whose bit is clear are
+// hidden.
+func (c *Chunk) SetVisibility(vis Bitmap) {
+	c.Vis = vis
+	c.hasVis = true
+}
+
+// HasVisibility reports whether a mask is in force.
+func (c *Chunk) HasVisibility() bool { return c.hasVis }
+
+// Cardinality returns the number of visible rows.
+func (c *Chunk) Cardinality() int {
+	if !c.hasVis {
+		return c.Capacity()
+	}
+	return c.Vis.Count()
+}
+
+// Op returns the op of row i (Insert when the chunk has no ops).
+func (c *Chunk) Op(i int) Op {
+	if c.Ops == nil {
+		return Insert
+	}
+	return c.Ops[i]
+}
+
+// Row returns row i as datums.
+func (c *Chunk) Row(i int) Row {
+	r := make(Row, len(c.Cols))
+	for j, col := range c.Cols {
+		r[j] = col.Get(i)
+	}
+	return r
+}
+
+// Types returns the column types.
+func (c *Chunk) Types() []Type {
+	ts := make([]Type, len(c.Cols))
+	for i, col := range c.Cols {
+		ts[i] = col.Type()
+	}
+	return ts
+}
+
+// VisibleIndices returns the indices of the visible rows.
+func (c *Chunk) VisibleIndices() []int {
+	n := c.Capacity()
+	idx := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		if c.Visible(i) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// Compact returns a chunk holding only the visible rows, with no mask. It
+// returns c itself when every row is already visible.
+func (c *Chunk) Compact() *Chunk {
+	if !c.hasVis {
+		return c
+	}
+	idx := c.VisibleIndices()
+	cols := make([]Column, len(c.Cols))
+	for j, col := range c.Cols {
+		cols[j] = col.Gather(idx)
+	}
+	var ops []Op
+	if c.Ops != nil {
+		ops = make([]Op, len(idx))
+		for k, i := range idx {
+			ops[k] = c.Ops[i]
+		}
+	}
+	return &Chunk{Cols: cols, Ops: ops}
+}
+
+// Project returns a chunk sharing c's rows but holding only the columns at
+// idx, in that order.
+func (c *Chunk) Project(idx []int) *Chunk {
+	cols := make([]Column, len(idx))
+	for k, i := range idx {
+		cols[k] = c.Cols[i]
+	}
+	return &Chunk{Cols: cols, Ops: c.Ops, Vis: c.Vis, hasVis: c.hasVis}
+}
+
+// WithColumns returns a chunk with c's ops and visibility over new columns
+// of the same length.
+func (c *Chunk) WithColumns(cols []Column) *Chunk {
+	return &Chunk{Cols: cols, Ops: c.Ops, Vis: c.Vis, hasVis: c.hasVis}
+}
+
+// Builder accumulates rows into chunks of a target size.
+type Builder struct {
+	types []Type
+	size  int
+	cols  []Column
+	ops   []Op
+}
+
+// NewBuilder returns a builder of chunks with the given column types that
+// holds at most size rows per chunk.
+func NewBuilder(ts []Type, size int) *Builder {
+	if size <= 0 {
+		size = DefaultChunkSize
+	}
+	b := &Builder{types: ts, size: size}
+	b.reset()
+	return b
+}
+
+func (b *Builder) reset() {
+	b.cols = make([]Column, len(b.types))
+	for i, t := range b.types {
+		b.cols[i] = MustColumn(t, b.size)
+	}
+	b.ops = make([]Op, 0, b.size)
+}
+
+// Append adds a row. It returns a full chunk when the row filled one, else
+// nil.
+func (b *Builder) Append(op Op, row Row) *Chunk {
+	for i, d := range row {
+		b.cols[i].Append(d)
+	}
+	b.ops = append(b.ops, op)
+	if len(b.ops) >= b.size {
+		return b.Take()
+	}
+	return nil
+}
+
+// AppendFrom adds row i of chunk src (same column types) with the given op.
+func (b *Builder) AppendFrom(op Op, src *Chunk, i int) *Chunk {
+	for j, col := range src.Cols {
+		b.cols[j].AppendFrom(col, i)
+	}
+	b.ops = append(b.ops, op)
+	if len(b.ops) >= b.size {
+		return b.Take()
+	}
+	return nil
+}
+
+// Len returns the number of buffered rows.
+func (b *Builder) Len() int { return len(b.ops) }
+
+// Take returns the buffered rows as a chunk (nil when empty) and starts a
+// new one.
+func (b *Builder) Take() *Chunk {
+	if len(b.ops) == 0 {
+		return nil
+	}
+	c := &Chunk{Cols: b.cols, Ops: b.ops}
+	b.reset()
+	return c
+}

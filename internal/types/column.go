@@ -1,0 +1,156 @@
+package types
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/apd/v3"
+)
+
+// Column is a vector of values of one SQL type with a null bitmap. The
+// concrete type is always *Vec[T] with T the Go type of the SQL type's
+// Datum (see datum.go); kernels type-assert to it and loop over Vals.
+type Column interface {
+	Type() Type
+	Len() int
+	IsNull(i int) bool
+	// Get returns row i as a Datum, nil when NULL.
+	Get(i int) Datum
+	// Append appends d, which must be nil or of the column's Go type.
+	Append(d Datum)
+	// AppendFrom appends row i of src, a column of the same type.
+	AppendFrom(src Column, i int)
+	// Gather returns a new column holding the rows at idx, in that order.
+	Gather(idx []int) Column
+	// Reset empties the column, keeping its capacity.
+	Reset()
+}
+
+// Vec is the one implementation of Column: a plain slice of values and a
+// bitmap whose set bits mark NULL rows. A NULL row's slot in Vals holds the
+// zero value.
+type Vec[T any] struct {
+	Typ   Type
+	Vals  []T
+	Nulls Bitmap
+}
+
+// Type returns the SQL type.
+func (v *Vec[T]) Type() Type { return v.Typ }
+
+// Len returns the number of rows.
+func (v *Vec[T]) Len() int { return len(v.Vals) }
+
+// IsNull reports whether row i is NULL.
+func (v *Vec[T]) IsNull(i int) bool { return v.Nulls.Get(i) }
+
+// Get returns row i, nil when NULL.
+func (v *Vec[T]) Get(i int) Datum {
+	if v.Nulls.Get(i) {
+		return nil
+	}
+	return v.Vals[i]
+}
+
+// Append appends d. A d of the wrong Go type is a bug in the caller.
+func (v *Vec[T]) Append(d Datum) {
+	if d == nil {
+		v.AppendNull()
+		return
+	}
+	x, ok := d.(T)
+	if !ok {
+		panic(fmt.Sprintf("types: appending %T to a %s column", d, v.Typ))
+	}
+	v.Vals = append(v.Vals, x)
+}
+
+// AppendNull appends a NULL row.
+func (v *Vec[T]) AppendNull() {
+	var zero T
+	v.Nulls.Set(len(v.Vals))
+	v.Vals = append(v.Vals, zero)
+}
+
+// AppendValue appends a non-NULL value without boxing.
+func (v *Vec[T]) AppendValue(x T) { v.Vals = append(v.Vals, x) }
+
+// AppendFrom appends row i of src, which must be a *Vec[T].
+func (v *Vec[T]) AppendFrom(src Column, i int) {
+	s := src.(*Vec[T])
+	if s.Nulls.Get(i) {
+		v.AppendNull()
+		return
+	}
+	v.Vals = append(v.Vals, s.Vals[i])
+}
+
+// Gather returns the rows at idx as a new column.
+func (v *Vec[T]) Gather(idx []int) Column {
+	out := &Vec[T]{Typ: v.Typ, Vals: make([]T, len(idx))}
+	for j, i := range idx {
+		if v.Nulls.Get(i) {
+			out.Nulls.Set(j)
+			continue
+		}
+		out.Vals[j] = v.Vals[i]
+	}
+	return out
+}
+
+// Reset empties the vector, keeping its capacity.
+func (v *Vec[T]) Reset() {
+	v.Vals = v.Vals[:0]
+	v.Nulls = v.Nulls[:0]
+}
+
+// NewColumn returns an empty column of type t with room for capacity rows.
+// It returns an error for a type it does not know, so that a malformed plan
+// cannot crash the process.
+func NewColumn(t Type, capacity int) (Column, error) {
+	switch t.ID {
+	case Bool:
+		return &Vec[bool]{Typ: t, Vals: make([]bool, 0, capacity)}, nil
+	case Int16, Int32, Int64:
+		return &Vec[int64]{Typ: t, Vals: make([]int64, 0, capacity)}, nil
+	case Float32, Float64:
+		return &Vec[float64]{Typ: t, Vals: make([]float64, 0, capacity)}, nil
+	case Decimal:
+		return &Vec[*apd.Decimal]{Typ: t, Vals: make([]*apd.Decimal, 0, capacity)}, nil
+	case Varchar:
+		return &Vec[string]{Typ: t, Vals: make([]string, 0, capacity)}, nil
+	case Bytea:
+		return &Vec[[]byte]{Typ: t, Vals: make([][]byte, 0, capacity)}, nil
+	case Date:
+		return &Vec[DDate]{Typ: t, Vals: make([]DDate, 0, capacity)}, nil
+	case Time:
+		return &Vec[DTime]{Typ: t, Vals: make([]DTime, 0, capacity)}, nil
+	case Timestamp:
+		return &Vec[DTimestamp]{Typ: t, Vals: make([]DTimestamp, 0, capacity)}, nil
+	case Timestamptz:
+		return &Vec[DTimestamptz]{Typ: t, Vals: make([]DTimestamptz, 0, capacity)}, nil
+	case Interval:
+		return &Vec[DInterval]{Typ: t, Vals: make([]DInterval, 0, capacity)}, nil
+	case Unknown:
+		// An untyped NULL column (SELECT NULL): carried as varchar NULLs.
+		return &Vec[string]{Typ: t, Vals: make([]string, 0, capacity)}, nil
+	}
+	return nil, fmt.Errorf("types: no column for %s", t)
+}
+
+// MustColumn is NewColumn for types already validated by the caller.
+func MustColumn(t Type, capacity int) Column {
+	c, err := NewColumn(t, capacity)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// ColumnOf builds a column of type t from datums.
+func ColumnOf(t Type, ds ...Datum) Column {
+	c := MustColumn(t, len(ds))
+	for _, d := range ds {
+		c.Append(d)
+	}
+	return c
+}

@@ -1,0 +1,18 @@
+// Package types holds Sluice's SQL data types, the Go values that carry them
+// (Datum), typed column vectors with null bitmaps, and the columnar Chunk that
+// flows through every streaming and batch executor.
+//
+// The flow, step by step:
+//
+//  1. A SQL type is a Type (an ID plus nothing else for now; parameters such
+//     as numeric precision are checked at the edge and not carried).
+//  2. One value is a Datum: a Go value whose dynamic type is fixed by the SQL
+//     type (see datum.go); SQL NULL is the nil Datum.
+//  3. Many values of one type are a Column: a Vec[T] holding a plain Go slice
+//     and a null bitmap. Kernels type-assert to the concrete Vec and loop.
+//  4. A Chunk is columns plus a per-row Op (Insert, Delete, UpdateDelete,
+//     UpdateInsert) and a visibility mask; invisible rows are skipped by
+//     everything downstream.
+//  5. Chunks have a compact text form for tests ("+ 1 4", "U- 5 3"), parsed
+//     and printed by ParseChunk and Chunk.String.
+package types
