@@ -48,6 +48,10 @@ type Node struct {
 	Materialize *Materialize `json:",omitempty"`
 	Backfill    *Backfill    `json:",omitempty"`
 	Merge       *Merge       `json:",omitempty"`
+
+	// dist is set on Merge nodes made by Fragmentize: what the exchange
+	// delivers.
+	dist *Dist
 }
 
 // Table describes a state table: its id, column types, primary key (with
@@ -205,9 +209,9 @@ type DispatchKind string
 
 // Dispatch kinds.
 const (
-	DispatchHash      DispatchKind = "hash"      // by DistKey over vnodes
-	DispatchBroadcast DispatchKind = "broadcast" // every row to every actor
-	DispatchSimple    DispatchKind = "simple"    // to the single downstream actor
+	DispatchHash      DispatchKind = "hash"       // by DistKey over vnodes
+	DispatchBroadcast DispatchKind = "broadcast"  // every row to every actor
+	DispatchSimple    DispatchKind = "simple"     // to the single downstream actor
 	DispatchNoShuffle DispatchKind = "no_shuffle" // actor i to actor i
 )
 
@@ -232,4 +236,27 @@ type Fragment struct {
 type Job struct {
 	ID        uint32
 	Fragments []*Fragment
+	// Upstreams are edges from fragments of other jobs (the materialize
+	// fragment of a table or view this job reads) into this job.
+	Upstreams []UpstreamEdge `json:",omitempty"`
+}
+
+// UpstreamEdge connects a fragment of another job to a fragment of this
+// one. Backfill reads its upstream over a no-shuffle edge: upstream actor i
+// sends to downstream actor i, which owns the same vnodes.
+type UpstreamEdge struct {
+	TableID          uint32
+	UpstreamFragment uint32
+	Downstream       uint32
+	Kind             DispatchKind
+}
+
+// Fragment returns the fragment with the given id, or nil.
+func (j *Job) Fragment(id uint32) *Fragment {
+	for _, f := range j.Fragments {
+		if f.ID == id {
+			return f
+		}
+	}
+	return nil
 }

@@ -119,3 +119,14 @@ func validateTopology(jobs []JobSpec) error {
 func (m *Machine) withoutDropped(j JobSpec) JobSpec {
 	return without(j.clone(), m.droppedInRecovery)
 }
+
+// ForceRecovery starts a recovery on request (the RECOVER statement): the
+// same path as an actor failure, without one. It is a no-op while a
+// recovery is already under way.
+func (m *Machine) ForceRecovery(cause error) {
+	defer m.maybeCheckInvariants()
+	if m.phase != phaseRunning {
+		return
+	}
+	m.beginRecovery(cause)
+}

@@ -1,0 +1,241 @@
+// Package catalog is the durable record of what exists: tables,
+// materialized views and the streaming jobs that maintain them. Every
+// change is written (synced) to the store's meta space before it is
+// acknowledged, so after a crash recovery rebuilds exactly what the catalog
+// says — including finishing a drop that was in progress.
+package catalog
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// Kind is what a relation is.
+type Kind string
+
+// Relation kinds.
+const (
+	KindTable            Kind = "table"
+	KindMaterializedView Kind = "materialized view"
+)
+
+// State is where a relation is in its life.
+type State string
+
+// Relation states. A relation is Creating until its job has caught up
+// (backfill done), Created afterwards, and Dropping from the moment a drop
+// is decided until its state is deleted.
+const (
+	StateCreating State = "creating"
+	StateCreated  State = "created"
+	StateDropping State = "dropping"
+)
+
+// Column is a named, typed column.
+type Column struct {
+	Name   string
+	Type   types.Type
+	Hidden bool `json:",omitempty"` // e.g. _row_id
+}
+
+// Relation is a table or materialized view.
+type Relation struct {
+	ID         uint32
+	Name       string
+	Kind       Kind
+	State      State
+	Columns    []Column
+	PK         []int
+	AppendOnly bool `json:",omitempty"`
+	Definition string
+	// Table is the state table holding the relation's rows.
+	Table plan.Table
+	// DependsOn lists relations this one reads.
+	DependsOn []uint32 `json:",omitempty"`
+	Job       JobRecord
+}
+
+// JobRecord is the streaming job maintaining a relation.
+type JobRecord struct {
+	ID   uint32
+	Plan *plan.Job
+	// Actors maps fragment id to actor ids.
+	Actors map[uint32][]uint32
+	// MaterializeFragment is the fragment whose output later jobs backfill
+	// from (the table's or view's materialize fragment).
+	MaterializeFragment uint32
+	// StateTables lists every state table id of the job, for deletion.
+	StateTables []uint32
+}
+
+// Catalog holds the relations in memory, backed by the store.
+type Catalog struct {
+	store *storage.Store
+	mu    struct {
+		sync.Mutex
+		byID   map[uint32]*Relation
+		nextID uint32
+	}
+}
+
+const (
+	relPrefix = "catalog/rel/"
+	nextIDKey = "catalog/next_id"
+)
+
+// Open loads the catalog from the store.
+func Open(ctx context.Context, store *storage.Store) (*Catalog, error) {
+	c := &Catalog{store: store}
+	c.mu.byID = map[uint32]*Relation{}
+	c.mu.nextID = 1
+	if v, ok, err := store.Meta(nextIDKey); err != nil {
+		return nil, err
+	} else if ok && len(v) == 4 {
+		c.mu.nextID = binary.BigEndian.Uint32(v)
+	}
+	entries, err := store.ScanMeta(ctx, relPrefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		var r Relation
+		if err := json.Unmarshal(e.Value, &r); err != nil {
+			return nil, fmt.Errorf("catalog: corrupt entry %s: %w", e.Name, err)
+		}
+		c.mu.byID[r.ID] = &r
+	}
+	return c, nil
+}
+
+// AllocIDs reserves n fresh ids (for relations, jobs, fragments, actors and
+// state tables alike), durably, so an id is never reused after a crash.
+func (c *Catalog) AllocIDs(ctx context.Context, n int) (uint32, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	first := c.mu.nextID
+	next := first + uint32(n)
+	var buf [4]byte
+	binary.BigEndian.PutUint32(buf[:], next)
+	if err := c.store.PutMeta(ctx, nextIDKey, buf[:]); err != nil {
+		return 0, err
+	}
+	c.mu.nextID = next
+	return first, nil
+}
+
+func relKey(id uint32) string { return fmt.Sprintf("%s%010d", relPrefix, id) }
+
+// Put writes a relation durably (create or update).
+func (c *Catalog) Put(ctx context.Context, r *Relation) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("catalog: encode %s: %w", r.Name, err)
+	}
+	if err := c.store.PutMeta(ctx, relKey(r.ID), b); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cp := *r
+	c.mu.byID[r.ID] = &cp
+	return nil
+}
+
+// Delete removes a relation durably.
+func (c *Catalog) Delete(ctx context.Context, id uint32) error {
+	if err := c.store.DeleteMeta(ctx, relKey(id)); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.mu.byID, id)
+	return nil
+}
+
+// ByName returns a relation that is not being dropped.
+func (c *Catalog) ByName(name string) (*Relation, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range c.mu.byID {
+		if strings.EqualFold(r.Name, name) && r.State != StateDropping {
+			cp := *r
+			return &cp, true
+		}
+	}
+	return nil, false
+}
+
+// ByID returns a relation by id.
+func (c *Catalog) ByID(id uint32) (*Relation, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.mu.byID[id]
+	if !ok {
+		return nil, false
+	}
+	cp := *r
+	return &cp, true
+}
+
+// All returns every relation in id order (dependencies before dependents,
+// since a relation's id is allocated after those it reads).
+func (c *Catalog) All() []*Relation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*Relation, 0, len(c.mu.byID))
+	for _, r := range c.mu.byID {
+		cp := *r
+		out = append(out, &cp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Dependents returns the relations that read id directly, not counting
+// those being dropped.
+func (c *Catalog) Dependents(id uint32) []*Relation {
+	var out []*Relation
+	for _, r := range c.All() {
+		if r.State == StateDropping {
+			continue
+		}
+		for _, d := range r.DependsOn {
+			if d == id {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Closure returns id and, transitively, everything that depends on it,
+// dependents last.
+func (c *Catalog) Closure(id uint32) []*Relation {
+	seen := map[uint32]bool{}
+	var out []*Relation
+	var visit func(uint32)
+	visit = func(x uint32) {
+		if seen[x] {
+			return
+		}
+		seen[x] = true
+		if r, ok := c.ByID(x); ok {
+			out = append(out, r)
+		}
+		for _, d := range c.Dependents(x) {
+			visit(d.ID)
+		}
+	}
+	visit(id)
+	return out
+}

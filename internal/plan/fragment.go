@@ -1,0 +1,237 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+)
+
+// DistKind is how rows of a stream are spread over a fragment's actors.
+type DistKind uint8
+
+// Distribution kinds.
+const (
+	DistSome      DistKind = iota // spread, by no key we know
+	DistSingleton                 // one actor
+	DistHash                      // by hash of Keys over vnodes
+)
+
+// Dist is a stream's distribution.
+type Dist struct {
+	Kind DistKind
+	Keys []int
+}
+
+// Upstream describes the fragment that materializes a table or view, for
+// backfill edges.
+type Upstream struct {
+	Fragment    uint32
+	Parallelism int
+}
+
+// FragmentOptions configures Fragmentize.
+type FragmentOptions struct {
+	Parallelism int
+	// NextFragmentID allocates globally unique fragment ids.
+	NextFragmentID func() uint32
+	// Upstream finds the materializing fragment of a table read by a
+	// Backfill node.
+	Upstream func(tableID uint32) (Upstream, error)
+}
+
+// Fragmentize cuts a logical plan tree into fragments, inserting an
+// exchange (a Merge node fed by a dispatcher) wherever a node needs its
+// input distributed differently from how it arrives: joins and grouped
+// aggregations by their keys, global aggregation and ungrouped top-N onto
+// one actor, materialize by the table's distribution key. Sources that
+// take barriers from the barrier manager (table source, values) always run
+// in singleton fragments of their own under multi-input nodes, so that each
+// actor has at most one barrier inbox. The tree is modified in place.
+func Fragmentize(jobID uint32, root *Node, opts FragmentOptions) (*Job, error) {
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = 1
+	}
+	f := &fragmenter{job: &Job{ID: jobID}, opts: opts, par: map[uint32]int{}}
+	top := f.newFragment()
+	r, err := f.walk(root, top)
+	if err != nil {
+		return nil, err
+	}
+	top.Root = r
+	f.finish()
+	return f.job, nil
+}
+
+type fragmenter struct {
+	job  *Job
+	opts FragmentOptions
+	// par holds a fragment's parallelism forced by a backfill edge.
+	par map[uint32]int
+}
+
+func (f *fragmenter) newFragment() *Fragment {
+	fr := &Fragment{ID: f.opts.NextFragmentID()}
+	f.job.Fragments = append(f.job.Fragments, fr)
+	return fr
+}
+
+func (f *fragmenter) walk(n *Node, fr *Fragment) (*Node, error) {
+	if n == nil {
+		return nil, fmt.Errorf("plan: nil node")
+	}
+	if n.Kind == KindMerge {
+		return nil, fmt.Errorf("plan: logical plans have no merge nodes")
+	}
+	for i, in := range n.Inputs {
+		req := required(n, i)
+		if needsExchange(req, distOf(in)) || (len(n.Inputs) > 1 && hasBarrierSource(in)) {
+			m, err := f.exchange(in, req, fr)
+			if err != nil {
+				return nil, err
+			}
+			n.Inputs[i] = m
+			continue
+		}
+		c, err := f.walk(in, fr)
+		if err != nil {
+			return nil, err
+		}
+		n.Inputs[i] = c
+	}
+	return n, f.noteLeaf(n, fr)
+}
+
+// exchange puts in into a new fragment that dispatches to fr by req.
+func (f *fragmenter) exchange(in *Node, req Dist, fr *Fragment) (*Node, error) {
+	child := f.newFragment()
+	r, err := f.walk(in, child)
+	if err != nil {
+		return nil, err
+	}
+	child.Root = r
+	d := Dispatch{Kind: DispatchHash, DistKey: req.Keys, Downstream: fr.ID}
+	switch req.Kind {
+	case DistSingleton:
+		d = Dispatch{Kind: DispatchSimple, Downstream: fr.ID}
+		fr.Singleton = true
+	case DistSome:
+		d = Dispatch{Kind: DispatchHash, DistKey: in.StreamKey, Downstream: fr.ID}
+	}
+	child.Outputs = append(child.Outputs, d)
+	return &Node{Kind: KindMerge, Schema: in.Schema, StreamKey: in.StreamKey,
+		Merge: &Merge{UpstreamFragment: child.ID}, dist: &req}, nil
+}
+
+func (f *fragmenter) noteLeaf(n *Node, fr *Fragment) error {
+	switch n.Kind {
+	case KindTableSource, KindValues:
+		fr.Singleton = true
+	case KindSimpleAgg:
+		fr.Singleton = true
+	case KindTopN:
+		if n.TopN != nil && len(n.TopN.GroupKeys) == 0 {
+			fr.Singleton = true
+		}
+	case KindBackfill:
+		return f.noteBackfill(n, fr)
+	}
+	return nil
+}
+
+func (f *fragmenter) noteBackfill(n *Node, fr *Fragment) error {
+	if n.Backfill == nil || f.opts.Upstream == nil {
+		return fmt.Errorf("plan: backfill node without upstream")
+	}
+	up, err := f.opts.Upstream(n.Backfill.Upstream.ID)
+	if err != nil {
+		return err
+	}
+	if p, ok := f.par[fr.ID]; ok && p != up.Parallelism {
+		return fmt.Errorf("plan: fragment %d backfills upstreams of parallelism %d and %d", fr.ID, p, up.Parallelism)
+	}
+	f.par[fr.ID] = up.Parallelism
+	n.Inputs = []*Node{{Kind: KindMerge, Schema: n.Backfill.Upstream.Types, Merge: &Merge{UpstreamFragment: up.Fragment}}}
+	f.job.Upstreams = append(f.job.Upstreams, UpstreamEdge{
+		TableID: n.Backfill.Upstream.ID, UpstreamFragment: up.Fragment, Downstream: fr.ID, Kind: DispatchNoShuffle})
+	return nil
+}
+
+func (f *fragmenter) finish() {
+	for _, fr := range f.job.Fragments {
+		switch p, ok := f.par[fr.ID]; {
+		case fr.Singleton:
+			fr.Parallelism = 1
+		case ok:
+			fr.Parallelism = p
+		default:
+			fr.Parallelism = f.opts.Parallelism
+		}
+	}
+	// Dispatchers into a singleton fragment send everything to its one
+	// actor.
+	for _, fr := range f.job.Fragments {
+		for i, d := range fr.Outputs {
+			if down := f.job.Fragment(d.Downstream); down != nil && down.Singleton && d.Kind == DispatchHash {
+				fr.Outputs[i] = Dispatch{Kind: DispatchSimple, Downstream: d.Downstream}
+			}
+		}
+	}
+}
+
+// required returns the distribution node n needs on input i.
+func required(n *Node, i int) Dist {
+	switch n.Kind {
+	case KindHashJoin:
+		if n.HashJoin != nil {
+			if i == 0 {
+				return Dist{DistHash, n.HashJoin.LeftKeys}
+			}
+			return Dist{DistHash, n.HashJoin.RightKeys}
+		}
+	case KindHashAgg:
+		if n.Agg != nil {
+			return Dist{DistHash, n.Agg.GroupKeys}
+		}
+	case KindSimpleAgg:
+		return Dist{Kind: DistSingleton}
+	case KindDistinct:
+		if n.Distinct != nil {
+			return Dist{DistHash, n.Distinct.Keys}
+		}
+	case KindTopN:
+		if n.TopN != nil && len(n.TopN.GroupKeys) > 0 {
+			return Dist{DistHash, n.TopN.GroupKeys}
+		}
+		return Dist{Kind: DistSingleton}
+	case KindMaterialize:
+		if n.Materialize != nil && len(n.Materialize.Table.DistKey) > 0 {
+			return Dist{DistHash, n.Materialize.Table.DistKey}
+		}
+		return Dist{Kind: DistSingleton}
+	}
+	return Dist{Kind: DistSome}
+}
+
+func needsExchange(req, have Dist) bool {
+	switch req.Kind {
+	case DistSome:
+		return false
+	case DistSingleton:
+		return have.Kind != DistSingleton
+	}
+	return have.Kind != DistHash || !slices.Equal(req.Keys, have.Keys)
+}
+
+func hasBarrierSource(n *Node) bool {
+	if n.Kind == KindTableSource || n.Kind == KindValues {
+		return true
+	}
+	if n.Kind == KindMerge || n.Kind == KindBackfill {
+		return false
+	}
+	for _, in := range n.Inputs {
+		if hasBarrierSource(in) {
+			return true
+		}
+	}
+	return false
+}

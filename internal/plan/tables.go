@@ -1,0 +1,57 @@
+package plan
+
+// StateTables returns the ids of every state table the job's executors
+// use, so that a drop can delete them all.
+func (j *Job) StateTables() []uint32 {
+	var ids []uint32
+	add := func(t *Table) {
+		if t != nil && t.ID != 0 {
+			ids = append(ids, t.ID)
+		}
+	}
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		if n == nil {
+			return
+		}
+		for _, t := range n.tables() {
+			add(t)
+		}
+		for _, in := range n.Inputs {
+			walk(in)
+		}
+	}
+	for _, f := range j.Fragments {
+		walk(f.Root)
+	}
+	return ids
+}
+
+// tables returns the state tables of one node.
+func (n *Node) tables() []*Table {
+	switch {
+	case n.TableSource != nil:
+		return []*Table{&n.TableSource.OffsetTable}
+	case n.HashJoin != nil:
+		return []*Table{&n.HashJoin.LeftTable, &n.HashJoin.RightTable, n.HashJoin.LeftDegreeTable, n.HashJoin.RightDegreeTable}
+	case n.Agg != nil:
+		ts := []*Table{&n.Agg.ResultTable}
+		for i := range n.Agg.Calls {
+			ts = append(ts, n.Agg.Calls[i].Table)
+		}
+		return ts
+	case n.TopN != nil:
+		return []*Table{&n.TopN.Table}
+	case n.Distinct != nil:
+		return []*Table{&n.Distinct.Table}
+	case n.Materialize != nil:
+		return []*Table{&n.Materialize.Table}
+	case n.Backfill != nil:
+		return []*Table{&n.Backfill.ProgressTable}
+	}
+	return nil
+}
+
+// HasBarrierSource reports whether the fragment's actors take barriers
+// from the barrier manager directly (table source or values).
+func (f *Fragment) HasBarrierSource() bool { return hasBarrierSource(f.Root) }

@@ -1,0 +1,241 @@
+package storage
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// DMLRecord is one entry of a table's DML log.
+type DMLRecord struct {
+	Seq     uint64
+	Payload []byte
+}
+
+// dmlLog keeps, per table, the next sequence number and the durable
+// watermark: every record with seq ≤ durable is synced. Readers never look
+// past the watermark, so a tailing source sees records in order and without
+// gaps even though appenders sync concurrently.
+type dmlLog struct {
+	mu struct {
+		sync.Mutex
+		tables map[uint32]*dmlTable
+	}
+}
+
+type dmlTable struct {
+	next    uint64              // next seq to hand out (seqs start at 1)
+	durable uint64              // all seqs ≤ durable are finished
+	done    map[uint64]struct{} // finished seqs above durable
+	changed chan struct{}       // closed and replaced when durable advances
+}
+
+func (l *dmlLog) init() { l.mu.tables = make(map[uint32]*dmlTable) }
+
+// keyDMLHigh returns the system key holding the highest seq ever used by
+// a table, so that sequence numbers are never reused after the log empties.
+func keyDMLHigh(tableID uint32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{prefixSystem, 't'}, tableID)
+}
+
+// dmlTableLocked returns the table's log state, loading the last sequence
+// number from Pebble on first use.
+func (s *Store) dmlTableLocked(tableID uint32) (*dmlTable, error) {
+	if t := s.dml.mu.tables[tableID]; t != nil {
+		return t, nil
+	}
+	last, err := s.lastDMLSeq(tableID)
+	if err != nil {
+		return nil, err
+	}
+	t := &dmlTable{next: last + 1, durable: last, done: map[uint64]struct{}{}, changed: make(chan struct{})}
+	s.dml.mu.tables[tableID] = t
+	return t, nil
+}
+
+// lastDMLSeq returns the highest seq ever used by the table: its last record
+// or, if truncation emptied the log, the truncation mark.
+func (s *Store) lastDMLSeq(tableID uint32) (uint64, error) {
+	var last uint64
+	v, closer, err := s.db.Get(keyDMLHigh(tableID))
+	switch {
+	case err == nil:
+		last = binary.BigEndian.Uint64(v)
+		closer.Close()
+	case !errors.Is(err, pebble.ErrNotFound):
+		return 0, fmt.Errorf("storage: read dml truncation mark: %w", err)
+	}
+	p := dmlPrefix(tableID)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return 0, fmt.Errorf("storage: open dml log: %w", err)
+	}
+	defer it.Close()
+	if it.Last() {
+		last = max(last, dmlSeqOf(it.Key()))
+	}
+	if err := it.Error(); err != nil {
+		return 0, fmt.Errorf("storage: open dml log: %w", err)
+	}
+	return last, nil
+}
+
+// AppendDML appends payload to the table's DML log and returns once it is
+// synced. Concurrent appenders share fsyncs: each enqueues its batch into
+// Pebble's commit pipeline in seq order under the log mutex, then waits for
+// the sync outside it, so one WAL sync covers everyone queued behind it.
+func (s *Store) AppendDML(ctx context.Context, tableID uint32, payload []byte) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	s.dml.mu.Lock()
+	t, err := s.dmlTableLocked(tableID)
+	if err != nil {
+		s.dml.mu.Unlock()
+		return 0, err
+	}
+	seq := t.next
+	t.next++
+	err = b.Set(dmlKey(tableID, seq), payload, nil)
+	if err == nil {
+		err = s.db.ApplyNoSyncWait(b, pebble.Sync)
+		if err == nil {
+			// The batch is in the pipeline; it must be waited for before Close.
+			s.dml.mu.Unlock()
+			err = b.SyncWait()
+			s.dml.mu.Lock()
+		}
+	}
+	// Finish the seq even on error: a failed record is simply absent, and
+	// the watermark must not stall behind it.
+	s.finishDMLLocked(tableID, t, seq)
+	s.dml.mu.Unlock()
+	if err != nil {
+		return 0, fmt.Errorf("storage: append dml to table %d: %w", tableID, err)
+	}
+	return seq, nil
+}
+
+// finishDMLLocked marks seq finished and advances the durable watermark over
+// every contiguous finished seq.
+func (s *Store) finishDMLLocked(tableID uint32, t *dmlTable, seq uint64) {
+	if s.dml.mu.tables[tableID] != t {
+		return // the log was dropped meanwhile
+	}
+	t.done[seq] = struct{}{}
+	advanced := false
+	for {
+		if _, ok := t.done[t.durable+1]; !ok {
+			break
+		}
+		delete(t.done, t.durable+1)
+		t.durable++
+		advanced = true
+	}
+	if advanced {
+		close(t.changed)
+		t.changed = make(chan struct{})
+	}
+}
+
+// LastDML returns the highest seq of the table's log that is durable.
+func (s *Store) LastDML(tableID uint32) (uint64, error) {
+	s.dml.mu.Lock()
+	defer s.dml.mu.Unlock()
+	t, err := s.dmlTableLocked(tableID)
+	if err != nil {
+		return 0, err
+	}
+	return t.durable, nil
+}
+
+// ReadDML returns up to max durable records with seq ≥ fromSeq, in seq order.
+func (s *Store) ReadDML(tableID uint32, fromSeq uint64, max int) ([]DMLRecord, error) {
+	durable, err := s.LastDML(tableID)
+	if err != nil || fromSeq > durable || max <= 0 {
+		return nil, err
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{
+		LowerBound: dmlKey(tableID, fromSeq),
+		UpperBound: dmlKey(tableID, durable+1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: read dml of table %d: %w", tableID, err)
+	}
+	defer it.Close()
+	var out []DMLRecord
+	for ok := it.First(); ok && len(out) < max; ok = it.Next() {
+		out = append(out, DMLRecord{Seq: dmlSeqOf(it.Key()), Payload: slices.Clone(it.Value())})
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("storage: read dml of table %d: %w", tableID, err)
+	}
+	return out, nil
+}
+
+// WaitDML returns once the table's log holds a durable record with seq >
+// afterSeq, or with ctx's error. A table source tails its log with ReadDML
+// and WaitDML, without polling.
+func (s *Store) WaitDML(ctx context.Context, tableID uint32, afterSeq uint64) error {
+	for {
+		s.dml.mu.Lock()
+		t, err := s.dmlTableLocked(tableID)
+		if err != nil {
+			s.dml.mu.Unlock()
+			return err
+		}
+		if t.durable > afterSeq {
+			s.dml.mu.Unlock()
+			return nil
+		}
+		ch := t.changed
+		s.dml.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// TruncateDML deletes the table's records with seq ≤ throughSeq, once an
+// epoch that recorded a position past them is committed. It is not synced:
+// if a crash loses it, replay skips the records again by the committed
+// position.
+func (s *Store) TruncateDML(ctx context.Context, tableID uint32, throughSeq uint64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if throughSeq == math.MaxUint64 {
+		throughSeq--
+	}
+	s.dml.mu.Lock()
+	defer s.dml.mu.Unlock()
+	t, err := s.dmlTableLocked(tableID)
+	if err != nil {
+		return err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.DeleteRange(dmlKey(tableID, 0), dmlKey(tableID, throughSeq+1), nil); err != nil {
+		return fmt.Errorf("storage: truncate dml of table %d: %w", tableID, err)
+	}
+	// The mark is the highest seq ever handed out, not throughSeq: it only
+	// matters once the log is empty, and must keep seqs from being reused.
+	mark := t.next - 1
+	if err := b.Set(keyDMLHigh(tableID), binary.BigEndian.AppendUint64(nil, mark), nil); err != nil {
+		return fmt.Errorf("storage: truncate dml of table %d: %w", tableID, err)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("storage: truncate dml of table %d: %w", tableID, err)
+	}
+	return nil
+}

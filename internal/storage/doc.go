@@ -1,0 +1,53 @@
+// Package storage is Sluice's state store: one Pebble database holding every
+// stateful executor's tables, the durable DML logs, and a few system keys,
+// with epoch-atomic commits and consistent snapshots for batch reads.
+//
+// Key space (keys.go): t|table|vnode|pk for state rows, d|table|seq for DML
+// records, s|… for system keys (the committed-epoch marker, meta entries
+// such as catalog blobs and source offsets, DML sequence marks).
+//
+// An epoch's writes, from Insert to synced commit:
+//
+//  1. An actor opens one StateTable per table it keeps (Store.OpenTable),
+//     naming itself as owner and listing the vnodes it owns.
+//  2. Insert/Delete/Update encode the PK into the full Pebble key and put
+//     the row (or a tombstone) into the table's overlay, an ordered map of
+//     uncommitted writes, tagged "unsealed". Nothing touches Pebble yet;
+//     rewriting a key within an epoch only replaces the overlay value.
+//  3. Get and Scan read the overlay first and committed Pebble data under
+//     it (iter.go merges both in key order; tombstones hide rows), so an
+//     actor always reads its own writes, sealed or not.
+//  4. At a checkpoint barrier the actor calls Seal(epoch): every key written
+//     since the last seal is encoded into one Pebble batch, handed to the
+//     store as a staged batch under (epoch, owner, table), and its overlay
+//     entries are tagged with epoch. The entries stay readable.
+//  5. When the barrier manager has collected epoch from every actor it calls
+//     Store.Commit(epoch, offsets): all staged batches with epoch ≤ e, the
+//     staged meta writes, the source offsets and the committed-epoch marker
+//     go into ONE Pebble batch committed with Sync. Either all of it is
+//     durable after a crash or none of it is.
+//  6. Only after the sync does CommittedEpoch advance (and WaitCommitted
+//     callers wake). Each StateTable then lazily drops overlay entries whose
+//     epoch is committed, the next time its owner touches it, because Pebble
+//     now has them; an entry rewritten since is kept.
+//
+// The other way out of staging: DiscardActor drops one owner's staged
+// batches (a dropped job's actors), AbortUncommitted drops all of them and
+// makes open tables stale (recovery), and DropTableState discards a
+// table's staged batches and range-deletes its keys, synced.
+//
+// Snapshot reads: Store.Snapshot pins a Pebble snapshot and reads the epoch
+// marker from it, so a batch query that reads several tables through it sees
+// one committed epoch, labelled correctly.
+//
+// Durable DML (dml.go): AppendDML writes a record under the table's next
+// seq and returns once it is synced; concurrent appenders share Pebble's
+// WAL syncs. A durable watermark per table lets ReadDML and WaitDML tail
+// the log in order without gaps. The committed epoch records the seq a
+// table source reached (as a meta offset); TruncateDML deletes behind it.
+//
+// Concurrency: a StateTable belongs to its actor's goroutine. Store methods
+// are safe for concurrent use; the shared bookkeeping lives in Store.mu and
+// Commit is serialized by commitMu (DropTableState takes it too, so no
+// in-flight commit can write a dropped table's staged rows back).
+package storage

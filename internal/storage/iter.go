@@ -1,0 +1,292 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/RaduBerinde/btreemap"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// Iterator yields rows in key order. Next returns ok=false at the end.
+// Close must be called; it is idempotent.
+type Iterator interface {
+	Next() (row types.Row, ok bool, err error)
+	Close() error
+}
+
+// keyRange is [lo, hi) over full Pebble keys.
+type keyRange struct{ lo, hi []byte }
+
+// mergeIter walks a list of key ranges in order, merging an optional overlay
+// of uncommitted writes over a Pebble reader: where both hold a key the
+// overlay wins, and an overlay tombstone hides the Pebble row.
+type mergeIter struct {
+	lay     *layout
+	ranges  []keyRange
+	pit     *pebble.Iterator
+	overlay *btreemap.BTreeMap[string, *entry] // nil for snapshots
+	onClose func()
+
+	pValid bool
+	obuf   []overlayItem // buffered overlay entries of the current range
+	opos   int
+	oDone  bool   // the overlay has no more entries in the current range
+	oLast  string // last overlay key buffered, to resume after it
+	err    error
+	closed bool
+}
+
+type overlayItem struct {
+	key string
+	e   *entry
+}
+
+const overlayBatch = 64
+
+func newMergeIter(r pebble.Reader, lay *layout, ranges []keyRange, overlay *btreemap.BTreeMap[string, *entry]) (*mergeIter, error) {
+	pit, err := r.NewIter(nil)
+	if err != nil {
+		return nil, fmt.Errorf("storage: table %d: new iterator: %w", lay.desc.ID, err)
+	}
+	m := &mergeIter{lay: lay, ranges: ranges, pit: pit, overlay: overlay}
+	m.startRange()
+	return m, nil
+}
+
+// startRange positions both sides at the start of ranges[0].
+func (m *mergeIter) startRange() {
+	if len(m.ranges) == 0 {
+		return
+	}
+	r := m.ranges[0]
+	m.pit.SetBounds(r.lo, r.hi)
+	m.pValid = m.pit.First()
+	m.obuf, m.opos, m.oDone, m.oLast = m.obuf[:0], 0, m.overlay == nil, ""
+	m.fillOverlay(true)
+}
+
+// fillOverlay buffers the next overlay entries of the current range. The
+// overlay is read in small batches, resuming after the last key, so that
+// the owner may write to the table between calls to Next.
+func (m *mergeIter) fillOverlay(first bool) {
+	m.obuf, m.opos = m.obuf[:0], 0
+	if m.oDone {
+		return
+	}
+	r := m.ranges[0]
+	lo := btreemap.GE(string(r.lo))
+	if !first {
+		lo = btreemap.GT(m.oLast)
+	}
+	hi := btreemap.LT(string(r.hi))
+	if r.hi == nil {
+		hi = btreemap.Max[string]()
+	}
+	for k, e := range m.overlay.Ascend(lo, hi) {
+		m.obuf = append(m.obuf, overlayItem{key: k, e: e})
+		if len(m.obuf) == overlayBatch {
+			break
+		}
+	}
+	if len(m.obuf) < overlayBatch {
+		m.oDone = true
+	}
+	if len(m.obuf) > 0 {
+		m.oLast = m.obuf[len(m.obuf)-1].key
+	}
+}
+
+func (m *mergeIter) overlayHead() (overlayItem, bool) {
+	if m.opos == len(m.obuf) {
+		m.fillOverlay(false)
+	}
+	if m.opos < len(m.obuf) {
+		return m.obuf[m.opos], true
+	}
+	return overlayItem{}, false
+}
+
+// Next returns the next live row.
+func (m *mergeIter) Next() (types.Row, bool, error) {
+	for m.err == nil && !m.closed && len(m.ranges) > 0 {
+		o, oOK := m.overlayHead()
+		if !m.pValid && !oOK {
+			if err := m.pit.Error(); err != nil {
+				m.err = fmt.Errorf("storage: table %d scan: %w", m.lay.desc.ID, err)
+				break
+			}
+			m.ranges = m.ranges[1:]
+			m.startRange()
+			continue
+		}
+		c, takePebble := 0, false
+		switch {
+		case m.pValid && oOK:
+			c = bytes.Compare([]byte(o.key), m.pit.Key())
+			takePebble = c > 0
+		case m.pValid:
+			takePebble = true
+		}
+		if takePebble {
+			row, err := m.lay.decodeValue(m.pit.Value())
+			m.pValid = m.pit.Next()
+			if err != nil {
+				m.err = err
+				break
+			}
+			return row, true, nil
+		}
+		// The overlay holds the next key (and shadows Pebble's if equal).
+		m.opos++
+		if m.pValid && c == 0 {
+			m.pValid = m.pit.Next()
+		}
+		if o.e.row != nil {
+			return slices.Clone(o.e.row), true, nil
+		}
+	}
+	return nil, false, m.err
+}
+
+// Close releases the Pebble iterator.
+func (m *mergeIter) Close() error {
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	if m.onClose != nil {
+		m.onClose()
+	}
+	if err := m.pit.Close(); err != nil {
+		return fmt.Errorf("storage: table %d: close iterator: %w", m.lay.desc.ID, err)
+	}
+	return nil
+}
+
+// scanRanges returns the key ranges of the rows whose PK starts with
+// pkPrefix: one range if the prefix covers the dist key, else one per vnode
+// in vnodes.
+func scanRanges(lay *layout, vnodes []uint16, pkPrefix types.Row) ([]keyRange, uint16, bool, error) {
+	vnode, known := lay.vnodeOf(pkPrefix)
+	if known {
+		vnodes = []uint16{vnode}
+	}
+	ranges := make([]keyRange, 0, len(vnodes))
+	for _, v := range vnodes {
+		lo, err := lay.appendKey(nil, v, pkPrefix)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		ranges = append(ranges, keyRange{lo: lo, hi: prefixEnd(lo)})
+	}
+	return ranges, vnode, known, nil
+}
+
+// Scan returns the rows whose PK starts with pkPrefix (nil or empty = all),
+// merged from the overlay and committed data. If the prefix covers the
+// dist key the rows come from one vnode, in PK order; otherwise every owned
+// vnode is visited in vnode order, each in PK order. The table must not be
+// written from another goroutine while the iterator is open (it never is:
+// a StateTable has one owner); writes by the owner between Next calls are
+// allowed and may or may not be seen.
+func (t *StateTable) Scan(ctx context.Context, pkPrefix types.Row) (Iterator, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if t.broken != nil {
+		return nil, t.broken
+	}
+	t.maybePrune()
+	ranges, vnode, known, err := scanRanges(t.lay, t.owned, pkPrefix)
+	if err != nil {
+		return nil, err
+	}
+	if known && !t.OwnsVNode(vnode) {
+		return nil, fmt.Errorf("storage: table %d vnode %d: %w", t.lay.desc.ID, vnode, ErrVNodeNotOwned)
+	}
+	return t.newIter(ranges)
+}
+
+func (t *StateTable) newIter(ranges []keyRange) (*mergeIter, error) {
+	m, err := newMergeIter(t.store.db, t.lay, ranges, t.overlay)
+	if err != nil {
+		return nil, err
+	}
+	t.openIters++
+	m.onClose = func() { t.openIters-- }
+	return m, nil
+}
+
+// ScanFrom returns up to limit rows of one vnode whose PK is after afterPK
+// (nil = from the start), in PK order (limit ≤ 0 = no limit), merged from overlay and committed
+// data. Backfill resumes from the last row's PK (PKOf).
+func (t *StateTable) ScanFrom(ctx context.Context, vnode uint16, afterPK types.Row, limit int) ([]types.Row, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if t.broken != nil {
+		return nil, t.broken
+	}
+	if !t.OwnsVNode(vnode) {
+		return nil, fmt.Errorf("storage: table %d vnode %d: %w", t.lay.desc.ID, vnode, ErrVNodeNotOwned)
+	}
+	t.maybePrune()
+	r, err := rangeAfter(t.lay, vnode, afterPK)
+	if err != nil {
+		return nil, err
+	}
+	m, err := t.newIter([]keyRange{r})
+	if err != nil {
+		return nil, err
+	}
+	return collect(ctx, m, limit)
+}
+
+// rangeAfter returns the range of vnode's keys strictly after afterPK.
+func rangeAfter(lay *layout, vnode uint16, afterPK types.Row) (keyRange, error) {
+	head := appendVNodePrefix(nil, lay.desc.ID, vnode)
+	r := keyRange{lo: head, hi: prefixEnd(head)}
+	if afterPK == nil {
+		return r, nil
+	}
+	if len(afterPK) != len(lay.pkTypes) {
+		return r, fmt.Errorf("storage: table %d: resume pk has %d columns, want %d", lay.desc.ID, len(afterPK), len(lay.pkTypes))
+	}
+	k, err := lay.appendKey(nil, vnode, afterPK)
+	if err != nil {
+		return r, err
+	}
+	// k+0x00 is the smallest key greater than k.
+	r.lo = append(k, 0)
+	return r, nil
+}
+
+// collect drains up to limit rows from it and closes it.
+func collect(ctx context.Context, it Iterator, limit int) (_ []types.Row, err error) {
+	defer func() {
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	var rows []types.Row
+	for limit <= 0 || len(rows) < limit {
+		if len(rows)%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		row, ok, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}

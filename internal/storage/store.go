@@ -1,0 +1,175 @@
+package storage
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Options configure Open.
+type Options struct {
+	// Dir is the directory of the Pebble database. With InMemory and no Dir
+	// a fixed name inside the in-memory filesystem is used.
+	Dir string
+	// InMemory keeps everything in memory (vfs.NewMem) when FS is nil.
+	InMemory bool
+	// FS, when set, carries every file operation; tests pass a crashable
+	// in-memory filesystem to simulate losing unsynced writes.
+	FS vfs.FS
+	// Logger receives Pebble's log lines at debug (info) and error level.
+	// nil discards them.
+	Logger *slog.Logger
+}
+
+// ErrClosed is returned by operations on a closed store.
+var ErrClosed = errors.New("storage: store is closed")
+
+// Store is the process's state store: one Pebble database holding every
+// state table, the DML logs and the system keys. It is safe for concurrent
+// use. See doc.go for the life of an epoch's writes.
+type Store struct {
+	db     *pebble.DB
+	logger *slog.Logger
+
+	// committed is the last committed epoch. It is advanced only after the
+	// epoch's batch is synced and applied, so a reader that sees epoch e in
+	// committed also sees e's data in Pebble.
+	committed atomic.Uint64
+	// generation is bumped by AbortUncommitted; tables opened before it can
+	// no longer seal, because their overlays hold writes that were thrown
+	// away.
+	generation atomic.Uint64
+
+	// commitMu serializes Commit so that epochs are written in order.
+	commitMu sync.Mutex
+
+	mu struct {
+		sync.Mutex
+		closed bool
+		// staged holds sealed, uncommitted batches by epoch.
+		staged map[uint64][]*stagedBatch
+		// stagedMeta holds meta writes to commit with an epoch.
+		stagedMeta map[uint64]map[string][]byte
+		// committedCh is closed (and replaced) whenever committed advances.
+		committedCh chan struct{}
+		// dropGen counts DropTableState calls per table; a table opened
+		// before a drop cannot seal into the dropped table.
+		dropGen map[uint32]uint64
+	}
+
+	dml dmlLog
+}
+
+// Open opens (or creates) the store and reads the committed epoch back.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	fs := opts.FS
+	dir := opts.Dir
+	if fs == nil {
+		if opts.InMemory {
+			fs = vfs.NewMem()
+		} else {
+			fs = vfs.Default
+		}
+	}
+	if dir == "" {
+		if !opts.InMemory && opts.FS == nil {
+			return nil, errors.New("storage: Options.Dir is required for an on-disk store")
+		}
+		dir = "sluice-state"
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	db, err := pebble.Open(dir, &pebble.Options{FS: fs, Logger: pebbleLogger{logger}})
+	if err != nil {
+		return nil, fmt.Errorf("storage: open pebble at %q: %w", dir, err)
+	}
+	s := &Store{db: db, logger: logger}
+	s.mu.staged = make(map[uint64][]*stagedBatch)
+	s.mu.stagedMeta = make(map[uint64]map[string][]byte)
+	s.mu.committedCh = make(chan struct{})
+	s.mu.dropGen = make(map[uint32]uint64)
+	s.dml.init()
+	epoch, err := readEpoch(db)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	s.committed.Store(epoch)
+	return s, nil
+}
+
+// readEpoch reads the committed-epoch marker; a fresh store is at epoch 0.
+func readEpoch(r pebble.Reader) (uint64, error) {
+	v, closer, err := r.Get(keyCommittedEpoch)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("storage: read committed epoch: %w", err)
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return 0, fmt.Errorf("storage: corrupt committed-epoch marker (%d bytes)", len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// Close releases staged batches and closes Pebble. Waiters in
+// WaitCommitted and WaitDML return when their contexts end; callers stop
+// their actors before closing the store.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.closed = true
+	close(s.mu.committedCh) // wake WaitCommitted callers; they see closed
+	for e, bs := range s.mu.staged {
+		for _, b := range bs {
+			b.release()
+		}
+		delete(s.mu.staged, e)
+	}
+	s.mu.Unlock()
+	// Wait for an in-flight Commit before closing Pebble under it.
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("storage: close pebble: %w", err)
+	}
+	return nil
+}
+
+// CommittedEpoch returns the last epoch whose writes are durable.
+func (s *Store) CommittedEpoch() uint64 { return s.committed.Load() }
+
+// pebbleLogger forwards Pebble's log lines to slog. Pebble expects Fatalf
+// not to return, so it panics after logging.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error(msg, "component", "pebble", "fatal", true)
+	panic("pebble: " + msg)
+}

@@ -1,0 +1,206 @@
+package agg
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
+)
+
+// beginFlush starts emitting the epoch's changed groups; the barrier is
+// returned after the last of them.
+func (a *Agg) beginFlush(ctx context.Context, b *stream.Barrier) error {
+	if a.simple && !a.simpleLoaded {
+		// The single row exists from the first barrier on: load (or create)
+		// it so that a fresh simple agg emits its initial row.
+		g, err := a.groups.get(ctx, types.Row{})
+		if err != nil {
+			return err
+		}
+		g.dirty = true
+		a.simpleLoaded = true
+	}
+	a.flush.pending = b
+	a.flush.pos = 0
+	return nil
+}
+
+// continueFlush returns the next output chunk of the flush, or, when every
+// dirty group is written and emitted, seals the tables and returns the
+// barrier. Each call returns at most one chunk, so the output of a large
+// epoch is never held in memory at once.
+func (a *Agg) continueFlush(ctx context.Context) (stream.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return stream.Message{}, err
+	}
+	bld := a.flush.builder
+	for {
+		if len(a.flush.stash) == 0 {
+			if a.flush.pos == len(a.groups.dirty) {
+				break
+			}
+			g := a.groups.dirty[a.flush.pos]
+			a.flush.pos++
+			rows, err := a.finishGroup(ctx, g)
+			if err != nil {
+				return stream.Message{}, err
+			}
+			a.flush.stash = rows
+		}
+		// Keep an update pair in one chunk: start a new chunk if it does
+		// not fit in this one.
+		if bld.Len() > 0 && bld.Len()+len(a.flush.stash) > a.chunkSize {
+			return stream.ChunkMsg(bld.Take()), nil
+		}
+		for len(a.flush.stash) > 0 {
+			r := a.flush.stash[0]
+			a.flush.stash = a.flush.stash[1:]
+			if full := bld.Append(r.op, r.row); full != nil {
+				return stream.ChunkMsg(full), nil
+			}
+		}
+	}
+	if c := bld.Take(); c != nil {
+		return stream.ChunkMsg(c), nil
+	}
+	return a.endFlush()
+}
+
+// endFlush seals every table and returns the pending barrier.
+func (a *Agg) endFlush() (stream.Message, error) {
+	b := a.flush.pending
+	a.flush.pending = nil
+	a.groups.endEpoch()
+	for _, t := range a.tables {
+		if err := t.Seal(b.Epoch); err != nil {
+			return stream.Message{}, fmt.Errorf("agg: seal epoch %d: %w", b.Epoch, err)
+		}
+	}
+	return stream.BarrierMsg(b), nil
+}
+
+// finishGroup computes a dirty group's new output, writes its result row
+// and returns the rows to emit: + for a new group, U-/U+ for a changed one,
+// - for one whose rows are all gone, nothing when the output is unchanged.
+func (a *Agg) finishGroup(ctx context.Context, g *group) ([]outRow, error) {
+	if !a.simple && g.rows <= 0 {
+		prev := g.prev
+		g.prev = nil
+		if prev == nil {
+			a.groups.cache.Delete(g.k)
+			return nil, nil
+		}
+		if err := a.groups.remove(g); err != nil {
+			return nil, err
+		}
+		return []outRow{{types.Delete, a.outputRow(g.key, prev)}}, nil
+	}
+	out, err := a.outputs(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.groups.persist(g, out); err != nil {
+		return nil, err
+	}
+	prev := g.prev
+	g.prev = out
+	switch {
+	case prev == nil:
+		return []outRow{{types.Insert, a.outputRow(g.key, out)}}, nil
+	case !a.sameOutput(prev, out):
+		return []outRow{
+			{types.UpdateDelete, a.outputRow(g.key, prev)},
+			{types.UpdateInsert, a.outputRow(g.key, out)},
+		}, nil
+	}
+	return nil, nil
+}
+
+func (a *Agg) outputRow(key, out types.Row) types.Row {
+	r := make(types.Row, 0, len(key)+len(out))
+	return append(append(r, key...), out...)
+}
+
+// sameOutput compares outputs exactly (1.0 and 1.00 differ: a user sees
+// the difference), through their value encodings.
+func (a *Agg) sameOutput(x, y types.Row) bool {
+	ts := a.schema[len(a.groupKeys):]
+	bx, err1 := codec.EncodeValue(nil, x, ts)
+	by, err2 := codec.EncodeValue(nil, y, ts)
+	return err1 == nil && err2 == nil && bytes.Equal(bx, by)
+}
+
+// outputs computes every call's current value for g.
+func (a *Agg) outputs(ctx context.Context, g *group) (types.Row, error) {
+	out := make(types.Row, len(a.calls))
+	for ci, call := range a.calls {
+		var err error
+		if call.running {
+			out[ci], err = g.states[ci].output(call, a.out)
+		} else {
+			out[ci], err = a.tableOutput(ctx, g, call)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// tableOutput computes min, max or string_agg from the group's rows in the
+// call's value table.
+func (a *Agg) tableOutput(ctx context.Context, g *group, call *callSpec) (types.Datum, error) {
+	if call.Kind == plan.AggMin || call.Kind == plan.AggMax {
+		var first types.Datum
+		err := call.vt.scan(ctx, g.key, func(vals types.Row, _ int64) bool {
+			first = vals[0]
+			return false
+		})
+		return first, err
+	}
+	return a.stringAgg(ctx, g, call)
+}
+
+// stringAgg concatenates the group's values in key order (the ORDER BY
+// columns lead the key), each but the first preceded by its own delimiter,
+// as Postgres does; a NULL delimiter counts as empty.
+func (a *Agg) stringAgg(ctx context.Context, g *group, call *callSpec) (types.Datum, error) {
+	var sb strings.Builder
+	first, any := true, false
+	err := call.vt.scan(ctx, g.key, func(vals types.Row, n int64) bool {
+		if call.Distinct {
+			n = min(n, 1)
+		}
+		v, d := vals[len(vals)-2], vals[len(vals)-1]
+		for range n {
+			if !first {
+				sb.WriteString(asString(d))
+			}
+			sb.WriteString(asString(v))
+			first, any = false, true
+		}
+		return true
+	})
+	if err != nil || !any {
+		return nil, err
+	}
+	if call.Type.ID == types.Bytea {
+		return []byte(sb.String()), nil
+	}
+	return sb.String(), nil
+}
+
+func asString(d types.Datum) string {
+	switch v := d.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}

@@ -1,0 +1,305 @@
+package agg
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
+
+	"github.com/cockroachdb/apd/v3"
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// runState is the retractable running value of one count, sum, avg,
+// bool_and or bool_or call in one group. Every field is a count or a sum
+// that an insert adds to and a delete subtracts from, so no input needs to
+// be remembered. One struct serves every kind; a kind uses only its fields.
+type runState struct {
+	// n counts the non-NULL inputs that passed the filter (count(*): the
+	// rows). sum and avg are NULL while it is zero.
+	n int64
+	// hi:lo is a two's complement 128-bit integer sum: 2^64 rows of any
+	// bigint cannot overflow it, so int sums never fail and sum(int8) can
+	// be exact like Postgres's numeric sum.
+	hi int64
+	lo uint64
+	// f and d are the finite part of a float or numeric sum. NaN and the
+	// infinities are counted apart because they cannot be subtracted back
+	// out (Inf - Inf is NaN).
+	f             float64
+	d             apd.Decimal
+	nan, pinf     int64
+	ninf          int64
+	trues, falses int64
+}
+
+// stateTypes is the layout of one call's running state in the result
+// table's state blob (see encodeStates).
+var stateTypes = []types.Type{
+	types.TInt64, types.TInt64, types.TInt64, types.TFloat64, types.TDecimal,
+	types.TInt64, types.TInt64, types.TInt64, types.TInt64, types.TInt64,
+}
+
+// addInt adds v to the 128-bit sum, or subtracts it when neg.
+func (s *runState) addInt(v int64, neg bool) {
+	ext := uint64(0)
+	if v < 0 {
+		ext = math.MaxUint64
+	}
+	var carry uint64
+	var hi uint64
+	if neg {
+		s.lo, carry = bits.Sub64(s.lo, uint64(v), 0)
+		hi, _ = bits.Sub64(uint64(s.hi), ext, carry)
+	} else {
+		s.lo, carry = bits.Add64(s.lo, uint64(v), 0)
+		hi, _ = bits.Add64(uint64(s.hi), ext, carry)
+	}
+	s.hi = int64(hi)
+}
+
+// int128 returns the integer sum and whether it fits an int64.
+func (s *runState) int128() (int64, bool) {
+	v := int64(s.lo)
+	return v, (v < 0 && s.hi == -1) || (v >= 0 && s.hi == 0)
+}
+
+// intSumDecimal returns the 128-bit sum as a numeric.
+func (s *runState) intSumDecimal() *apd.Decimal {
+	if v, ok := s.int128(); ok {
+		return apd.New(v, 0)
+	}
+	b := new(big.Int).SetInt64(s.hi)
+	b.Lsh(b, 64)
+	b.Add(b, new(big.Int).SetUint64(s.lo))
+	return apd.NewWithBigInt(new(apd.BigInt).SetMathBigInt(b), 0)
+}
+
+// countSpecial adjusts the NaN/±Infinity counts by delta and reports
+// whether x was one of them (and so is not part of the finite sum).
+func (s *runState) countSpecial(nan, inf, negative bool, delta int64) bool {
+	switch {
+	case nan:
+		s.nan += delta
+	case inf && negative:
+		s.ninf += delta
+	case inf:
+		s.pinf += delta
+	default:
+		return false
+	}
+	return true
+}
+
+// apply adds (sign +1) or retracts (sign -1) the non-NULL input d of call.
+// count(*) passes a nil d.
+func (s *runState) apply(c *callSpec, d types.Datum, sign int64, dec *apd.Context) error {
+	s.n += sign
+	switch c.Kind {
+	case plan.AggSum, plan.AggAvg:
+		return s.applySum(c.class, d, sign, dec)
+	case plan.AggBoolAnd, plan.AggBoolOr:
+		if d.(bool) {
+			s.trues += sign
+		} else {
+			s.falses += sign
+		}
+	}
+	return nil
+}
+
+func (s *runState) applySum(class sumClass, d types.Datum, sign int64, dec *apd.Context) error {
+	switch class {
+	case sumInt:
+		s.addInt(d.(int64), sign < 0)
+	case sumFloat:
+		x := d.(float64)
+		if !s.countSpecial(math.IsNaN(x), math.IsInf(x, 0), x < 0, sign) {
+			s.f += float64(sign) * x
+		}
+	case sumDecimal:
+		x := d.(*apd.Decimal)
+		if s.countSpecial(x.Form == apd.NaN || x.Form == apd.NaNSignaling, x.Form == apd.Infinite, x.Negative, sign) {
+			return nil
+		}
+		var err error
+		if sign > 0 {
+			_, err = dec.Add(&s.d, &s.d, x)
+		} else {
+			_, err = dec.Sub(&s.d, &s.d, x)
+		}
+		if err != nil {
+			return fmt.Errorf("agg: numeric sum: %w", err)
+		}
+	}
+	return nil
+}
+
+// special returns the NaN/Infinity result of a float or numeric sum, if
+// any: NaN beats everything and +Inf with -Inf makes NaN, as in Postgres.
+func (s *runState) special() (nan, pinf, ninf bool) {
+	switch {
+	case s.nan > 0 || (s.pinf > 0 && s.ninf > 0):
+		return true, false, false
+	case s.pinf > 0:
+		return false, true, false
+	case s.ninf > 0:
+		return false, false, true
+	}
+	return false, false, false
+}
+
+// outputEnv is what computing outputs needs: numeric arithmetic and the
+// numeric division operator (so avg rounds exactly like numeric '/').
+type outputEnv struct {
+	dec  *apd.Context
+	div  expr.Expr
+	ectx *expr.Context
+}
+
+var divTypes = []types.Type{types.TDecimal, types.TDecimal}
+
+func newOutputEnv(ectx *expr.Context) (*outputEnv, error) {
+	div, err := expr.Build(expr.Func("/", expr.Input(0, types.TDecimal), expr.Input(1, types.TDecimal)), divTypes)
+	if err != nil {
+		return nil, fmt.Errorf("agg: numeric division: %w", err)
+	}
+	return &outputEnv{dec: types.DecimalContext(), div: div, ectx: ectx}, nil
+}
+
+// output returns the call's current value.
+func (s *runState) output(c *callSpec, env *outputEnv) (types.Datum, error) {
+	switch c.Kind {
+	case plan.AggCount, plan.AggCountStar:
+		return s.n, nil
+	case plan.AggBoolAnd:
+		if s.trues+s.falses == 0 {
+			return nil, nil
+		}
+		return s.falses == 0, nil
+	case plan.AggBoolOr:
+		if s.trues+s.falses == 0 {
+			return nil, nil
+		}
+		return s.trues > 0, nil
+	}
+	if s.n <= 0 {
+		return nil, nil
+	}
+	if c.Kind == plan.AggSum {
+		return s.sumOutput(c), nil
+	}
+	return s.avgOutput(c, env)
+}
+
+func (s *runState) sumOutput(c *callSpec) types.Datum {
+	switch c.class {
+	case sumInt:
+		if c.Type.ID == types.Decimal {
+			return s.intSumDecimal()
+		}
+		v, ok := s.int128()
+		if !ok {
+			// Postgres would fail with "bigint out of range"; a stream
+			// must not stop, so the sum reads NULL until it fits again.
+			return nil
+		}
+		return v
+	case sumFloat:
+		return roundFloat(s.floatOr(s.f), c.Type)
+	default:
+		if d := s.decimalSpecial(); d != nil {
+			return d
+		}
+		return new(apd.Decimal).Set(&s.d)
+	}
+}
+
+func (s *runState) avgOutput(c *callSpec, env *outputEnv) (types.Datum, error) {
+	switch c.class {
+	case sumFloat:
+		return s.floatOr(s.f / float64(s.n)), nil
+	case sumInt:
+		return env.divide(s.intSumDecimal(), s.n)
+	default:
+		if d := s.decimalSpecial(); d != nil {
+			return d, nil
+		}
+		return env.divide(&s.d, s.n)
+	}
+}
+
+// floatOr returns the special result if any, else finite.
+func (s *runState) floatOr(finite float64) float64 {
+	switch nan, pinf, ninf := s.special(); {
+	case nan:
+		return math.NaN()
+	case pinf:
+		return math.Inf(1)
+	case ninf:
+		return math.Inf(-1)
+	}
+	return finite
+}
+
+func (s *runState) decimalSpecial() *apd.Decimal {
+	switch nan, pinf, ninf := s.special(); {
+	case nan:
+		return &apd.Decimal{Form: apd.NaN}
+	case pinf:
+		return &apd.Decimal{Form: apd.Infinite}
+	case ninf:
+		return &apd.Decimal{Form: apd.Infinite, Negative: true}
+	}
+	return nil
+}
+
+// roundFloat rounds a real result through float32, as the type demands.
+func roundFloat(f float64, t types.Type) float64 {
+	if t.ID == types.Float32 {
+		return float64(float32(f))
+	}
+	return f
+}
+
+// divide returns sum / n with numeric division's result scale.
+func (e *outputEnv) divide(sum *apd.Decimal, n int64) (types.Datum, error) {
+	d, err := expr.EvalRow(e.ectx, e.div, types.Row{sum, apd.New(n, 0)}, divTypes)
+	if err != nil {
+		return nil, fmt.Errorf("agg: avg: %w", err)
+	}
+	return d, nil
+}
+
+// row returns the state as a row of stateTypes.
+func (s *runState) row() types.Row {
+	var d types.Datum
+	if !s.d.IsZero() || s.d.Exponent != 0 {
+		d = new(apd.Decimal).Set(&s.d)
+	}
+	return types.Row{s.n, s.hi, int64(s.lo), s.f, d, s.nan, s.pinf, s.ninf, s.trues, s.falses}
+}
+
+// setRow loads the state from a row of stateTypes.
+func (s *runState) setRow(r types.Row) error {
+	if len(r) != len(stateTypes) {
+		return fmt.Errorf("agg: state row has %d columns, want %d", len(r), len(stateTypes))
+	}
+	ints := []*int64{&s.n, &s.hi, nil, nil, nil, &s.nan, &s.pinf, &s.ninf, &s.trues, &s.falses}
+	for i, p := range ints {
+		if p != nil {
+			v, _ := r[i].(int64)
+			*p = v
+		}
+	}
+	lo, _ := r[2].(int64)
+	s.lo = uint64(lo)
+	s.f, _ = r[3].(float64)
+	s.d = apd.Decimal{}
+	if d, ok := r[4].(*apd.Decimal); ok {
+		s.d.Set(d)
+	}
+	return nil
+}

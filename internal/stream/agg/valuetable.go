@@ -1,0 +1,77 @@
+package agg
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// valueTable is a table-backed call's multiset of inputs: one row per
+// (group keys, value columns) with its multiplicity in the last column
+// (see CallLayout). Rows whose multiplicity falls to zero are deleted, so a
+// group's first row in key order is its min (or max, ordered DESC).
+type valueTable struct {
+	t      *storage.StateTable
+	cols   []int // input columns stored after the group keys
+	nGroup int
+	scr    types.Row
+}
+
+func newValueTable(t *storage.StateTable, cols []int, nGroup int) *valueTable {
+	return &valueTable{t: t, cols: cols, nGroup: nGroup, scr: make(types.Row, nGroup+len(cols))}
+}
+
+// bump adds delta to the multiplicity of (group, vals) and returns the
+// multiplicity before and after.
+func (v *valueTable) bump(ctx context.Context, group, vals types.Row, delta int64) (before, after int64, err error) {
+	pk := v.scr[:0]
+	pk = append(pk, group...)
+	pk = append(pk, vals...)
+	old, ok, err := v.t.Get(ctx, pk)
+	if err != nil {
+		return 0, 0, fmt.Errorf("agg: value table: %w", err)
+	}
+	if ok {
+		before, _ = old[len(pk)].(int64)
+	}
+	after = before + delta
+	row := append(pk[:len(pk):len(pk)], after)
+	switch {
+	case after > 0:
+		err = v.t.Insert(row)
+	case ok:
+		// A negative multiplicity means a delete of a row never inserted;
+		// the row is dropped rather than kept negative, so a bad upstream
+		// cannot poison the group forever.
+		err = v.t.Delete(row)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("agg: value table: %w", err)
+	}
+	return before, max(after, 0), nil
+}
+
+// scan calls fn with each of group's value rows (the value columns only)
+// and multiplicity, in key order, until fn returns false.
+func (v *valueTable) scan(ctx context.Context, group types.Row, fn func(vals types.Row, n int64) bool) error {
+	it, err := v.t.Scan(ctx, group)
+	if err != nil {
+		return fmt.Errorf("agg: value table scan: %w", err)
+	}
+	defer it.Close()
+	for {
+		row, ok, err := it.Next()
+		if err != nil {
+			return fmt.Errorf("agg: value table scan: %w", err)
+		}
+		if !ok {
+			return nil
+		}
+		n, _ := row[len(row)-1].(int64)
+		if !fn(row[v.nGroup:len(row)-1], n) {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package stream
+
+import (
+	"context"
+
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// Executor is one step of an actor's pull-based chain. Next blocks until it
+// has a message, and returns ctx.Err() promptly when ctx is cancelled: any
+// loop that may produce many chunks for one input (a join probe, a backfill
+// scan) checks ctx at least once per output chunk.
+//
+// A chain's first message is a barrier (the epoch the actor starts in), and
+// barriers' epochs strictly increase; CheckedExecutor asserts both.
+type Executor interface {
+	Next(ctx context.Context) (Message, error)
+	// Schema returns the output column types.
+	Schema() []types.Type
+}
+
+// Env is what building an actor's executors needs from the compute node.
+type Env struct {
+	Store   *storage.Store
+	ActorID ActorID
+	// VNodes lists the vnodes this actor owns (nil = all).
+	VNodes []uint16
+	// Expr is the evaluation context for the actor: non-strict, so a row
+	// error yields NULL and is counted.
+	Expr *expr.Context
+	// Throttle is the actor's rate limit and pause switch, set through its
+	// control channel.
+	Throttle *Throttle
+	// ChunkSize is the target rows per output chunk.
+	ChunkSize int
+	// CacheEntries bounds each stateful executor's in-memory cache.
+	CacheEntries int
+	// Barriers is the actor's barrier inbox; only source executors (table
+	// source, values) read it. The barrier manager injects into it.
+	Barriers <-chan *Barrier
+	// OnExecutor, if set, sees every executor built for the actor (the
+	// compute node keeps backfill executors to report progress).
+	OnExecutor func(Executor)
+}
+
+// ChunkSizeOrDefault returns the configured chunk size.
+func (e *Env) ChunkSizeOrDefault() int {
+	if e == nil || e.ChunkSize <= 0 {
+		return types.DefaultChunkSize
+	}
+	return e.ChunkSize
+}
+
+// CacheOrDefault returns the configured cache size.
+func (e *Env) CacheOrDefault() int {
+	if e == nil || e.CacheEntries <= 0 {
+		return 1 << 16
+	}
+	return e.CacheEntries
+}
+
+// VNodeBitmap returns the actor's vnodes as the bitmap storage.OpenTable
+// takes; nil means all vnodes.
+func (e *Env) VNodeBitmap() types.Bitmap {
+	if e == nil || e.VNodes == nil {
+		return nil
+	}
+	var b types.Bitmap
+	for _, v := range e.VNodes {
+		b.Set(int(v))
+	}
+	return b
+}
+
+// OpenTable opens a state table described by a plan for this actor: owned
+// by the actor (so an immediate drop can discard its uncommitted writes)
+// and restricted to its vnodes.
+func (e *Env) OpenTable(t plan.Table) (*storage.StateTable, error) {
+	return e.Store.OpenTable(storage.TableDesc(t), storage.ActorID(e.ActorID), e.VNodeBitmap())
+}

@@ -1,0 +1,118 @@
+package stream
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Throttle is an actor's pace: unlimited, limited to a rate of rows per
+// second, or paused. The control channel changes it at any moment; an
+// executor waiting in Wait sees the change at once, because every change
+// closes the channel the waiters select on. It changes how fast a job runs,
+// never what it computes, so it needs no barrier.
+type Throttle struct {
+	mu struct {
+		sync.Mutex
+		paused  bool
+		limit   int64 // rows per second; < 0 = unlimited, 0 = paused
+		limiter *rate.Limiter
+		changed chan struct{}
+	}
+}
+
+// NewThrottle returns an unlimited, running throttle.
+func NewThrottle() *Throttle {
+	t := &Throttle{}
+	t.mu.limit = -1
+	t.mu.changed = make(chan struct{})
+	return t
+}
+
+// SetRateLimit sets rows per second: < 0 removes the limit, 0 pauses.
+func (t *Throttle) SetRateLimit(rowsPerSec int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.mu.limit = rowsPerSec
+	t.mu.limiter = nil
+	if rowsPerSec > 0 {
+		t.mu.limiter = rate.NewLimiter(rate.Limit(rowsPerSec), int(max(rowsPerSec, 1)))
+	}
+	t.notifyLocked()
+}
+
+// SetPaused pauses or resumes.
+func (t *Throttle) SetPaused(p bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.mu.paused = p
+	t.notifyLocked()
+}
+
+// State returns the current settings.
+func (t *Throttle) State() (paused bool, limit int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.paused, t.mu.limit
+}
+
+func (t *Throttle) notifyLocked() {
+	close(t.mu.changed)
+	t.mu.changed = make(chan struct{})
+}
+
+// Wait blocks until n more rows may pass, or ctx is done. A batch larger
+// than one second's worth passes in pieces of the limiter's burst.
+func (t *Throttle) Wait(ctx context.Context, n int) error {
+	if t == nil {
+		return ctx.Err()
+	}
+	for n > 0 {
+		done, err := t.waitSome(ctx, &n)
+		if err != nil || done {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// waitSome lets part of n pass (decrementing it), or waits for a change in
+// settings; it reports done when nothing more needs to wait.
+func (t *Throttle) waitSome(ctx context.Context, n *int) (done bool, err error) {
+	t.mu.Lock()
+	paused, lim, changed := t.mu.paused || t.mu.limit == 0, t.mu.limiter, t.mu.changed
+	t.mu.Unlock()
+	if paused {
+		select {
+		case <-changed:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	if lim == nil {
+		return true, nil
+	}
+	k := min(*n, lim.Burst())
+	r := lim.ReserveN(time.Now(), k)
+	delay := r.Delay()
+	if delay == 0 {
+		*n -= k
+		return false, nil
+	}
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		*n -= k
+		return false, nil
+	case <-changed:
+		r.Cancel()
+		return false, nil
+	case <-ctx.Done():
+		r.Cancel()
+		return false, ctx.Err()
+	}
+}
