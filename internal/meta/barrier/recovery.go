@@ -60,8 +60,10 @@ func (m *Machine) becomeRecovering(cause error) {
 	// The first barrier after recovery follows the committed epoch: the
 	// rebuilt actors restart from its state.
 	m.prevInjected = m.committed
-	m.emit(StartRecovery{FromEpoch: m.committed, Cause: cause})
+	// Abort first: the performer discards staged writes, then rebuilds;
+	// the other order would discard what the rebuilt actors write.
 	m.emit(AbortEpochs{After: m.committed})
+	m.emit(StartRecovery{FromEpoch: m.committed, Cause: cause})
 }
 
 // RecoveryDone reports that the graph was rebuilt from the last committed

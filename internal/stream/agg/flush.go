@@ -15,9 +15,11 @@ import (
 // beginFlush starts emitting the epoch's changed groups; the barrier is
 // returned after the last of them.
 func (a *Agg) beginFlush(ctx context.Context, b *stream.Barrier) error {
-	if a.simple && !a.simpleLoaded {
-		// The single row exists from the first barrier on: load (or create)
-		// it so that a fresh simple agg emits its initial row.
+	if a.simple && !a.simpleLoaded && a.sawBarrier {
+		// The single row exists from the first epoch on: at the end of it,
+		// load (or create) it so that a fresh simple agg emits its initial
+		// row. Not at the first barrier itself: nothing may precede a
+		// stream's first barrier.
 		g, err := a.groups.get(ctx, types.Row{})
 		if err != nil {
 			return err
@@ -25,6 +27,7 @@ func (a *Agg) beginFlush(ctx context.Context, b *stream.Barrier) error {
 		g.dirty = true
 		a.simpleLoaded = true
 	}
+	a.sawBarrier = true
 	a.flush.pending = b
 	a.flush.pos = 0
 	return nil

@@ -34,6 +34,8 @@ type Agg struct {
 		builder *types.Builder
 	}
 	simpleLoaded bool
+	// sawBarrier is set once the first barrier has passed.
+	sawBarrier bool
 	filterCols   []types.Column
 }
 

@@ -45,7 +45,7 @@ func TestAggRecovery(t *testing.T) {
 		},
 		{
 			name:   "simple",
-			first:  "+ 0 NULL NULL\nbarrier\nU- 0 NULL NULL\nU+ 2 30 10\nbarrier\nU- 2 30 10\nU+ 3 35 5\nbarrier\n",
+			first:  "barrier\n+ 2 30 10\nbarrier\nU- 2 30 10\nU+ 3 35 5\nbarrier\n",
 			second: "barrier\nU- 2 30 10\nU+ 1 20 20\nbarrier\n",
 		},
 	}

@@ -1,0 +1,213 @@
+package compute
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/build"
+	"github.com/sluice-db/sluice/internal/task"
+)
+
+// Deployment is a job's plan with actor ids assigned: Actors[f] lists the
+// actors of fragment f, index k owning the k-th vnode range.
+type Deployment struct {
+	Job    *plan.Job
+	Actors map[uint32][]stream.ActorID
+}
+
+// Prepare creates the actors and channels of a job without starting them.
+// Edges from running actors of other jobs are returned as dispatchers to
+// add with the job's first barrier (the Add mutation); edges from actors
+// not yet started are wired into them directly (recovery).
+func (n *Node) Prepare(ctx context.Context, d Deployment) (map[stream.ActorID][]stream.Dispatcher, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.mu.jobs[d.Job.ID]; ok {
+		return nil, fmt.Errorf("compute: job %d is already deployed", d.Job.ID)
+	}
+	j := &job{id: d.Job.ID}
+	byFrag := map[uint32][]*actor{}
+	for _, fr := range d.Job.Fragments {
+		ids := d.Actors[fr.ID]
+		if len(ids) != fr.Parallelism || len(ids) == 0 {
+			return nil, fmt.Errorf("compute: fragment %d has %d actors, parallelism %d", fr.ID, len(ids), fr.Parallelism)
+		}
+		owners := stream.EvenVNodeOwners(len(ids))
+		for k, id := range ids {
+			var vnodes []uint16
+			if !fr.Singleton {
+				vnodes = stream.VNodesOf(owners, k)
+			}
+			a := n.newActor(id, d.Job.ID, fr, vnodes)
+			byFrag[fr.ID] = append(byFrag[fr.ID], a)
+			j.actors = append(j.actors, a)
+		}
+	}
+	if err := n.connectInternal(d.Job, byFrag); err != nil {
+		return nil, err
+	}
+	adds, err := n.connectUpstreamsLocked(d.Job, byFrag)
+	if err != nil {
+		return nil, err
+	}
+	n.mu.jobs[j.id] = j
+	for _, a := range j.actors {
+		n.mu.actors[a.id] = a
+	}
+	return adds, nil
+}
+
+func (n *Node) connectInternal(jb *plan.Job, byFrag map[uint32][]*actor) error {
+	for _, fr := range jb.Fragments {
+		for _, d := range fr.Outputs {
+			down, ok := byFrag[d.Downstream]
+			if !ok {
+				return fmt.Errorf("compute: fragment %d dispatches to unknown fragment %d", fr.ID, d.Downstream)
+			}
+			for k, up := range byFrag[fr.ID] {
+				disp, err := n.connect(up, k, down, fr.ID, d)
+				if err != nil {
+					return err
+				}
+				up.dispatchers = append(up.dispatchers, disp)
+			}
+		}
+	}
+	return nil
+}
+
+// connectUpstreamsLocked wires no-shuffle edges from other jobs' actors.
+func (n *Node) connectUpstreamsLocked(jb *plan.Job, byFrag map[uint32][]*actor) (map[stream.ActorID][]stream.Dispatcher, error) {
+	adds := map[stream.ActorID][]stream.Dispatcher{}
+	for _, e := range jb.Upstreams {
+		ups := n.fragmentActorsLocked(e.UpstreamFragment)
+		down := byFrag[e.Downstream]
+		if len(ups) != len(down) || len(ups) == 0 {
+			return nil, fmt.Errorf("compute: upstream fragment %d has %d actors, downstream %d has %d", e.UpstreamFragment, len(ups), e.Downstream, len(down))
+		}
+		for k, up := range ups {
+			disp, err := n.connect(up, k, down, e.UpstreamFragment, plan.Dispatch{Kind: plan.DispatchNoShuffle, Downstream: e.Downstream})
+			if err != nil {
+				return nil, err
+			}
+			if up.a != nil {
+				adds[up.id] = append(adds[up.id], disp)
+			} else {
+				up.dispatchers = append(up.dispatchers, disp)
+			}
+		}
+	}
+	return adds, nil
+}
+
+// fragmentActorsLocked returns the actors of a fragment in vnode order.
+func (n *Node) fragmentActorsLocked(frag uint32) []*actor {
+	var out []*actor
+	for _, j := range n.mu.jobs {
+		for _, a := range j.actors {
+			if a.fragment == frag {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// connect makes the channels from upstream actor up (index k of its
+// fragment) to the downstream actors d connects it with, and returns up's
+// dispatcher for them.
+func (n *Node) connect(up *actor, k int, down []*actor, upFrag uint32, d plan.Dispatch) (stream.Dispatcher, error) {
+	link := func(to *actor) *stream.Output {
+		out, in := stream.NewChannel(up.id, to.id, n.cfg.ChannelCapacity)
+		to.inputs[upFrag] = append(to.inputs[upFrag], in)
+		return out
+	}
+	switch d.Kind {
+	case plan.DispatchSimple:
+		if len(down) != 1 {
+			return nil, fmt.Errorf("compute: simple dispatch to %d actors", len(down))
+		}
+		return &stream.SimpleDispatcher{Out: link(down[0])}, nil
+	case plan.DispatchNoShuffle:
+		if k >= len(down) {
+			return nil, fmt.Errorf("compute: no-shuffle from actor %d has no partner", k)
+		}
+		return &stream.SimpleDispatcher{Out: link(down[k])}, nil
+	case plan.DispatchBroadcast:
+		outs := make([]*stream.Output, len(down))
+		for i, to := range down {
+			outs[i] = link(to)
+		}
+		return &stream.BroadcastDispatcher{Outs: outs}, nil
+	case plan.DispatchHash:
+		outs := make([]*stream.Output, len(down))
+		for i, to := range down {
+			outs[i] = link(to)
+		}
+		return stream.NewHashDispatcher(outs, d.DistKey, stream.EvenVNodeOwners(len(down)))
+	}
+	return nil, fmt.Errorf("compute: unknown dispatch kind %q", d.Kind)
+}
+
+// Start builds the executor chains of a prepared job and runs its actors.
+// On a build error nothing of the job keeps running.
+func (n *Node) Start(ctx context.Context, jobID uint32) error {
+	n.mu.Lock()
+	j, ok := n.mu.jobs[jobID]
+	n.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("compute: start of unknown job %d", jobID)
+	}
+	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
+	for _, a := range j.actors {
+		if err := n.buildActor(g, gctx, a); err != nil {
+			g.Cancel()
+			_ = g.Wait()
+			n.forget(j)
+			return err
+		}
+	}
+	n.mu.Lock()
+	j.group, j.ctx = g, gctx
+	n.mu.Unlock()
+	for _, a := range j.actors {
+		n.run(g, gctx, a)
+	}
+	return nil
+}
+
+func (n *Node) buildActor(g *task.Group, ctx context.Context, a *actor) error {
+	a.env.OnExecutor = func(e stream.Executor) {
+		n.mu.Lock()
+		a.executors = append(a.executors, e)
+		n.mu.Unlock()
+	}
+	merges := func(frag uint32) ([]*stream.Input, error) {
+		ins, ok := a.inputs[frag]
+		if !ok {
+			return nil, fmt.Errorf("compute: actor %d has no inputs from fragment %d", a.id, frag)
+		}
+		return ins, nil
+	}
+	root, err := build.Actor(a.env, g, a.root, merges)
+	if err != nil {
+		return fmt.Errorf("actor %d: %w", a.id, err)
+	}
+	sa := stream.NewActor(a.id, a.job, root, a.dispatchers, n.events, a.throttle)
+	n.mu.Lock()
+	a.a = sa
+	n.mu.Unlock()
+	return nil
+}
+
+func (n *Node) run(g *task.Group, ctx context.Context, a *actor) {
+	g.Go(ctx, fmt.Sprintf("actor-%d", a.id), func(ctx context.Context) error {
+		err := task.Run(ctx, fmt.Sprintf("actor-%d", a.id), a.a.Run)
+		if err != nil && !deliberate(ctx, err) {
+			n.events.ActorFailed(a.id, err)
+		}
+		return nil
+	})
+}

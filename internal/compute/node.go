@@ -1,0 +1,159 @@
+package compute
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/task"
+)
+
+// Events is how the node reports to the meta side.
+type Events interface {
+	stream.BarrierSink
+	// ActorFailed reports an actor that stopped with an error of its own.
+	ActorFailed(actor stream.ActorID, err error)
+}
+
+// Config tunes the actors a node builds.
+type Config struct {
+	ChunkSize       int
+	CacheEntries    int
+	ChannelCapacity int
+	// OnRowError counts row-level expression errors in streaming jobs.
+	OnRowError func(error)
+}
+
+// Node is one compute node: it owns running jobs and their actors.
+type Node struct {
+	store  *storage.Store
+	events Events
+	cfg    Config
+
+	mu struct {
+		sync.Mutex
+		jobs   map[uint32]*job
+		actors map[stream.ActorID]*actor
+	}
+}
+
+type actor struct {
+	id       stream.ActorID
+	job      uint32
+	fragment uint32
+	a        *stream.Actor
+	inbox    chan *stream.Barrier
+	// inputs holds the receiving ends of channels into this actor, by
+	// upstream fragment.
+	inputs map[uint32][]*stream.Input
+	// dispatchers built before start.
+	dispatchers []stream.Dispatcher
+	throttle    *stream.Throttle
+	env         *stream.Env
+	root        *plan.Node
+	// executors are the chain's executors, for progress reporting.
+	executors []stream.Executor
+}
+
+type job struct {
+	id     uint32
+	actors []*actor
+	group  *task.Group
+	ctx    context.Context
+}
+
+// NewNode returns a node with no jobs.
+func NewNode(store *storage.Store, events Events, cfg Config) *Node {
+	n := &Node{store: store, events: events, cfg: cfg}
+	n.mu.jobs = map[uint32]*job{}
+	n.mu.actors = map[stream.ActorID]*actor{}
+	return n
+}
+
+// inboxCapacity bounds barriers queued at a source actor; the barrier
+// manager never has more in flight than this.
+const inboxCapacity = 64
+
+func (n *Node) newActor(id stream.ActorID, jobID uint32, fr *plan.Fragment, vnodes []uint16) *actor {
+	th := stream.NewThrottle()
+	inbox := make(chan *stream.Barrier, inboxCapacity)
+	env := &stream.Env{
+		Store: n.store, ActorID: id, VNodes: vnodes, Throttle: th,
+		Expr: &expr.Context{OnRowError: n.cfg.OnRowError}, ChunkSize: n.cfg.ChunkSize,
+		CacheEntries: n.cfg.CacheEntries, Barriers: inbox,
+	}
+	return &actor{id: id, job: jobID, fragment: fr.ID, inbox: inbox, inputs: map[uint32][]*stream.Input{},
+		throttle: th, env: env, root: fr.Root}
+}
+
+// Actor returns the running actor with id, for control commands.
+func (n *Node) actor(id stream.ActorID) (*actor, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	a, ok := n.mu.actors[id]
+	return a, ok
+}
+
+// Control delivers a control command to actors at once. Unknown actors are
+// skipped: they may have exited already.
+func (n *Node) Control(ids []stream.ActorID, c stream.Control) {
+	for _, id := range ids {
+		if a, ok := n.actor(id); ok && a.a != nil {
+			a.a.HandleControl(c)
+		}
+	}
+}
+
+// Inject puts a barrier into the inboxes of source actors. It never blocks
+// on a stuck actor: an inbox is sized above the barrier manager's in-flight
+// limit, and a dead actor's inbox is skipped.
+func (n *Node) Inject(b *stream.Barrier, sources []stream.ActorID) error {
+	for _, id := range sources {
+		a, ok := n.actor(id)
+		if !ok {
+			return fmt.Errorf("compute: inject into unknown actor %d", id)
+		}
+		select {
+		case a.inbox <- b:
+		default:
+			return fmt.Errorf("compute: barrier inbox of actor %d is full", id)
+		}
+	}
+	return nil
+}
+
+// Jobs returns the ids of running jobs.
+func (n *Node) Jobs() []uint32 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ids := make([]uint32, 0, len(n.mu.jobs))
+	for id := range n.mu.jobs {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// JobActors returns the actor ids of a running job.
+func (n *Node) JobActors(id uint32) []stream.ActorID {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	j, ok := n.mu.jobs[id]
+	if !ok {
+		return nil
+	}
+	ids := make([]stream.ActorID, len(j.actors))
+	for i, a := range j.actors {
+		ids[i] = a.id
+	}
+	return ids
+}
+
+// deliberate tells run that an actor's exit was a deliberate teardown.
+func deliberate(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, stream.ErrStopped)
+}

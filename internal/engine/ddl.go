@@ -1,0 +1,274 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/compute"
+	"github.com/sluice-db/sluice/internal/meta/barrier"
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/source"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// RowIDColumn is the hidden key column of a table declared without a
+// primary key.
+const RowIDColumn = "_row_id"
+
+// TableSpec describes a table to create.
+type TableSpec struct {
+	Name    string
+	Columns []catalog.Column
+	// PK lists primary-key columns; nil adds a hidden _row_id key.
+	PK         []int
+	AppendOnly bool
+	Definition string
+}
+
+// ViewSpec describes a materialized view to create. Plan is the logical
+// plan of its query (no Merge nodes; Backfill leaves read other relations'
+// tables); its output columns are Columns and PK is its stream key.
+type ViewSpec struct {
+	Name       string
+	Columns    []catalog.Column
+	Plan       *plan.Node
+	PK         []int
+	DependsOn  []uint32
+	Definition string
+	// Background returns as soon as the job is registered, without
+	// waiting for its backfill.
+	Background bool
+}
+
+// IDs allocates n fresh ids for a planner building a view's state tables.
+func (e *Engine) IDs(ctx context.Context, n int) (*IDBlock, error) {
+	first, err := e.catalog.AllocIDs(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	return &IDBlock{next: first, end: first + uint32(n)}, nil
+}
+
+// IDBlock is a range of fresh ids.
+type IDBlock struct{ next, end uint32 }
+
+// Next returns the next id of the block; it panics when the block is used
+// up, which is a bug in how many ids the caller asked for.
+func (b *IDBlock) Next() uint32 {
+	if b.next >= b.end {
+		panic("engine: id block exhausted")
+	}
+	b.next++
+	return b.next - 1
+}
+
+func (e *Engine) checkName(name string) error {
+	if _, ok := e.catalog.ByName(name); ok {
+		return sqlerr.Errorf(sqlerr.DuplicateTable, "relation %q already exists", name)
+	}
+	return nil
+}
+
+// CreateTable creates a table and its job (DML log source → materialize).
+func (e *Engine) CreateTable(ctx context.Context, spec TableSpec) (*catalog.Relation, error) {
+	if err := e.checkName(spec.Name); err != nil {
+		return nil, err
+	}
+	cols := append([]catalog.Column(nil), spec.Columns...)
+	pk := spec.PK
+	if len(pk) == 0 {
+		cols = append(cols, catalog.Column{Name: RowIDColumn, Type: types.TInt64, Hidden: true})
+		pk = []int{len(cols) - 1}
+	}
+	ids, err := e.IDs(ctx, 64+8*e.opts.Parallelism)
+	if err != nil {
+		return nil, err
+	}
+	ts := columnTypes(cols)
+	rel := &catalog.Relation{ID: ids.Next(), Name: spec.Name, Kind: catalog.KindTable, Columns: cols, PK: pk,
+		AppendOnly: spec.AppendOnly, Definition: spec.Definition,
+		Table: plan.Table{ID: ids.Next(), Types: ts, PK: pk, DistKey: pk}}
+	src := &plan.Node{Kind: plan.KindTableSource, Schema: ts, StreamKey: pk,
+		TableSource: &plan.TableSource{TableID: rel.Table.ID, OffsetTable: source.OffsetTable(ids.Next())}}
+	return rel, e.createJob(ctx, rel, src, ids, false)
+}
+
+// CreateMaterializedView creates a view maintained by a new job and, unless
+// spec.Background, returns once the view has caught up with existing data.
+func (e *Engine) CreateMaterializedView(ctx context.Context, spec ViewSpec) (*catalog.Relation, error) {
+	if err := e.checkName(spec.Name); err != nil {
+		return nil, err
+	}
+	if spec.Plan == nil {
+		return nil, fmt.Errorf("engine: view %s has no plan", spec.Name)
+	}
+	ids, err := e.IDs(ctx, 64+8*e.opts.Parallelism)
+	if err != nil {
+		return nil, err
+	}
+	ts := columnTypes(spec.Columns)
+	rel := &catalog.Relation{ID: ids.Next(), Name: spec.Name, Kind: catalog.KindMaterializedView,
+		Columns: spec.Columns, PK: spec.PK, Definition: spec.Definition, DependsOn: spec.DependsOn,
+		Table: plan.Table{ID: ids.Next(), Types: ts, PK: spec.PK, DistKey: spec.PK}}
+	return rel, e.createJob(ctx, rel, spec.Plan, ids, spec.Background)
+}
+
+func columnTypes(cols []catalog.Column) []types.Type {
+	ts := make([]types.Type, len(cols))
+	for i, c := range cols {
+		ts[i] = c.Type
+	}
+	return ts
+}
+
+// createJob plans, records, deploys and registers rel's job; on any
+// failure nothing of it remains.
+func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *plan.Node, ids *IDBlock, background bool) error {
+	root := &plan.Node{Kind: plan.KindMaterialize, Inputs: []*plan.Node{input}, Schema: rel.Table.Types,
+		StreamKey: rel.PK, Materialize: &plan.Materialize{Table: rel.Table}}
+	job, err := plan.Fragmentize(rel.ID, root, plan.FragmentOptions{
+		Parallelism: e.opts.Parallelism, NextFragmentID: ids.Next, Upstream: e.upstream})
+	if err != nil {
+		return sqlerr.Errorf(sqlerr.FeatureNotSupported, "cannot plan %s: %v", rel.Name, err)
+	}
+	rel.Job = catalog.JobRecord{ID: rel.ID, Plan: job, Actors: assignActors(job, ids),
+		MaterializeFragment: job.Fragments[0].ID, StateTables: job.StateTables()}
+	rel.State = catalog.StateCreating
+	if err := e.catalog.Put(ctx, rel); err != nil {
+		return err
+	}
+	if err := e.deploy(ctx, rel); err != nil {
+		e.abandon(rel)
+		return err
+	}
+	if background {
+		return nil
+	}
+	if err := e.waitCreated(ctx, rel); err != nil {
+		dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = e.dropRelations(dropCtx, []*catalog.Relation{rel})
+		return err
+	}
+	return nil
+}
+
+func assignActors(job *plan.Job, ids *IDBlock) map[uint32][]uint32 {
+	out := map[uint32][]uint32{}
+	for _, f := range job.Fragments {
+		for range f.Parallelism {
+			out[f.ID] = append(out[f.ID], ids.Next())
+		}
+	}
+	return out
+}
+
+// upstream finds the materialize fragment of the relation whose state
+// table is tableID.
+func (e *Engine) upstream(tableID uint32) (plan.Upstream, error) {
+	for _, r := range e.catalog.All() {
+		if r.Table.ID == tableID && r.State != catalog.StateDropping && r.Job.Plan != nil {
+			f := r.Job.Plan.Fragment(r.Job.MaterializeFragment)
+			if f == nil {
+				break
+			}
+			return plan.Upstream{Fragment: f.ID, Parallelism: f.Parallelism}, nil
+		}
+	}
+	return plan.Upstream{}, sqlerr.Errorf(sqlerr.UndefinedTable, "upstream table %d does not exist", tableID)
+}
+
+// deploy prepares, starts and registers a recorded job.
+func (e *Engine) deploy(ctx context.Context, rel *catalog.Relation) error {
+	adds, err := e.node.Prepare(ctx, deployment(rel))
+	if err != nil {
+		return err
+	}
+	if err := e.node.Start(ctx, rel.ID); err != nil {
+		return err
+	}
+	if _, err := e.coord.AddJob(ctx, jobSpec(rel), adds); err != nil {
+		return fmt.Errorf("register job %s: %w", rel.Name, err)
+	}
+	return nil
+}
+
+// abandon removes a job that failed before it was registered.
+func (e *Engine) abandon(rel *catalog.Relation) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = e.node.DropJobs(ctx, []uint32{rel.ID})
+	for _, a := range actorsOf(rel) {
+		e.store.DiscardActor(storage.ActorID(a))
+	}
+	for _, t := range rel.Job.StateTables {
+		_ = e.store.DropTableState(ctx, t)
+	}
+	_ = e.catalog.Delete(ctx, rel.ID)
+}
+
+// waitCreated waits for the job's backfill and one commit after it, then
+// marks the relation created.
+func (e *Engine) waitCreated(ctx context.Context, rel *catalog.Relation) error {
+	for {
+		_, done, ok := e.node.JobProgress(rel.ID)
+		if !ok || done {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return cancelled(ctx)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := e.Flush(ctx); err != nil {
+		if ctx.Err() != nil {
+			return cancelled(ctx)
+		}
+		return err
+	}
+	rel.State = catalog.StateCreated
+	return e.catalog.Put(ctx, rel)
+}
+
+func cancelled(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to user request")
+	}
+	return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to statement timeout")
+}
+
+func deployment(rel *catalog.Relation) compute.Deployment {
+	actors := map[uint32][]stream.ActorID{}
+	for f, ids := range rel.Job.Actors {
+		actors[f] = append([]stream.ActorID(nil), ids...)
+	}
+	return compute.Deployment{Job: rel.Job.Plan, Actors: actors}
+}
+
+func actorsOf(rel *catalog.Relation) []stream.ActorID {
+	var out []stream.ActorID
+	for _, f := range rel.Job.Plan.Fragments {
+		out = append(out, rel.Job.Actors[f.ID]...)
+	}
+	return out
+}
+
+func jobSpec(rel *catalog.Relation) barrier.JobSpec {
+	spec := barrier.JobSpec{ID: barrier.JobID(rel.ID)}
+	for _, f := range rel.Job.Plan.Fragments {
+		for _, a := range rel.Job.Actors[f.ID] {
+			spec.Actors = append(spec.Actors, barrier.ActorID(a))
+			if f.HasBarrierSource() {
+				spec.Sources = append(spec.Sources, barrier.ActorID(a))
+			}
+		}
+	}
+	return spec
+}

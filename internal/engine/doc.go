@@ -1,0 +1,21 @@
+// Package engine assembles one Sluice process: the store, the catalog, a
+// compute node and the meta coordinator, wired in-process. It is what the
+// SQL layer and the whole-system tests talk to: create a table or a
+// materialized view from a plan, write DML, flush, read a consistent
+// snapshot, drop, recover.
+//
+// Creating a job, step by step: allocate ids; cut the logical plan into
+// fragments (plan.Fragmentize) and assign actors; write the catalog entry
+// (state creating) durably; prepare the actors and channels on the compute
+// node and start them; register the job with the coordinator, whose next
+// barrier carries the Add mutation that connects upstream actors to the
+// new job; wait until its backfill is done and an epoch after that has
+// committed; mark it created.
+//
+// Dropping, step by step: mark every relation in the drop's closure
+// dropping (durable: a crash from here on finishes the drop on recovery);
+// tear the jobs down on the compute node (detach upstream outputs, cancel,
+// wait for exit); tell the coordinator, which removes their actors from
+// in-flight epochs and discards their uncommitted writes; delete their
+// state in the background; delete the catalog entries.
+package engine

@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/compute"
+	"github.com/sluice-db/sluice/internal/meta"
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/task"
+)
+
+// Options configures an engine.
+type Options struct {
+	// Dir is the data directory; empty with InMemory for tests.
+	Dir      string
+	InMemory bool
+	// FS overrides the filesystem (crash tests).
+	FS vfs.FS
+	// BarrierInterval is the time between barriers (default 1s).
+	BarrierInterval time.Duration
+	// Parallelism is the number of actors per distributed fragment
+	// (default: the number of cores).
+	Parallelism  int
+	ChunkSize    int
+	CacheEntries int
+	Logger       *slog.Logger
+}
+
+// Engine is one Sluice process.
+type Engine struct {
+	opts    Options
+	store   *storage.Store
+	catalog *catalog.Catalog
+	node    *compute.Node
+	coord   *meta.Coordinator
+	group   *task.Group
+	log     *slog.Logger
+
+	rowIDs   rowIDAllocator
+	rowErrs  rowErrorCounter
+	closeOne sync.Once
+}
+
+// Open opens the store and catalog and starts the coordinator, which
+// begins with a recovery that rebuilds every job in the catalog.
+func Open(ctx context.Context, opts Options) (*Engine, error) {
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = runtime.NumCPU()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	store, err := storage.Open(ctx, storage.Options{Dir: opts.Dir, InMemory: opts.InMemory, FS: opts.FS, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	cat, err := catalog.Open(ctx, store)
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	e := &Engine{opts: opts, store: store, catalog: cat, log: opts.Logger}
+	e.rowIDs.init(store)
+	e.coord = meta.New(meta.Config{BarrierInterval: opts.BarrierInterval, Logger: opts.Logger}, store, nil, e)
+	e.node = compute.NewNode(store, e.coord, compute.Config{
+		ChunkSize: opts.ChunkSize, CacheEntries: opts.CacheEntries, OnRowError: e.rowErrs.add})
+	e.coord.SetCompute(e.node)
+	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
+	e.group = g
+	g.Go(gctx, "coordinator", e.coord.Run)
+	return e, nil
+}
+
+// Close stops every job and the coordinator and closes the store.
+func (e *Engine) Close() error {
+	var err error
+	e.closeOne.Do(func() {
+		e.group.Cancel()
+		_ = e.group.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if stopErr := e.node.StopAll(ctx); stopErr != nil {
+			err = stopErr
+		}
+		if cerr := e.store.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	})
+	return err
+}
+
+// Store returns the engine's store (tests, batch reads).
+func (e *Engine) Store() *storage.Store { return e.store }
+
+// Catalog returns the engine's catalog.
+func (e *Engine) Catalog() *catalog.Catalog { return e.catalog }
+
+// Coordinator returns the meta coordinator.
+func (e *Engine) Coordinator() *meta.Coordinator { return e.coord }
+
+// Node returns the compute node.
+func (e *Engine) Node() *compute.Node { return e.node }
+
+// RowErrors returns how many row-level expression errors streaming jobs
+// turned into NULL.
+func (e *Engine) RowErrors() uint64 { return e.rowErrs.load() }
+
+// Flush waits until every write acknowledged before the call is reflected
+// in every table and view: it requests a barrier and waits for its epoch to
+// commit.
+func (e *Engine) Flush(ctx context.Context) error {
+	ep, err := e.coord.RequestBarrier(ctx, "flush")
+	if err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	return e.store.WaitCommitted(ctx, ep)
+}
+
+func toDesc(rel *catalog.Relation) storage.TableDesc { return storage.TableDesc(rel.Table) }

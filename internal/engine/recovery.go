@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/meta/barrier"
+	"github.com/sluice-db/sluice/internal/storage"
+)
+
+// Rebuild implements meta.Recoverer: the coordinator has stopped every
+// actor and dropped uncommitted writes; finish any drop that was in
+// progress, then deploy every job in the catalog again, upstream before
+// downstream, and start them all.
+func (e *Engine) Rebuild(ctx context.Context) ([]barrier.JobSpec, error) {
+	var live []*catalog.Relation
+	for _, r := range e.catalog.All() {
+		if r.State == catalog.StateDropping {
+			for _, a := range actorsOf(r) {
+				e.store.DiscardActor(storage.ActorID(a))
+			}
+			if err := e.DeleteJobState(ctx, r.ID); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		live = append(live, r)
+	}
+	for _, r := range live {
+		if _, err := e.node.Prepare(ctx, deployment(r)); err != nil {
+			return nil, fmt.Errorf("rebuild %s: %w", r.Name, err)
+		}
+	}
+	specs := make([]barrier.JobSpec, 0, len(live))
+	for _, r := range live {
+		if err := e.node.Start(ctx, r.ID); err != nil {
+			return nil, fmt.Errorf("rebuild %s: %w", r.Name, err)
+		}
+		specs = append(specs, jobSpec(r))
+	}
+	return specs, nil
+}
+
+// DeleteJobState implements meta.Recoverer: delete a dropped relation's
+// state tables (and DML log), then its catalog entry. Each step is
+// idempotent, so a crash in the middle is finished by the next recovery.
+func (e *Engine) DeleteJobState(ctx context.Context, id uint32) error {
+	rel, ok := e.catalog.ByID(id)
+	if !ok {
+		return nil
+	}
+	for _, t := range rel.Job.StateTables {
+		if err := e.store.DropTableState(ctx, t); err != nil {
+			return err
+		}
+	}
+	if err := e.store.DropTableState(ctx, rel.Table.ID); err != nil {
+		return err
+	}
+	return e.catalog.Delete(ctx, id)
+}
+
+// Recover rebuilds every actor from the last committed epoch (RECOVER).
+func (e *Engine) Recover(ctx context.Context) error {
+	before, err := e.coord.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if err := e.coord.Recover(ctx, fmt.Errorf("RECOVER requested")); err != nil {
+		return err
+	}
+	for {
+		st, err := e.coord.Status(ctx)
+		if err != nil {
+			return err
+		}
+		if st.Recoveries > before.Recoveries {
+			return nil
+		}
+		if err := sleepCtx(ctx); err != nil {
+			return err
+		}
+	}
+}

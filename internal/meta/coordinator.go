@@ -1,0 +1,183 @@
+package meta
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/sluice-db/sluice/internal/compute"
+	"github.com/sluice-db/sluice/internal/meta/barrier"
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/task"
+)
+
+// Recoverer rebuilds every job from the catalog after the coordinator has
+// stopped them; it returns the rebuilt topology.
+type Recoverer interface {
+	Rebuild(ctx context.Context) ([]barrier.JobSpec, error)
+	// DeleteJobState deletes a dropped job's committed state and finishes
+	// its drop in the catalog. It runs in the background.
+	DeleteJobState(ctx context.Context, job uint32) error
+}
+
+// Config configures the coordinator.
+type Config struct {
+	BarrierInterval time.Duration
+	MaxInFlight     int
+	Logger          *slog.Logger
+}
+
+// Coordinator owns the barrier machine; see the package doc.
+type Coordinator struct {
+	cfg     Config
+	store   *storage.Store
+	compute *compute.Node
+	rec     Recoverer
+	events  chan event
+	bg      *task.Group
+	// adds holds, by job, the dispatchers its Add barrier installs.
+	adds map[uint32]map[stream.ActorID][]stream.Dispatcher
+	m    *barrier.Machine
+	// recoveries counts completed recoveries (for tests and metrics).
+	recoveries int
+	status     chan chan Status
+}
+
+// Status is a snapshot of the coordinator for SHOW and metrics.
+type Status struct {
+	Barrier    barrier.Status
+	Recoveries int
+}
+
+// New returns a coordinator; Run must be called to start it.
+func New(cfg Config, store *storage.Store, node *compute.Node, rec Recoverer) *Coordinator {
+	if cfg.BarrierInterval <= 0 {
+		cfg.BarrierInterval = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	m := barrier.New(barrier.Config{Interval: cfg.BarrierInterval, MaxInFlight: cfg.MaxInFlight}, store.CommittedEpoch())
+	return &Coordinator{cfg: cfg, store: store, compute: node, rec: rec, m: m,
+		events: make(chan event, 4096), adds: map[uint32]map[stream.ActorID][]stream.Dispatcher{},
+		status: make(chan chan Status)}
+}
+
+// SetCompute gives the coordinator its compute node; the two reference
+// each other (actors report to the coordinator), so one is set after both
+// exist. It must be called before Run.
+func (c *Coordinator) SetCompute(n *compute.Node) { c.compute = n }
+
+// Run performs the coordinator's work until ctx is done. Background work
+// (state deletion) runs in a group that Run waits for before returning.
+func (c *Coordinator) Run(ctx context.Context) error {
+	g, gctx := task.NewGroup(ctx)
+	c.bg = g
+	defer func() { g.Cancel(); _ = g.Wait() }()
+	ticker := time.NewTicker(c.cfg.BarrierInterval / 4)
+	defer ticker.Stop()
+	c.perform(gctx)
+	for {
+		select {
+		case <-gctx.Done():
+			return nil
+		case now := <-ticker.C:
+			c.m.Tick(now)
+		case ev := <-c.events:
+			ev.apply(c)
+		case reply := <-c.status:
+			reply <- Status{Barrier: c.m.Status(time.Now()), Recoveries: c.recoveries}
+		}
+		c.perform(gctx)
+	}
+}
+
+// perform drains the machine's actions and carries them out in order.
+func (c *Coordinator) perform(ctx context.Context) {
+	for c.m.HasReady() {
+		for _, a := range c.m.Ready() {
+			c.performOne(ctx, a)
+		}
+	}
+}
+
+func (c *Coordinator) performOne(ctx context.Context, a barrier.Action) {
+	switch a := a.(type) {
+	case barrier.Inject:
+		c.inject(a)
+	case barrier.Commit:
+		c.commit(ctx, a)
+	case barrier.StartRecovery:
+		c.recover(ctx, a)
+	case barrier.AbortEpochs:
+		c.store.AbortUncommitted()
+	case barrier.DiscardActorWrites:
+		for _, id := range a.Actors {
+			c.store.DiscardActor(storage.ActorID(id))
+		}
+	case barrier.DeleteState:
+		job := uint32(a.Job)
+		c.bg.Go(ctx, fmt.Sprintf("delete-state-%d", job), func(ctx context.Context) error {
+			if err := c.rec.DeleteJobState(ctx, job); err != nil {
+				c.cfg.Logger.Error("delete state", "job", job, "err", err)
+			}
+			return nil
+		})
+	}
+}
+
+func (c *Coordinator) inject(a barrier.Inject) {
+	b := &stream.Barrier{Epoch: a.Epoch.Curr, Checkpoint: a.Checkpoint}
+	if add, ok := a.Mutation.(barrier.Add); ok {
+		job := uint32(add.Job.ID)
+		b.Mutation = &stream.AddMutation{JobID: job, Dispatchers: c.adds[job]}
+		delete(c.adds, job)
+	}
+	sources := make([]stream.ActorID, len(a.Sources))
+	for i, s := range a.Sources {
+		sources[i] = stream.ActorID(s)
+	}
+	if err := c.compute.Inject(b, sources); err != nil {
+		c.cfg.Logger.Error("inject", "epoch", b.Epoch, "err", err)
+		_ = c.m.ActorFailed(a.Sources[0], err)
+	}
+}
+
+func (c *Coordinator) commit(ctx context.Context, a barrier.Commit) {
+	err := c.store.Commit(ctx, a.Epoch.Curr, nil)
+	if err != nil {
+		c.cfg.Logger.Error("commit", "epoch", a.Epoch.Curr, "err", err)
+		_ = c.m.CommitFailed(a.Epoch.Curr, err)
+		return
+	}
+	_ = c.m.CommitDone(time.Now(), a.Epoch.Curr)
+}
+
+// recover stops every actor, drops uncommitted writes and rebuilds every
+// job from the catalog. If rebuilding fails it retries on the next tick by
+// failing again, which keeps the machine in recovery.
+func (c *Coordinator) recover(ctx context.Context, a barrier.StartRecovery) {
+	c.cfg.Logger.Info("recovery", "from", a.FromEpoch, "cause", a.Cause)
+	stopCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := c.compute.StopAll(stopCtx); err != nil {
+		c.cfg.Logger.Error("recovery: stop", "err", err)
+	}
+	c.store.AbortUncommitted()
+	clear(c.adds)
+	jobs, err := c.rec.Rebuild(ctx)
+	if err != nil {
+		c.cfg.Logger.Error("recovery: rebuild", "err", err)
+		if ctx.Err() == nil {
+			time.Sleep(100 * time.Millisecond)
+			_ = c.compute.StopAll(stopCtx)
+			jobs = nil
+		}
+	}
+	if err := c.m.RecoveryDone(time.Now(), jobs); err != nil {
+		c.cfg.Logger.Error("recovery done", "err", err)
+	}
+	c.recoveries++
+}

@@ -1,0 +1,99 @@
+// Package build turns a fragment's plan.Node tree into one actor's executor
+// chain. It is the single place that knows every executor package; each
+// package validates its own node and returns an error for a malformed one,
+// and a panic in any constructor is turned into an error too, so a bad plan
+// can never take the process down.
+package build
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/agg"
+	"github.com/sluice-db/sluice/internal/stream/join"
+	"github.com/sluice-db/sluice/internal/stream/mview"
+	"github.com/sluice-db/sluice/internal/stream/source"
+	"github.com/sluice-db/sluice/internal/stream/stateless"
+	"github.com/sluice-db/sluice/internal/stream/topn"
+	"github.com/sluice-db/sluice/internal/task"
+)
+
+// MergeInputs returns the receiving ends of the channels from the actors
+// of an upstream fragment to the actor being built.
+type MergeInputs func(upstreamFragment uint32) ([]*stream.Input, error)
+
+// Actor builds the executor chain of one actor from its fragment's root.
+// Goroutines the chain needs (input pumps of joins and unions) start in g.
+func Actor(env *stream.Env, g *task.Group, root *plan.Node, merges MergeInputs) (exec stream.Executor, err error) {
+	err = task.Run(context.Background(), "build", func(context.Context) error {
+		var err error
+		exec, err = node(env, g, root, merges)
+		return err
+	})
+	return exec, err
+}
+
+type builder func(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executor) (stream.Executor, error)
+
+func builderFor(k plan.Kind) (builder, bool) {
+	switch k {
+	case plan.KindProject, plan.KindFilter, plan.KindValues, plan.KindUnion:
+		return stateless.Build, true
+	case plan.KindMaterialize:
+		return mview.Build, true
+	case plan.KindHashJoin:
+		return join.Build, true
+	case plan.KindHashAgg, plan.KindSimpleAgg, plan.KindDistinct:
+		return agg.Build, true
+	case plan.KindTopN:
+		return topn.Build, true
+	case plan.KindTableSource, plan.KindBackfill:
+		return source.Build, true
+	}
+	return nil, false
+}
+
+func node(env *stream.Env, g *task.Group, n *plan.Node, merges MergeInputs) (stream.Executor, error) {
+	if n == nil {
+		return nil, fmt.Errorf("build: nil plan node")
+	}
+	if n.Kind == plan.KindMerge {
+		return merge(n, merges)
+	}
+	b, ok := builderFor(n.Kind)
+	if !ok {
+		return nil, fmt.Errorf("build: unknown node kind %q", n.Kind)
+	}
+	inputs := make([]stream.Executor, len(n.Inputs))
+	for i, in := range n.Inputs {
+		e, err := node(env, g, in, merges)
+		if err != nil {
+			return nil, err
+		}
+		inputs[i] = e
+	}
+	e, err := b(env, g, n, inputs)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", n.Kind, err)
+	}
+	if env.OnExecutor != nil {
+		env.OnExecutor(e)
+	}
+	return e, nil
+}
+
+func merge(n *plan.Node, merges MergeInputs) (stream.Executor, error) {
+	if n.Merge == nil {
+		return nil, fmt.Errorf("build: merge node without its description")
+	}
+	if merges == nil {
+		return nil, fmt.Errorf("build: merge from fragment %d but no exchange inputs", n.Merge.UpstreamFragment)
+	}
+	ins, err := merges(n.Merge.UpstreamFragment)
+	if err != nil {
+		return nil, err
+	}
+	return stream.NewMerge(n.Schema, ins), nil
+}

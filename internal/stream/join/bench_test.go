@@ -1,0 +1,90 @@
+package join
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// cycleSource replays its chunks forever, with a barrier every
+// chunksPerEpoch chunks (an input with no chunks emits only barriers).
+type cycleSource struct {
+	schema         []types.Type
+	chunks         []*types.Chunk
+	chunksPerEpoch int
+	i, sinceBar    int
+	epoch          uint64
+}
+
+func (s *cycleSource) Schema() []types.Type { return s.schema }
+
+func (s *cycleSource) Next(ctx context.Context) (stream.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return stream.Message{}, err
+	}
+	if s.epoch == 0 || len(s.chunks) == 0 || s.sinceBar == s.chunksPerEpoch {
+		s.epoch++
+		s.sinceBar = 0
+		return stream.NewBarrier(s.epoch), nil
+	}
+	c := s.chunks[s.i%len(s.chunks)]
+	s.i++
+	s.sinceBar++
+	return stream.ChunkMsg(c), nil
+}
+
+// BenchmarkHashJoinProbe probes 1024-row left chunks against a right state
+// of N rows (one per key) with every key in the cache. Each probe chunk is
+// inserted then deleted, so the left state stays small and every input
+// row matches exactly one stored row. Run with
+// go test -bench HashJoinProbe ./internal/stream/join/.
+func BenchmarkHashJoinProbe(b *testing.B) {
+	for _, n := range []int{1 << 10, 1 << 16} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) { benchProbe(b, n) })
+	}
+}
+
+func benchProbe(b *testing.B, n int) {
+	const chunkRows = 1024
+	store := openStore(b)
+	c := kvCase(plan.InnerJoin)
+	seedRight(b, store, c, n, func(i int) int64 { return int64(i) })
+	var chunks []*types.Chunk
+	for start := 0; start < n; start += chunkRows {
+		for _, op := range []types.Op{types.Insert, types.Delete} {
+			bl := types.NewBuilder(c.lt, chunkRows)
+			for i := start; i < start+chunkRows; i++ {
+				// The builder hands back the chunk when the last row fills it.
+				if full := bl.Append(op, types.Row{int64(i), int64(i % n)}); full != nil {
+					chunks = append(chunks, full)
+				}
+			}
+		}
+	}
+	left := &cycleSource{schema: c.lt, chunks: chunks, chunksPerEpoch: 64, epoch: 1}
+	right := &cycleSource{schema: c.rt, epoch: 1}
+	cfg := config{chunkSize: chunkRows, cacheEntries: 2 * n, largeKeyRows: defaultLargeKeyRows}
+	h := newHarness(b, store, c, cfg, left, right)
+	// Warm the cache: one pass over every chunk.
+	pullRows(b, h, len(chunks)*chunkRows)
+	b.ResetTimer()
+	probed := pullRows(b, h, b.N*chunkRows)
+	b.ReportMetric(float64(probed)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// pullRows pulls output until at least want rows came out and returns how
+// many did. Every input row yields one output row here.
+func pullRows(b *testing.B, h *harness, want int) int {
+	got := 0
+	for got < want {
+		msg := h.next()
+		if msg.Chunk != nil {
+			got += msg.Chunk.Cardinality()
+		}
+	}
+	return got
+}

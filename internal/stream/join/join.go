@@ -1,0 +1,290 @@
+package join
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/task"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// HashJoin is the streaming hash join executor. See doc.go for its flow.
+type HashJoin struct {
+	sp      *spec
+	sides   [2]*side
+	exprCtx *expr.Context
+	g       *task.Group
+	inputs  []stream.Executor
+	// aligned is started on the first Next, because its pumps need a ctx.
+	aligned   *stream.Aligned
+	chunkSize int
+
+	out   *types.Builder
+	ready []*types.Chunk // full output chunks waiting to be returned
+	in    *inputChunk    // input chunk being processed
+	task  *rowTask       // row being processed
+	// barrier is an aligned barrier to pass on once ready is drained.
+	barrier *stream.Barrier
+}
+
+type inputChunk struct {
+	side  int
+	chunk *types.Chunk
+	next  int
+}
+
+var _ stream.Executor = (*HashJoin)(nil)
+
+// Schema returns the output column types.
+func (j *HashJoin) Schema() []types.Type { return j.sp.outTypes }
+
+// Next returns the next output message. Every pass through its loop checks
+// ctx, and a pass does a bounded amount of work (start one input row, or
+// one batch of probe candidates, or apply candidates until one output
+// chunk fills), so a cancelled probe stops within one batch.
+func (j *HashJoin) Next(ctx context.Context) (stream.Message, error) {
+	if j.aligned == nil {
+		j.aligned = stream.NewAligned(ctx, j.g, j.inputs)
+	}
+	for {
+		if len(j.ready) > 0 {
+			c := j.ready[0]
+			j.ready[0] = nil
+			j.ready = j.ready[1:]
+			return stream.ChunkMsg(c), nil
+		}
+		if err := ctx.Err(); err != nil {
+			return stream.Message{}, err
+		}
+		if j.barrier != nil {
+			return j.passBarrier()
+		}
+		if err := j.step(ctx); err != nil {
+			return stream.Message{}, err
+		}
+	}
+}
+
+func (j *HashJoin) step(ctx context.Context) error {
+	switch {
+	case j.task != nil:
+		return j.advance(ctx, j.task)
+	case j.in != nil:
+		return j.startNextRow(ctx)
+	default:
+		return j.pull(ctx)
+	}
+}
+
+func (j *HashJoin) pull(ctx context.Context) error {
+	i, msg, err := j.aligned.Next(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case msg.Chunk != nil:
+		j.in = &inputChunk{side: i, chunk: msg.Chunk}
+	case msg.Barrier != nil:
+		j.flush()
+		j.barrier = msg.Barrier
+	}
+	// Watermarks are dropped for now: deriving the output watermark (and
+	// using one to clean state) is not implemented yet.
+	return nil
+}
+
+// passBarrier seals every state table for the barrier's epoch (all output
+// of the epoch has been returned by now) and passes the barrier on.
+func (j *HashJoin) passBarrier() (stream.Message, error) {
+	b := j.barrier
+	j.barrier = nil
+	for _, s := range j.sides {
+		if err := s.seal(b.Epoch); err != nil {
+			return stream.Message{}, err
+		}
+	}
+	return stream.BarrierMsg(b), nil
+}
+
+// flush moves a partly filled output chunk to ready. It is called at the
+// end of each input chunk and before a barrier, so output is not held back.
+func (j *HashJoin) flush() {
+	if c := j.out.Take(); c != nil {
+		j.ready = append(j.ready, c)
+	}
+}
+
+func (j *HashJoin) startNextRow(ctx context.Context) error {
+	in := j.in
+	n := in.chunk.Capacity()
+	for in.next < n && !in.chunk.Visible(in.next) {
+		in.next++
+	}
+	if in.next == n {
+		j.in = nil
+		j.flush()
+		return nil
+	}
+	i := in.next
+	in.next++
+	// An update pair is handled as a delete then an insert: each half may
+	// have a different key, and so different matches.
+	t := &rowTask{side: in.side, insert: in.chunk.Op(i).IsInsert(), row: in.chunk.Row(i)}
+	t.key, t.keyOK = j.sides[in.side].keyOf(t.row, j.sp.nullSafe)
+	src, err := j.sides[1-in.side].openCandidates(ctx, t.key, t.keyOK)
+	if err != nil {
+		return err
+	}
+	t.src = src
+	j.task = t
+	return nil
+}
+
+// advance makes progress on t: it applies fetched candidates until an
+// output chunk is full, fetches the next batch, or finishes the row.
+func (j *HashJoin) advance(ctx context.Context, t *rowTask) error {
+	for t.pos < len(t.batch) {
+		c := t.batch[t.pos]
+		ok := t.pass == nil || t.pass[t.pos]
+		t.pos++
+		if ok {
+			if err := j.onMatch(ctx, t, c); err != nil {
+				return err
+			}
+		}
+		if len(j.ready) > 0 {
+			return nil
+		}
+	}
+	if !t.srcEnded {
+		return j.fetch(t)
+	}
+	return j.finish(t)
+}
+
+// fetch reads the next batch of candidates and evaluates the residual
+// condition over the whole batch at once.
+func (j *HashJoin) fetch(t *rowTask) error {
+	batch, err := t.src.next(j.chunkSize)
+	if err != nil {
+		return err
+	}
+	t.batch, t.pos, t.pass = batch, 0, nil
+	if len(batch) == 0 {
+		t.srcEnded = true
+		t.src.close()
+		return nil
+	}
+	if j.sp.residual != nil {
+		t.pass, err = j.evalResidual(t, batch)
+	}
+	return err
+}
+
+func (j *HashJoin) evalResidual(t *rowTask, batch []*storedRow) ([]bool, error) {
+	b := types.NewBuilder(j.sp.concatTypes, len(batch)+1)
+	for _, c := range batch {
+		l, r := orient(t.side, t.row, c.row)
+		b.Append(types.Insert, concat(l, r, len(j.sp.concatTypes)))
+	}
+	col, err := j.sp.residual.Eval(j.exprCtx, b.Take())
+	if err != nil {
+		return nil, fmt.Errorf("join: residual condition: %w", err)
+	}
+	pass := make([]bool, len(batch))
+	for i := range pass {
+		v := col.Get(i)
+		pass[i] = v != nil && v.(bool)
+	}
+	return pass, nil
+}
+
+// onMatch applies one matching pair. When the other side is outer, its
+// row's degree moves: a first match replaces the row's NULL-padded output,
+// and losing its last match brings the padded output back.
+func (j *HashJoin) onMatch(ctx context.Context, t *rowTask, c *storedRow) error {
+	t.count++
+	other := j.sides[1-t.side]
+	l, r := orient(t.side, t.row, c.row)
+	if !other.outer {
+		j.emit(opOf(t.insert), l, r)
+		return nil
+	}
+	d, err := other.degreeOf(ctx, c)
+	if err != nil {
+		return err
+	}
+	pl, pr := orient(t.side, nil, c.row)
+	if t.insert {
+		if d == 0 {
+			j.emit(types.Delete, pl, pr)
+		}
+		j.emit(types.Insert, l, r)
+		return other.setDegree(c, d, d+1)
+	}
+	j.emit(types.Delete, l, r)
+	if d == 1 {
+		j.emit(types.Insert, pl, pr)
+	}
+	return other.setDegree(c, d, d-1)
+}
+
+// finish ends a row: an outer row without matches is emitted padded, and
+// the row is stored in (or removed from) its side with its degree. A row
+// whose key can never match is not stored: it contributes only its padded
+// form, which needs no state to retract.
+func (j *HashJoin) finish(t *rowTask) error {
+	j.task = nil
+	own := j.sides[t.side]
+	if own.outer && t.count == 0 {
+		l, r := orient(t.side, t.row, nil)
+		j.emit(opOf(t.insert), l, r)
+	}
+	if !t.keyOK {
+		return nil
+	}
+	if t.insert {
+		return own.store(t.key, t.row, t.count)
+	}
+	return own.remove(t.key, t.row, t.count)
+}
+
+// emit appends one output row; nil left or right means NULL padding.
+func (j *HashJoin) emit(op types.Op, left, right types.Row) {
+	nl := len(j.sp.sides[0].types)
+	row := make(types.Row, len(j.sp.output))
+	for i, o := range j.sp.output {
+		switch {
+		case o < nl && left != nil:
+			row[i] = left[o]
+		case o >= nl && right != nil:
+			row[i] = right[o-nl]
+		}
+	}
+	if c := j.out.Append(op, row); c != nil {
+		j.ready = append(j.ready, c)
+	}
+}
+
+func opOf(insert bool) types.Op {
+	if insert {
+		return types.Insert
+	}
+	return types.Delete
+}
+
+// orient returns (left, right) for a row from side s and a row from the
+// other side.
+func orient(s int, mine, other types.Row) (types.Row, types.Row) {
+	if s == 0 {
+		return mine, other
+	}
+	return other, mine
+}
+
+func concat(l, r types.Row, n int) types.Row {
+	out := make(types.Row, 0, n)
+	return append(append(out, l...), r...)
+}

@@ -1,0 +1,100 @@
+package join
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// candidates yields the other side's rows stored under a probe's join key,
+// a batch at a time, so a probe can stop between batches and resume on the
+// next Next call.
+type candidates interface {
+	// next returns up to max rows; an empty result means the end.
+	next(max int) ([]*storedRow, error)
+	close()
+}
+
+// cachedCandidates walks a cache entry. The entry's row slice is not
+// changed while a probe holds it: only the probed side's degrees change
+// during a probe, in place, and rows are inserted or removed only on the
+// probing side.
+type cachedCandidates struct {
+	rows []*storedRow
+}
+
+func (c *cachedCandidates) next(max int) ([]*storedRow, error) {
+	n := min(max, len(c.rows))
+	out := c.rows[:n]
+	c.rows = c.rows[n:]
+	return out, nil
+}
+
+func (c *cachedCandidates) close() {}
+
+// storeCandidates streams a large key's rows from the state table, so its
+// rows are never all in memory at once.
+type storeCandidates struct {
+	it  rowIterator
+	buf []*storedRow
+}
+
+func (c *storeCandidates) next(max int) ([]*storedRow, error) {
+	c.buf = c.buf[:0]
+	for len(c.buf) < max {
+		row, ok, err := c.it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("join: scan large key: %w", err)
+		}
+		if !ok {
+			break
+		}
+		c.buf = append(c.buf, &storedRow{row: row, degree: -1})
+	}
+	return c.buf, nil
+}
+
+func (c *storeCandidates) close() { c.it.Close() }
+
+// emptyCandidates is the probe of a key that can match nothing.
+type emptyCandidates struct{}
+
+func (emptyCandidates) next(int) ([]*storedRow, error) { return nil, nil }
+func (emptyCandidates) close()                         {}
+
+// rowTask is the processing of one input row: probe the other side, apply
+// each match, then update the row's own side. It survives across Next
+// calls so that a row matching millions of rows is emitted chunk by chunk.
+type rowTask struct {
+	side     int // the input the row came from
+	insert   bool
+	row      types.Row
+	key      types.Row
+	keyOK    bool
+	count    int64 // matches so far (pairs that passed the residual)
+	src      candidates
+	batch    []*storedRow
+	pass     []bool // residual result per batch row; nil = all pass
+	pos      int
+	srcEnded bool
+}
+
+// openCandidates starts the probe of key against side s.
+func (s *side) openCandidates(ctx context.Context, key types.Row, keyOK bool) (candidates, error) {
+	if !keyOK {
+		return emptyCandidates{}, nil
+	}
+	e, err := s.entry(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if !e.large {
+		return &cachedCandidates{rows: e.rows}, nil
+	}
+	it, err := s.rows.Scan(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("join: scan large key: %w", err)
+	}
+	return &storeCandidates{it: it}, nil
+}

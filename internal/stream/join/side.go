@@ -1,0 +1,277 @@
+package join
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
+)
+
+// side is one input's state: its rows (and, on an outer side, their match
+// degrees) in state tables, fronted by an LRU of join key → rows.
+type side struct {
+	sideSpec
+	rows    stateTable
+	degrees stateTable // nil unless outer
+	cache   *storage.LRU[string, *keyEntry]
+	// largeKeyRows is the most rows a cache entry holds; a key with more is
+	// marked large and probed straight from the state table.
+	largeKeyRows int
+}
+
+// keyEntry caches every row stored under one join key, in primary-key
+// order (the order a state-table scan returns them, so output order does
+// not depend on the cache). A large entry holds no rows: the key has more
+// than largeKeyRows rows, and they stay in the store.
+type keyEntry struct {
+	large bool
+	rows  []*storedRow
+}
+
+// storedRow is one row of a side's state. degree is its number of matches
+// (outer sides only); -1 means not read yet (rows streamed from the store).
+type storedRow struct {
+	pk     string
+	row    types.Row
+	degree int64
+}
+
+// keyOf returns the row's join key values and whether they can match
+// anything: a NULL in a key that is not NULL-safe never equals anything.
+func (s *side) keyOf(row types.Row, nullSafe []bool) (types.Row, bool) {
+	key := make(types.Row, len(s.keys))
+	ok := true
+	for i, c := range s.keys {
+		key[i] = row[c]
+		if key[i] == nil && !nullSafe[i] {
+			ok = false
+		}
+	}
+	return key, ok
+}
+
+func (s *side) encodeKey(key types.Row) (string, error) {
+	b, err := codec.EncodeKey(nil, key, s.keyTypes, s.keyOrd)
+	if err != nil {
+		return "", fmt.Errorf("join: encode join key: %w", err)
+	}
+	return string(b), nil
+}
+
+func (s *side) pkOf(row types.Row) types.Row {
+	pk := make(types.Row, len(s.table.PK))
+	for i, c := range s.table.PK {
+		pk[i] = row[c]
+	}
+	return pk
+}
+
+func (s *side) encodePK(row types.Row) (string, error) {
+	b, err := codec.EncodeKey(nil, s.pkOf(row), s.pkTypes, s.pkOrd)
+	if err != nil {
+		return "", fmt.Errorf("join: encode state key: %w", err)
+	}
+	return string(b), nil
+}
+
+func degreeRow(pk types.Row, d int64) types.Row {
+	return append(pk, d)
+}
+
+// entry returns the cache entry for key, loading it from the store on a
+// miss.
+func (s *side) entry(ctx context.Context, key types.Row) (*keyEntry, error) {
+	k, err := s.encodeKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := s.cache.Get(k); ok {
+		return e, nil
+	}
+	e, err := s.load(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	s.cache.Put(k, e)
+	return e, nil
+}
+
+// load reads a key's rows. It stops reading as soon as the key proves
+// large, so a hot key with millions of rows is never pulled into memory.
+func (s *side) load(ctx context.Context, key types.Row) (*keyEntry, error) {
+	it, err := s.rows.Scan(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("join: load key: %w", err)
+	}
+	defer it.Close()
+	e := &keyEntry{}
+	for {
+		row, ok, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("join: load key: %w", err)
+		}
+		if !ok {
+			break
+		}
+		if len(e.rows) == s.largeKeyRows {
+			return &keyEntry{large: true}, nil
+		}
+		pk, err := s.encodePK(row)
+		if err != nil {
+			return nil, err
+		}
+		e.rows = append(e.rows, &storedRow{pk: pk, row: row})
+	}
+	if s.degrees != nil {
+		if err := s.loadDegrees(ctx, key, e.rows); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// loadDegrees fills the degrees of rows (sorted by pk) from the degree
+// table, which is keyed by the same primary key and so scans in the same
+// order.
+func (s *side) loadDegrees(ctx context.Context, key types.Row, rows []*storedRow) error {
+	it, err := s.degrees.Scan(ctx, key)
+	if err != nil {
+		return fmt.Errorf("join: load degrees: %w", err)
+	}
+	defer it.Close()
+	i := 0
+	for {
+		drow, ok, err := it.Next()
+		if err != nil {
+			return fmt.Errorf("join: load degrees: %w", err)
+		}
+		if !ok {
+			return nil
+		}
+		pk, err := codec.EncodeKey(nil, drow[:len(drow)-1], s.pkTypes, s.pkOrd)
+		if err != nil {
+			return fmt.Errorf("join: load degrees: %w", err)
+		}
+		for i < len(rows) && rows[i].pk < string(pk) {
+			i++
+		}
+		if i < len(rows) && rows[i].pk == string(pk) {
+			rows[i].degree = drow[len(drow)-1].(int64)
+		}
+	}
+}
+
+// degreeOf returns r's degree, reading it from the store for a row that
+// was streamed rather than cached.
+func (s *side) degreeOf(ctx context.Context, r *storedRow) (int64, error) {
+	if r.degree >= 0 {
+		return r.degree, nil
+	}
+	drow, ok, err := s.degrees.Get(ctx, s.pkOf(r.row))
+	if err != nil {
+		return 0, fmt.Errorf("join: read degree: %w", err)
+	}
+	if !ok {
+		return 0, fmt.Errorf("join: stored row %v has no degree", r.row)
+	}
+	return drow[len(drow)-1].(int64), nil
+}
+
+// setDegree writes r's new degree through to the degree table; r may be a
+// cached row, whose copy is updated in place.
+func (s *side) setDegree(r *storedRow, old, d int64) error {
+	pk := s.pkOf(r.row)
+	if err := s.degrees.Update(degreeRow(pk, old), degreeRow(s.pkOf(r.row), d)); err != nil {
+		return fmt.Errorf("join: write degree: %w", err)
+	}
+	r.degree = d
+	return nil
+}
+
+// store adds a row with its degree, writing through to a cached entry of
+// its key (an uncached key is not loaded: the next probe reads the store).
+func (s *side) store(key, row types.Row, degree int64) error {
+	if err := s.rows.Insert(row); err != nil {
+		return fmt.Errorf("join: store row: %w", err)
+	}
+	if s.degrees != nil {
+		if err := s.degrees.Insert(degreeRow(s.pkOf(row), degree)); err != nil {
+			return fmt.Errorf("join: store degree: %w", err)
+		}
+	}
+	e, err := s.cachedEntry(key)
+	if e == nil || err != nil {
+		return err
+	}
+	pk, err := s.encodePK(row)
+	if err != nil {
+		return err
+	}
+	i, found := slices.BinarySearchFunc(e.rows, pk, cmpPK)
+	r := &storedRow{pk: pk, row: row, degree: degree}
+	if found {
+		e.rows[i] = r
+		return nil
+	}
+	e.rows = slices.Insert(e.rows, i, r)
+	if len(e.rows) > s.largeKeyRows {
+		e.large, e.rows = true, nil
+	}
+	return nil
+}
+
+// remove deletes a row (whose current degree is degree) from the store and
+// from a cached entry of its key.
+func (s *side) remove(key, row types.Row, degree int64) error {
+	if err := s.rows.Delete(row); err != nil {
+		return fmt.Errorf("join: delete row: %w", err)
+	}
+	if s.degrees != nil {
+		if err := s.degrees.Delete(degreeRow(s.pkOf(row), degree)); err != nil {
+			return fmt.Errorf("join: delete degree: %w", err)
+		}
+	}
+	e, err := s.cachedEntry(key)
+	if e == nil || err != nil {
+		return err
+	}
+	pk, err := s.encodePK(row)
+	if err != nil {
+		return err
+	}
+	if i, found := slices.BinarySearchFunc(e.rows, pk, cmpPK); found {
+		e.rows = slices.Delete(e.rows, i, i+1)
+	}
+	return nil
+}
+
+// cachedEntry returns the cached, not large entry of key, or nil.
+func (s *side) cachedEntry(key types.Row) (*keyEntry, error) {
+	k, err := s.encodeKey(key)
+	if err != nil {
+		return nil, err
+	}
+	e, ok := s.cache.Get(k)
+	if !ok || e.large {
+		return nil, nil
+	}
+	return e, nil
+}
+
+func cmpPK(r *storedRow, pk string) int { return strings.Compare(r.pk, pk) }
+
+func (s *side) seal(epoch uint64) error {
+	if err := s.rows.Seal(epoch); err != nil {
+		return fmt.Errorf("join: seal %s: %w", "rows", err)
+	}
+	if s.degrees != nil {
+		if err := s.degrees.Seal(epoch); err != nil {
+			return fmt.Errorf("join: seal %s: %w", "degrees", err)
+		}
+	}
+	return nil
+}

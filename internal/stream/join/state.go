@@ -1,0 +1,32 @@
+package join
+
+import (
+	"context"
+
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// stateTable is what the join needs of a state table. The real one is a
+// storage.StateTable (see table.go); unit tests use an in-memory one.
+type stateTable interface {
+	Insert(row types.Row) error
+	Delete(row types.Row) error
+	Update(old, new types.Row) error
+	// Get looks a row up by its full primary key.
+	Get(ctx context.Context, pk types.Row) (types.Row, bool, error)
+	// Scan returns the rows whose primary key starts with prefix, in
+	// primary-key order. It must see every write made before it was called.
+	Scan(ctx context.Context, prefix types.Row) (rowIterator, error)
+	Seal(epoch uint64) error
+}
+
+// rowIterator walks a Scan. The join never writes to a table while it holds
+// an iterator over that same table.
+type rowIterator interface {
+	Next() (types.Row, bool, error)
+	Close()
+}
+
+// tableOpener opens the state table a plan describes.
+type tableOpener func(t plan.Table) (stateTable, error)

@@ -1,0 +1,46 @@
+package join
+
+import (
+	"context"
+
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// storeOpener opens the env's store tables for the actor's vnodes.
+func storeOpener(env *stream.Env) tableOpener {
+	var vnodes types.Bitmap
+	if env.VNodes != nil {
+		vnodes = types.Bitmap{}
+		for _, v := range env.VNodes {
+			vnodes.Set(int(v))
+		}
+	}
+	return func(t plan.Table) (stateTable, error) {
+		desc := storage.TableDesc{ID: t.ID, Types: t.Types, PK: t.PK, Orders: t.Orders, DistKey: t.DistKey}
+		st, err := env.Store.OpenTable(desc, storage.ActorID(env.ActorID), vnodes)
+		if err != nil {
+			return nil, err
+		}
+		return storeTable{st}, nil
+	}
+}
+
+// storeTable adapts *storage.StateTable to stateTable.
+type storeTable struct{ *storage.StateTable }
+
+func (t storeTable) Scan(ctx context.Context, prefix types.Row) (rowIterator, error) {
+	it, err := t.StateTable.Scan(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return storeIter{it}, nil
+}
+
+type storeIter struct{ storage.Iterator }
+
+// Close releases the iterator. Closing a read-only iterator cannot lose
+// data, so its error is not interesting to the join.
+func (i storeIter) Close() { _ = i.Iterator.Close() }

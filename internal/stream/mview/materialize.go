@@ -1,0 +1,187 @@
+package mview
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// Materialize writes its input into the view's table with "overwrite"
+// conflict handling and emits the table's actual changes downstream (see
+// doc.go for the rules).
+type Materialize struct {
+	input     stream.Executor
+	table     *storage.StateTable
+	rows      *rowStore
+	schema    []types.Type
+	chunkSize int
+	out       *types.Builder
+	// queue holds output chunks of the last input chunk not yet returned;
+	// it is drained before the next input message is pulled, so it never
+	// holds more than about twice one input chunk.
+	queue []*types.Chunk
+}
+
+func newMaterialize(input stream.Executor, table *storage.StateTable, t plan.Table, chunkSize, cacheEntries int) *Materialize {
+	return &Materialize{
+		input:     input,
+		table:     table,
+		rows:      newRowStore(table, t, cacheEntries),
+		schema:    input.Schema(),
+		chunkSize: chunkSize,
+		out:       types.NewBuilder(input.Schema(), chunkSize),
+	}
+}
+
+// Schema returns the view's column types.
+func (m *Materialize) Schema() []types.Type { return m.schema }
+
+// Next returns the next output chunk, or the next barrier after sealing the
+// table for its epoch.
+func (m *Materialize) Next(ctx context.Context) (stream.Message, error) {
+	for {
+		if len(m.queue) > 0 {
+			c := m.queue[0]
+			m.queue[0] = nil
+			m.queue = m.queue[1:]
+			return stream.ChunkMsg(c), nil
+		}
+		msg, err := m.input.Next(ctx)
+		if err != nil {
+			return stream.Message{}, err
+		}
+		switch {
+		case msg.Chunk != nil:
+			if err := m.apply(ctx, msg.Chunk); err != nil {
+				return stream.Message{}, err
+			}
+		case msg.Barrier != nil:
+			// Nothing is buffered here: the queue is empty whenever an
+			// input message is pulled.
+			if err := m.table.Seal(msg.Barrier.Epoch); err != nil {
+				return stream.Message{}, fmt.Errorf("mview: seal epoch %d: %w", msg.Barrier.Epoch, err)
+			}
+			return msg, nil
+		default:
+			return msg, nil
+		}
+	}
+}
+
+// apply writes one input chunk's visible rows in order and queues the
+// resulting changes.
+func (m *Materialize) apply(ctx context.Context, c *types.Chunk) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	idx := c.VisibleIndices()
+	for k := 0; k < len(idx); k++ {
+		i := idx[k]
+		var err error
+		switch op := c.Op(i); {
+		case op == types.UpdateDelete && k+1 < len(idx) && idx[k+1] == i+1 && c.Op(i+1) == types.UpdateInsert:
+			// A pair is two adjacent visible rows; a half whose partner
+			// is hidden is applied alone, as a plain delete or insert.
+			err = m.applyUpdate(ctx, c.Row(i), c.Row(idx[k+1]))
+			k++
+		case op.IsInsert():
+			err = m.applyInsert(ctx, c.Row(i))
+		default:
+			err = m.applyDelete(ctx, c.Row(i))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	m.enqueue(m.out.Take())
+	return nil
+}
+
+// applyInsert stores row; over an existing row it is an update.
+func (m *Materialize) applyInsert(ctx context.Context, row types.Row) error {
+	pk, key, err := m.rows.key(row)
+	if err != nil {
+		return err
+	}
+	stored, ok, err := m.rows.get(ctx, pk, key)
+	if err != nil {
+		return err
+	}
+	if err := m.rows.put(row, key); err != nil {
+		return err
+	}
+	if ok {
+		m.emitUpdate(stored, row)
+	} else {
+		m.emit(types.Insert, row)
+	}
+	return nil
+}
+
+// applyDelete removes the stored row with row's PK, if any, and emits the
+// stored row: downstream must retract what it was given, whatever the
+// input's copy says.
+func (m *Materialize) applyDelete(ctx context.Context, row types.Row) error {
+	pk, key, err := m.rows.key(row)
+	if err != nil {
+		return err
+	}
+	stored, ok, err := m.rows.get(ctx, pk, key)
+	if err != nil || !ok {
+		return err
+	}
+	if err := m.rows.remove(stored, key); err != nil {
+		return err
+	}
+	m.emit(types.Delete, stored)
+	return nil
+}
+
+// applyUpdate handles an update pair. Keeping the PK, it is an insert of
+// the new row (which overwrites, or inserts if the old row was never
+// stored); changing the PK, it is a delete of the old key and an insert.
+func (m *Materialize) applyUpdate(ctx context.Context, old, new types.Row) error {
+	_, oldKey, err := m.rows.key(old)
+	if err != nil {
+		return err
+	}
+	_, newKey, err := m.rows.key(new)
+	if err != nil {
+		return err
+	}
+	if oldKey != newKey {
+		if err := m.applyDelete(ctx, old); err != nil {
+			return err
+		}
+	}
+	return m.applyInsert(ctx, new)
+}
+
+func (m *Materialize) emit(op types.Op, row types.Row) {
+	m.enqueue(m.out.Append(op, row))
+}
+
+// emitUpdate emits an update pair in one chunk, flushing first if the pair
+// would not fit; with chunks of one row it cannot be a pair at all.
+func (m *Materialize) emitUpdate(old, new types.Row) {
+	if m.chunkSize < 2 {
+		m.emit(types.Delete, old)
+		m.emit(types.Insert, new)
+		return
+	}
+	if m.out.Len()+2 > m.chunkSize {
+		m.enqueue(m.out.Take())
+	}
+	m.emit(types.UpdateDelete, old)
+	m.emit(types.UpdateInsert, new)
+}
+
+func (m *Materialize) enqueue(c *types.Chunk) {
+	if c != nil {
+		m.queue = append(m.queue, c)
+	}
+}
