@@ -2,6 +2,7 @@ package compute
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sluice-db/sluice/internal/plan"
@@ -9,6 +10,10 @@ import (
 	"github.com/sluice-db/sluice/internal/stream/build"
 	"github.com/sluice-db/sluice/internal/task"
 )
+
+// ErrJobDeployed is returned by Prepare for a job that is already
+// deployed (a recovery rebuilt it from the catalog first).
+var ErrJobDeployed = errors.New("job is already deployed")
 
 // Deployment is a job's plan with actor ids assigned: Actors[f] lists the
 // actors of fragment f, index k owning the k-th vnode range.
@@ -25,7 +30,7 @@ func (n *Node) Prepare(ctx context.Context, d Deployment) (map[stream.ActorID][]
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if _, ok := n.mu.jobs[d.Job.ID]; ok {
-		return nil, fmt.Errorf("compute: job %d is already deployed", d.Job.ID)
+		return nil, fmt.Errorf("compute: job %d: %w", d.Job.ID, ErrJobDeployed)
 	}
 	j := &job{id: d.Job.ID}
 	byFrag := map[uint32][]*actor{}
@@ -156,9 +161,13 @@ func (n *Node) connect(up *actor, k int, down []*actor, upFrag uint32, d plan.Di
 func (n *Node) Start(ctx context.Context, jobID uint32) error {
 	n.mu.Lock()
 	j, ok := n.mu.jobs[jobID]
+	started := ok && j.group != nil
 	n.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("compute: start of unknown job %d", jobID)
+	}
+	if started {
+		return nil // a recovery rebuilt and started it meanwhile
 	}
 	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
 	for _, a := range j.actors {

@@ -186,14 +186,20 @@ func (e *Engine) upstream(tableID uint32) (plan.Upstream, error) {
 
 // deploy prepares, starts and registers a recorded job.
 func (e *Engine) deploy(ctx context.Context, rel *catalog.Relation) error {
+	// A recovery may run at any moment and rebuild every job in the
+	// catalog, this one included: then it is deployed and registered
+	// already, which is as good.
 	adds, err := e.node.Prepare(ctx, deployment(rel))
+	if errors.Is(err, compute.ErrJobDeployed) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	if err := e.node.Start(ctx, rel.ID); err != nil {
 		return err
 	}
-	if _, err := e.coord.AddJob(ctx, jobSpec(rel), adds); err != nil {
+	if _, err := e.coord.AddJob(ctx, jobSpec(rel), adds); err != nil && !errors.Is(err, barrier.ErrJobExists) {
 		return fmt.Errorf("register job %s: %w", rel.Name, err)
 	}
 	return nil

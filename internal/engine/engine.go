@@ -75,6 +75,10 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
 	e.group = g
 	g.Go(gctx, "coordinator", e.coord.Run)
+	if err := e.waitRecovered(ctx, 1); err != nil {
+		_ = e.Close()
+		return nil, err
+	}
 	return e, nil
 }
 

@@ -70,12 +70,17 @@ func (e *Engine) Recover(ctx context.Context) error {
 	if err := e.coord.Recover(ctx, fmt.Errorf("RECOVER requested")); err != nil {
 		return err
 	}
+	return e.waitRecovered(ctx, before.Recoveries+1)
+}
+
+// waitRecovered waits until n recoveries have completed.
+func (e *Engine) waitRecovered(ctx context.Context, n int) error {
 	for {
 		st, err := e.coord.Status(ctx)
 		if err != nil {
 			return err
 		}
-		if st.Recoveries > before.Recoveries {
+		if st.Recoveries >= n {
 			return nil
 		}
 		if err := sleepCtx(ctx); err != nil {

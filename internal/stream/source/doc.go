@@ -14,15 +14,25 @@
 //  1. On its first Next the source reads its position from its offset
 //     table (OffsetTable's shape: split → last_seq, partial_rows). It
 //     returns nothing before the first barrier of its inbox.
-//  2. Each Next first takes a barrier waiting in env.Barriers, so a stream
-//     of DML never delays a checkpoint. Otherwise it cuts the next chunk
-//     from the log (store.ReadDML, read-ahead of a few records, several
-//     small records coalesced, never more than ChunkSize rows, an update
-//     pair never cut), waits for env.Throttle to let its rows pass, and
-//     returns it. With nothing to read it blocks on (barrier inbox, new
-//     records via store.WaitDML, ctx). A throttle wait is also interrupted
-//     by a barrier: barriers never wait on the throttle or a pause.
-//  3. On a barrier it writes the position of everything it has returned —
+//  2. Each Next first takes a barrier waiting in env.Barriers. Otherwise
+//     it cuts the next chunk from the log (store.ReadDML, read-ahead of a
+//     few records, several small records coalesced, never more than
+//     ChunkSize rows, an update pair never cut), waits for env.Throttle to
+//     let its rows pass, and returns it. With nothing to read it blocks on
+//     (barrier inbox, new records via store.WaitDML, ctx).
+//  3. A barrier taken while the source runs unthrottled is held: the
+//     source reads the log's durable end (store.LastDML) at that moment and
+//     returns every record up to it before the barrier. A write is
+//     acknowledged once durable, so every write acknowledged before the
+//     barrier was injected is in its epoch: that is what makes FLUSH (and
+//     implicit_flush) read-your-writes. The target is fixed on arrival, so
+//     records appended later may come after the barrier, and a steady
+//     stream of DML cannot hold it forever; a backlog does delay it, by the
+//     time to emit the backlog. A paused or rate-limited source passes the
+//     barrier at once (also when paused while draining, and a throttle wait
+//     is interrupted by a barrier): a paused source must never hold up a
+//     checkpoint, and its records simply follow in a later epoch.
+//  4. On a barrier it writes the position of everything it has returned —
 //     the last whole record, plus the rows of a record cut by the barrier
 //     — and seals the offset table with the barrier's epoch.
 //

@@ -148,12 +148,20 @@ func TestTableSourceInterleavesBarriers(t *testing.T) {
 	expectText(t, next(t, h.src), "barrier 1")
 	expectText(t, next(t, h.src), "chunk:\n+ 1 a")
 
-	// A waiting barrier comes before data appended earlier.
+	// Records durable when a barrier arrives come before it (FLUSH reads
+	// its writes), in log order, and its offset covers them.
 	appendDML(t, store, "+ 2 'b'")
 	appendDML(t, store, "+ 3 'c'")
 	h.barrier(2)
-	expectText(t, next(t, h.src), "barrier 2")
 	expectText(t, next(t, h.src), "chunk:\n+ 2 b\n+ 3 c")
+	expectText(t, next(t, h.src), "barrier 2")
+	commit(t, store, 2)
+	if p := committedPos(t, store); p != (logPos{seq: 3}) {
+		t.Fatalf("committed position %+v, want seq 3", p)
+	}
+	// With nothing left to read, the next barrier passes at once.
+	h.barrier(3)
+	expectText(t, next(t, h.src), "barrier 3")
 
 	// A Next blocked on an empty log wakes up for new DML.
 	got := make(chan stream.Message, 1)
@@ -162,19 +170,25 @@ func TestTableSourceInterleavesBarriers(t *testing.T) {
 	appendDML(t, store, "- 1 'a'")
 	expectText(t, <-got, "chunk:\n- 1 a")
 
-	h.barrier(3)
-	expectText(t, next(t, h.src), "barrier 3")
-	commit(t, store, 3)
+	h.barrier(4)
+	expectText(t, next(t, h.src), "barrier 4")
+	commit(t, store, 4)
 	if p := committedPos(t, store); p != (logPos{seq: 4}) {
 		t.Fatalf("committed position %+v, want seq 4", p)
 	}
-	h.inbox <- stream.NewStopBarrier(4, srcActor).Barrier
-	expectText(t, next(t, h.src), "barrier 4 stop(1 actors)")
+	// A stop barrier also waits for the durable records: none is lost by
+	// a graceful stop.
+	appendDML(t, store, "+ 5 'e'")
+	h.inbox <- stream.NewStopBarrier(5, srcActor).Barrier
+	expectText(t, next(t, h.src), "chunk:\n+ 5 e")
+	expectText(t, next(t, h.src), "barrier 5 stop(1 actors)")
 }
 
-// TestTableSourceReplaysUncommittedSuffix: a record cut by a barrier, a
-// committed epoch, an uncommitted one, a crash; the rebuilt source emits
-// exactly what the uncommitted epoch had, no more and no less.
+// TestTableSourceReplaysUncommittedSuffix: a record cut by a barrier (the
+// source paused, so the barrier passes at once), a committed epoch, an
+// uncommitted one, a crash; the rebuilt source resumes inside the cut
+// record and emits exactly what the uncommitted epoch had, then what came
+// after it, no more and no less.
 func TestTableSourceReplaysUncommittedSuffix(t *testing.T) {
 	store := openStore(t)
 	h := newSrcHarness(t, store, 2)
@@ -183,17 +197,21 @@ func TestTableSourceReplaysUncommittedSuffix(t *testing.T) {
 	appendDML(t, store, "+ 1 'a'")
 	appendDML(t, store, "+ 10 'x'\nU- 11 'x'\nU+ 11 'y'\n+ 13 'x'\n+ 14 'x'")
 	expectText(t, next(t, h.src), "chunk:\n+ 1 a\n+ 10 x") // the pair is not cut
+	h.thr.SetPaused(true)
 	h.barrier(2)
-	expectText(t, next(t, h.src), "barrier 2")
+	expectText(t, next(t, h.src), "barrier 2") // cuts record 2 after one row
 	commit(t, store, 2)
 	if p := committedPos(t, store); p != (logPos{seq: 1, rows: 1}) {
 		t.Fatalf("committed position %+v, want seq 1 + 1 row", p)
 	}
+	h.thr.SetPaused(false)
 	appendDML(t, store, "+ 20 'z'")
+	h.barrier(3)
 	expectText(t, next(t, h.src), "chunk:\nU- 11 x\nU+ 11 y")
 	expectText(t, next(t, h.src), "chunk:\n+ 13 x\n+ 14 x")
-	h.barrier(3)
+	expectText(t, next(t, h.src), "chunk:\n+ 20 z")
 	expectText(t, next(t, h.src), "barrier 3") // not committed
+	appendDML(t, store, "+ 30 'w'")
 
 	store.AbortUncommitted()
 	h.rebuild(t)
@@ -201,15 +219,18 @@ func TestTableSourceReplaysUncommittedSuffix(t *testing.T) {
 	expectText(t, next(t, h.src), "barrier 4")
 	expectText(t, next(t, h.src), "chunk:\nU- 11 x\nU+ 11 y")
 	expectText(t, next(t, h.src), "chunk:\n+ 13 x\n+ 14 x")
-	expectText(t, next(t, h.src), "chunk:\n+ 20 z")
+	expectText(t, next(t, h.src), "chunk:\n+ 20 z\n+ 30 w")
 	expectIdle(t, h.src)
 	h.barrier(5)
 	expectText(t, next(t, h.src), "barrier 5")
 	commit(t, store, 5)
+	if p := committedPos(t, store); p != (logPos{seq: 4}) {
+		t.Fatalf("committed position %+v, want seq 4", p)
+	}
 
 	through, err := TruncateCommitted(context.Background(), store, srcTableID, OffsetTable(srcOffsetID))
-	if err != nil || through != 3 {
-		t.Fatalf("truncated through %d, %v; want 3", through, err)
+	if err != nil || through != 4 {
+		t.Fatalf("truncated through %d, %v; want 4", through, err)
 	}
 	if recs, _ := store.ReadDML(srcTableID, 1, 10); len(recs) != 0 {
 		t.Fatalf("records left after truncation: %v", recs)

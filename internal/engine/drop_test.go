@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// TestDropUnderStall is the reference stall in small: a self-join with
+// huge amplification holds the barrier, and dropping it must neither wait
+// for that barrier nor harm the sibling view reading the same table.
+func TestDropUnderStall(t *testing.T) {
+	ctx := context.Background()
+	e := openTest(t, t.TempDir())
+	ii := []catalog.Column{{Name: "k", Type: types.TInt64}, {Name: "v", Type: types.TInt64}}
+	tbl, err := e.CreateTable(ctx, TableSpec{Name: "t", Columns: ii})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBuilder(ctx, e)
+	if _, err := e.CreateMaterializedView(ctx, b.view("sibling", b.simpleAgg(b.scan(tbl), countStar(), sumOf(1)), []string{"n", "s"})); err != nil {
+		t.Fatal(err)
+	}
+	goroutinesBefore := runtime.NumGoroutine()
+	b = newBuilder(ctx, e)
+	amp, err := e.CreateMaterializedView(ctx, b.view("amp", b.join(innerJoin, b.scan(tbl), b.scan(tbl), []int{0}, []int{0}),
+		[]string{"k1", "v1", "r1", "k2", "v2", "r2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000 // 9e6 join rows: the barrier after this write is stuck for a long time
+	var rows strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&rows, "+ 1 %d\n", i)
+	}
+	if err := e.Write(ctx, "t", types.MustParseChunk([]types.Type{types.TInt64, types.TInt64}, rows.String())); err != nil {
+		t.Fatal(err)
+	}
+	waitStalled(t, e)
+
+	if err := e.Drop(ctx, "amp", false); err != nil {
+		t.Fatal(err)
+	}
+	flushCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := e.Flush(flushCtx); err != nil {
+		t.Fatalf("flush after drop: %v", err)
+	}
+	got, err := e.Scan(ctx, "sibling")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0][0] != int64(n) || types.Compare(got[0][1], numeric(n*(n+1)/2)) != 0 {
+		t.Fatalf("sibling = %v, want n=%d sum=%d", got, n, n*(n+1)/2)
+	}
+	waitFor(t, "dropped job's state deleted", func() bool {
+		for _, id := range append(amp.Job.StateTables, amp.Table.ID) {
+			if has, _ := e.Store().HasKeys(id); has {
+				return false
+			}
+		}
+		_, stillThere := e.Catalog().ByID(amp.ID)
+		return !stillThere
+	})
+	waitFor(t, "goroutines back to baseline", func() bool { return runtime.NumGoroutine() <= goroutinesBefore+2 })
+	if _, ok := e.Catalog().ByName("amp"); ok {
+		t.Fatal("amp still in the catalog")
+	}
+}
+
+// waitStalled waits until a barrier has been in flight for a while.
+func waitStalled(t *testing.T, e *Engine) {
+	waitFor(t, "a stalled barrier", func() bool {
+		st, err := e.Coordinator().Status(context.Background())
+		return err == nil && st.Barrier.OldestInFlightAge > 300*time.Millisecond
+	})
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestDropRefusesDependentsWithoutCascade(t *testing.T) {
+	ctx := context.Background()
+	e := openTest(t, t.TempDir())
+	ii := []catalog.Column{{Name: "k", Type: types.TInt64}, {Name: "v", Type: types.TInt64}}
+	tbl, err := e.CreateTable(ctx, TableSpec{Name: "t", Columns: ii})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBuilder(ctx, e)
+	v1, err := e.CreateMaterializedView(ctx, b.view("v1", b.hashAgg(b.scan(tbl), []int{0}, countStar()), []string{"k", "n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = newBuilder(ctx, e)
+	if _, err := e.CreateMaterializedView(ctx, b.view("v2", b.simpleAgg(b.scan(v1), sumOf(1)), []string{"s"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Drop(ctx, "t", false); sqlerr.CodeOf(err) != sqlerr.DependentObjectsStillExist {
+		t.Fatalf("drop without cascade: %v (code %s), want 2BP01", err, sqlerr.CodeOf(err))
+	}
+	if err := e.Drop(ctx, "t", true); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"t", "v1", "v2"} {
+		if _, ok := e.Catalog().ByName(name); ok {
+			t.Fatalf("%s survived DROP ... CASCADE", name)
+		}
+	}
+	if _, err := e.CreateTable(ctx, TableSpec{Name: "t", Columns: ii}); err != nil {
+		t.Fatalf("re-create after drop: %v", err)
+	}
+}
