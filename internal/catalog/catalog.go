@@ -143,11 +143,28 @@ func (c *Catalog) Put(ctx context.Context, r *Relation) error {
 	if err := c.store.PutMeta(ctx, relKey(r.ID), b); err != nil {
 		return err
 	}
+	// Keep in memory exactly what is on disk, sharing nothing with r.
+	var cp Relation
+	if err := json.Unmarshal(b, &cp); err != nil {
+		return fmt.Errorf("catalog: decode %s: %w", r.Name, err)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cp := *r
 	c.mu.byID[r.ID] = &cp
 	return nil
+}
+
+// clone returns a deep copy, so callers may change what they get back.
+func clone(r *Relation) *Relation {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(fmt.Sprintf("catalog: relation %d no longer encodes: %v", r.ID, err))
+	}
+	var cp Relation
+	if err := json.Unmarshal(b, &cp); err != nil {
+		panic(fmt.Sprintf("catalog: relation %d no longer decodes: %v", r.ID, err))
+	}
+	return &cp
 }
 
 // Delete removes a relation durably.
@@ -167,8 +184,7 @@ func (c *Catalog) ByName(name string) (*Relation, bool) {
 	defer c.mu.Unlock()
 	for _, r := range c.mu.byID {
 		if strings.EqualFold(r.Name, name) && r.State != StateDropping {
-			cp := *r
-			return &cp, true
+			return clone(r), true
 		}
 	}
 	return nil, false
@@ -182,8 +198,7 @@ func (c *Catalog) ByID(id uint32) (*Relation, bool) {
 	if !ok {
 		return nil, false
 	}
-	cp := *r
-	return &cp, true
+	return clone(r), true
 }
 
 // All returns every relation in id order (dependencies before dependents,
@@ -193,8 +208,7 @@ func (c *Catalog) All() []*Relation {
 	defer c.mu.Unlock()
 	out := make([]*Relation, 0, len(c.mu.byID))
 	for _, r := range c.mu.byID {
-		cp := *r
-		out = append(out, &cp)
+		out = append(out, clone(r))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
@@ -218,24 +232,25 @@ func (c *Catalog) Dependents(id uint32) []*Relation {
 	return out
 }
 
-// Closure returns id and, transitively, everything that depends on it,
-// dependents last.
+// Closure returns id and, transitively, everything that depends on it
+// (except relations already being dropped), in id order — which puts every
+// relation after those it reads, since a relation's id is allocated after
+// theirs.
 func (c *Catalog) Closure(id uint32) []*Relation {
-	seen := map[uint32]bool{}
+	in := map[uint32]bool{}
 	var out []*Relation
-	var visit func(uint32)
-	visit = func(x uint32) {
-		if seen[x] {
-			return
+	for _, r := range c.All() {
+		if r.ID != id && (r.State == StateDropping || r.ID < id) {
+			continue
 		}
-		seen[x] = true
-		if r, ok := c.ByID(x); ok {
+		reads := r.ID == id
+		for _, d := range r.DependsOn {
+			reads = reads || in[d]
+		}
+		if reads {
+			in[r.ID] = true
 			out = append(out, r)
 		}
-		for _, d := range c.Dependents(x) {
-			visit(d.ID)
-		}
 	}
-	visit(id)
 	return out
 }

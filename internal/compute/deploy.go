@@ -41,6 +41,9 @@ func (n *Node) Prepare(ctx context.Context, d Deployment) (map[stream.ActorID][]
 		}
 		owners := stream.EvenVNodeOwners(len(ids))
 		for k, id := range ids {
+			if _, taken := n.mu.actors[id]; taken {
+				return nil, fmt.Errorf("compute: actor id %d of job %d is already in use", id, d.Job.ID)
+			}
 			var vnodes []uint16
 			if !fr.Singleton {
 				vnodes = stream.VNodesOf(owners, k)
@@ -127,6 +130,7 @@ func (n *Node) connect(up *actor, k int, down []*actor, upFrag uint32, d plan.Di
 	link := func(to *actor) *stream.Output {
 		out, in := stream.NewChannel(up.id, to.id, n.cfg.ChannelCapacity)
 		to.inputs[upFrag] = append(to.inputs[upFrag], in)
+		to.feeds = append(to.feeds, out)
 		return out
 	}
 	switch d.Kind {
@@ -204,9 +208,11 @@ func (n *Node) buildActor(g *task.Group, ctx context.Context, a *actor) error {
 	if err != nil {
 		return fmt.Errorf("actor %d: %w", a.id, err)
 	}
-	sa := stream.NewActor(a.id, a.job, root, a.dispatchers, n.events, a.throttle)
+	// Read the dispatchers and publish the actor under one lock: a
+	// concurrent Prepare either appends before (and is included) or sees
+	// a.a set and hands its dispatcher out as an Add instead.
 	n.mu.Lock()
-	a.a = sa
+	a.a = stream.NewActor(a.id, a.job, root, a.dispatchers, n.events, a.throttle)
 	n.mu.Unlock()
 	return nil
 }

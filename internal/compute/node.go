@@ -58,6 +58,10 @@ type actor struct {
 	root        *plan.Node
 	// executors are the chain's executors, for progress reporting.
 	executors []stream.Executor
+	// feeds are the sending ends of every channel into this actor,
+	// including ones handed to upstream actors of other jobs by an Add
+	// mutation still on its way: dropping the actor detaches them all.
+	feeds []*stream.Output
 }
 
 type job struct {

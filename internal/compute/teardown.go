@@ -16,12 +16,14 @@ import (
 func (n *Node) DropJobs(ctx context.Context, ids []uint32) error {
 	n.mu.Lock()
 	var jobs []*job
+	var feeds []*stream.Output
 	doomed := map[stream.ActorID]bool{}
 	for _, id := range ids {
 		if j, ok := n.mu.jobs[id]; ok {
 			jobs = append(jobs, j)
 			for _, a := range j.actors {
 				doomed[a.id] = true
+				feeds = append(feeds, a.feeds...)
 			}
 		}
 	}
@@ -32,6 +34,12 @@ func (n *Node) DropJobs(ctx context.Context, ids []uint32) error {
 		}
 	}
 	n.mu.Unlock()
+	// Detach every channel into the doomed actors first: this also covers
+	// dispatchers an upstream actor has not installed yet (its Add barrier
+	// is still queued behind data), which it would otherwise fill later.
+	for _, o := range feeds {
+		o.Detach()
+	}
 	detach := stream.ControlDetach{Downstream: doomed}
 	for _, a := range survivors {
 		a.HandleControl(detach)

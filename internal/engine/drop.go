@@ -35,9 +35,11 @@ func (e *Engine) Drop(ctx context.Context, name string, cascade bool) error {
 // teardown on the compute node, then barrier bookkeeping; state deletion
 // follows in the background.
 func (e *Engine) dropRelations(ctx context.Context, rels []*catalog.Relation) error {
-	for _, r := range rels {
-		r.State = catalog.StateDropping
-		if err := e.catalog.Put(ctx, r); err != nil {
+	// Dependents first: a crash between two of these writes leaves a
+	// relation dropping only if everything reading it is dropping too.
+	for i := len(rels) - 1; i >= 0; i-- {
+		rels[i].State = catalog.StateDropping
+		if err := e.catalog.Put(ctx, rels[i]); err != nil {
 			return err
 		}
 	}

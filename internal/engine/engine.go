@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +45,7 @@ type Engine struct {
 	log     *slog.Logger
 
 	rowIDs   rowIDAllocator
+	trunc    truncator
 	rowErrs  rowErrorCounter
 	closeOne sync.Once
 }
@@ -59,6 +61,13 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	store, err := storage.Open(ctx, storage.Options{Dir: opts.Dir, InMemory: opts.InMemory, FS: opts.FS, Logger: opts.Logger})
 	if err != nil {
+		if strings.Contains(err.Error(), "lock") || strings.Contains(err.Error(), "temporarily unavailable") {
+			return nil, fmt.Errorf("data directory %q is in use by another Sluice process (%w)", opts.Dir, err)
+		}
+		return nil, err
+	}
+	if err := checkFormat(ctx, store, opts.Dir); err != nil {
+		_ = store.Close()
 		return nil, err
 	}
 	cat, err := catalog.Open(ctx, store)
@@ -68,12 +77,14 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, store: store, catalog: cat, log: opts.Logger}
 	e.rowIDs.init(store)
-	e.coord = meta.New(meta.Config{BarrierInterval: opts.BarrierInterval, Logger: opts.Logger}, store, nil, e)
+	e.coord = meta.New(meta.Config{BarrierInterval: opts.BarrierInterval, Logger: opts.Logger,
+		AfterCommit: e.afterCommit}, store, nil, e)
 	e.node = compute.NewNode(store, e.coord, compute.Config{
 		ChunkSize: opts.ChunkSize, CacheEntries: opts.CacheEntries, OnRowError: e.rowErrs.add})
 	e.coord.SetCompute(e.node)
 	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
 	e.group = g
+	e.trunc.ctx = gctx
 	g.Go(gctx, "coordinator", e.coord.Run)
 	if err := e.waitRecovered(ctx, 1); err != nil {
 		_ = e.Close()

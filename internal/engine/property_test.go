@@ -183,7 +183,7 @@ func TestViewsEqualRecomputation(t *testing.T) {
 }
 
 func runProperty(t *rapid.T, par int) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cache := rapid.SampledFrom([]int{1, 4, 1000}).Draw(t, "cache")
 	e, err := Open(ctx, Options{InMemory: true, BarrierInterval: 5 * time.Millisecond, Parallelism: par, ChunkSize: 4, CacheEntries: cache})

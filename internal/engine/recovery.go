@@ -15,8 +15,18 @@ import (
 // downstream, and start them all.
 func (e *Engine) Rebuild(ctx context.Context) ([]barrier.JobSpec, error) {
 	var live []*catalog.Relation
+	dropping := map[uint32]bool{}
 	for _, r := range e.catalog.All() {
-		if r.State == catalog.StateDropping {
+		for _, d := range r.DependsOn {
+			// Reads a relation being dropped: it goes too (a crash came
+			// between the drop's catalog writes).
+			dropping[r.ID] = dropping[r.ID] || dropping[d]
+		}
+		if r.State == catalog.StateDropping || dropping[r.ID] {
+			dropping[r.ID] = true
+			if err := e.markDropping(ctx, r); err != nil {
+				return nil, err
+			}
 			for _, a := range actorsOf(r) {
 				e.store.DiscardActor(storage.ActorID(a))
 			}
@@ -40,6 +50,14 @@ func (e *Engine) Rebuild(ctx context.Context) ([]barrier.JobSpec, error) {
 		specs = append(specs, jobSpec(r))
 	}
 	return specs, nil
+}
+
+func (e *Engine) markDropping(ctx context.Context, r *catalog.Relation) error {
+	if r.State == catalog.StateDropping {
+		return nil
+	}
+	r.State = catalog.StateDropping
+	return e.catalog.Put(ctx, r)
 }
 
 // DeleteJobState implements meta.Recoverer: delete a dropped relation's

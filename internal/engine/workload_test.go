@@ -148,4 +148,9 @@ func TestWorkloadInProcess(t *testing.T) {
 			}
 		}
 	}
+	rel, _ := e.Catalog().ByName("t")
+	waitFor(t, "the DML log truncated behind committed epochs", func() bool {
+		recs, err := e.Store().ReadDML(rel.Table.ID, 1, 1)
+		return err == nil && (len(recs) == 0 || recs[0].Seq > 100)
+	})
 }

@@ -27,6 +27,9 @@ type Config struct {
 	BarrierInterval time.Duration
 	MaxInFlight     int
 	Logger          *slog.Logger
+	// AfterCommit, if set, is called on the coordinator goroutine after
+	// each committed epoch; it must not block (start background work).
+	AfterCommit func(epoch uint64)
 }
 
 // Coordinator owns the barrier machine; see the package doc.
@@ -96,7 +99,9 @@ func (c *Coordinator) Run(ctx context.Context) error {
 
 // perform drains the machine's actions and carries them out in order.
 func (c *Coordinator) perform(ctx context.Context) {
-	for c.m.HasReady() {
+	// Stop at shutdown: a failed commit leads to recovery, whose rebuild
+	// fails on the cancelled context, which would otherwise loop forever.
+	for c.m.HasReady() && ctx.Err() == nil {
 		for _, a := range c.m.Ready() {
 			c.performOne(ctx, a)
 		}
@@ -153,6 +158,9 @@ func (c *Coordinator) commit(ctx context.Context, a barrier.Commit) {
 		return
 	}
 	_ = c.m.CommitDone(time.Now(), a.Epoch.Curr)
+	if c.cfg.AfterCommit != nil {
+		c.cfg.AfterCommit(a.Epoch.Curr)
+	}
 }
 
 // recover stops every actor, drops uncommitted writes and rebuilds every

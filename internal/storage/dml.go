@@ -121,7 +121,29 @@ func (s *Store) AppendDML(ctx context.Context, tableID uint32, payload []byte) (
 	if err != nil {
 		return 0, fmt.Errorf("storage: append dml to table %d: %w", tableID, err)
 	}
-	return seq, nil
+	// Acknowledge only once LastDML covers seq: a FLUSH issued after this
+	// returns reads LastDML as its target, so an earlier seq still being
+	// synced by a concurrent appender must not hide this one.
+	return seq, s.waitDurable(ctx, tableID, t, seq)
+}
+
+// waitDurable waits until the table's durable watermark reaches seq. The
+// wait is short: only appends that started before this one can be behind.
+func (s *Store) waitDurable(ctx context.Context, tableID uint32, t *dmlTable, seq uint64) error {
+	for {
+		s.dml.mu.Lock()
+		if s.dml.mu.tables[tableID] != t || t.durable >= seq {
+			s.dml.mu.Unlock()
+			return nil
+		}
+		ch := t.changed
+		s.dml.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // finishDMLLocked marks seq finished and advances the durable watermark over

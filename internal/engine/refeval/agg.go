@@ -186,4 +186,3 @@ func stringAgg(args []types.Row) types.Datum {
 	sort.Strings(parts)
 	return strings.Join(parts, ",")
 }
-

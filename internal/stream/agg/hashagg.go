@@ -36,7 +36,7 @@ type Agg struct {
 	simpleLoaded bool
 	// sawBarrier is set once the first barrier has passed.
 	sawBarrier bool
-	filterCols   []types.Column
+	filterCols []types.Column
 }
 
 type outRow struct {

@@ -21,11 +21,12 @@
 //     let its rows pass, and returns it. With nothing to read it blocks on
 //     (barrier inbox, new records via store.WaitDML, ctx).
 //  3. A barrier taken while the source runs unthrottled is held: the
-//     source reads the log's durable end (store.LastDML) at that moment and
-//     returns every record up to it before the barrier. A write is
-//     acknowledged once durable, so every write acknowledged before the
-//     barrier was injected is in its epoch: that is what makes FLUSH (and
-//     implicit_flush) read-your-writes. The target is fixed on arrival, so
+//     source reads the log's durable mark (store.LastDML) at that moment and
+//     returns every record up to it before the barrier. The mark only
+//     grows, so every record under it when the barrier was injected is in
+//     the barrier's epoch: that is what makes FLUSH (and implicit_flush)
+//     read-your-writes, as long as AppendDML acknowledges a write only once
+//     the mark covers its record. The target is fixed on arrival, so
 //     records appended later may come after the barrier, and a steady
 //     stream of DML cannot hold it forever; a backlog does delay it, by the
 //     time to emit the backlog. A paused or rate-limited source passes the

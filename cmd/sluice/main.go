@@ -1,0 +1,124 @@
+// Command sluice runs Sluice. With no arguments (or "playground") it runs
+// everything in one process: the store under --data-dir, the meta
+// coordinator, a compute node, and the HTTP endpoint serving /metrics.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sluice-db/sluice/internal/engine"
+)
+
+type config struct {
+	listenAddr    string
+	dashboardAddr string
+	dataDir       string
+	inMemory      bool
+	barrierMS     int
+	parallelism   int
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("sluice", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.listenAddr, "listen-addr", "127.0.0.1:4566", "address of the Postgres-protocol listener")
+	fs.StringVar(&c.dashboardAddr, "dashboard-addr", "127.0.0.1:5691", "address serving /metrics (and later the dashboard)")
+	fs.StringVar(&c.dataDir, "data-dir", "./sluice-data", "directory of the persistent store")
+	fs.BoolVar(&c.inMemory, "in-memory", false, "keep everything in memory (no files)")
+	fs.IntVar(&c.barrierMS, "barrier-interval-ms", 1000, "milliseconds between checkpoint barriers")
+	fs.IntVar(&c.parallelism, "parallelism", 0, "actors per distributed fragment (default: number of cores)")
+	if len(args) > 0 && args[0] == "playground" {
+		args = args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unknown command %q (only \"playground\" exists)", fs.Arg(0))
+	}
+	if c.barrierMS <= 0 {
+		return c, fmt.Errorf("--barrier-interval-ms must be positive")
+	}
+	return c, nil
+}
+
+func main() {
+	c, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sluice:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, c, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "sluice:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, c config, out io.Writer) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts := engine.Options{Dir: c.dataDir, InMemory: c.inMemory, Parallelism: c.parallelism,
+		BarrierInterval: time.Duration(c.barrierMS) * time.Millisecond, Logger: log}
+	if c.inMemory {
+		opts.Dir = ""
+	}
+	e, err := engine.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	srv, err := serveMetrics(c.dashboardAddr, e)
+	if err != nil {
+		return err
+	}
+	where := c.dataDir
+	if c.inMemory {
+		where = "memory"
+	}
+	fmt.Fprintf(out, "sluice playground: data in %s, barrier every %d ms\n", where, c.barrierMS)
+	fmt.Fprintf(out, "metrics on http://%s/metrics\n", srv.Addr)
+	fmt.Fprintf(out, "the SQL (pgwire) listener on %s is not built yet; see the README\n", c.listenAddr)
+	<-ctx.Done()
+	fmt.Fprintln(out, "shutting down")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutCtx)
+}
+
+// serveMetrics serves the Go runtime, process and engine metrics on
+// /metrics.
+func serveMetrics(addr string, e *engine.Engine) (*http.Server, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := e.RegisterMetrics(reg); err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard address %s: %w", addr, err)
+	}
+	srv := &http.Server{Addr: ln.Addr().String(), Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return srv, nil
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestParseFlags(t *testing.T) {
+	c, err := parseFlags([]string{"playground", "--in-memory", "--barrier-interval-ms", "50"}, io.Discard)
+	if err != nil || !c.inMemory || c.barrierMS != 50 || c.listenAddr != "127.0.0.1:4566" {
+		t.Fatalf("got %+v, %v", c, err)
+	}
+	for _, bad := range [][]string{{"serve"}, {"--barrier-interval-ms", "0"}, {"--nope"}} {
+		if _, err := parseFlags(bad, io.Discard); err == nil {
+			t.Errorf("parseFlags(%q) accepted", bad)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the writer and a polling reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestPlaygroundServesMetricsAndShutsDown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	cfg := config{dashboardAddr: "127.0.0.1:0", inMemory: true, barrierMS: 20}
+	go func() { done <- run(ctx, cfg, &out) }()
+	var addr string
+	deadline := time.Now().Add(10 * time.Second)
+	for addr == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no metrics address printed: %q", out.String())
+		}
+		for _, line := range strings.Split(out.String(), "\n") {
+			if rest, ok := strings.CutPrefix(line, "metrics on http://"); ok {
+				addr = strings.TrimSuffix(rest, "/metrics")
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"go_goroutines", "sluice_committed_epoch", "sluice_stream_row_errors_total"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("playground did not shut down")
+	}
+	if !strings.Contains(out.String(), "shutting down") {
+		t.Fatalf("output: %q", out.String())
+	}
+}

@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/stream/source"
+)
+
+// truncator trims tables' DML logs behind committed epochs, in the
+// background, at most one pass at a time.
+type truncator struct {
+	ctx     context.Context
+	running atomic.Bool
+	commits atomic.Uint64
+}
+
+// truncateEvery is how many commits pass between truncation passes.
+const truncateEvery = 16
+
+// afterCommit runs on the coordinator goroutine: it only starts a pass.
+func (e *Engine) afterCommit(uint64) {
+	if e.trunc.commits.Add(1)%truncateEvery != 0 || !e.trunc.running.CompareAndSwap(false, true) {
+		return
+	}
+	e.group.Go(e.trunc.ctx, "truncate-dml", func(ctx context.Context) error {
+		defer e.trunc.running.Store(false)
+		for _, r := range e.catalog.All() {
+			if ctx.Err() != nil {
+				return nil
+			}
+			off, ok := offsetTable(r)
+			if !ok {
+				continue
+			}
+			if _, err := source.TruncateCommitted(ctx, e.store, r.Table.ID, off); err != nil {
+				e.log.Warn("truncate dml log", "table", r.Name, "err", err)
+			}
+		}
+		return nil
+	})
+}
+
+// offsetTable finds the table source's offset table in a table's job.
+func offsetTable(r *catalog.Relation) (plan.Table, bool) {
+	if r.Kind != catalog.KindTable || r.State == catalog.StateDropping || r.Job.Plan == nil {
+		return plan.Table{}, false
+	}
+	for _, f := range r.Job.Plan.Fragments {
+		if f.Root != nil && f.Root.Kind == plan.KindTableSource && f.Root.TableSource != nil {
+			return f.Root.TableSource.OffsetTable, true
+		}
+	}
+	return plan.Table{}, false
+}
