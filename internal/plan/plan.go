@@ -76,6 +76,10 @@ type TableSource struct {
 // Values emits constant rows once, then only barriers.
 type Values struct {
 	Rows [][]expr.Desc
+	// Table, when set, records that the rows were emitted (committed with
+	// the epoch that carried them), so a rebuilt actor does not emit them
+	// again after recovery. Its shape is stateless.ValuesTable's.
+	Table *Table `json:",omitempty"`
 }
 
 // Project computes expressions over each row.

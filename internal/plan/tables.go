@@ -48,6 +48,8 @@ func (n *Node) tables() []*Table {
 		return []*Table{&n.Materialize.Table}
 	case n.Backfill != nil:
 		return []*Table{&n.Backfill.ProgressTable}
+	case n.Values != nil:
+		return []*Table{n.Values.Table}
 	}
 	return nil
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -28,6 +30,16 @@ type Values struct {
 	// the first row not yet emitted.
 	started bool
 	next    int
+	// emitted, when set, holds one row once the rows were emitted: the
+	// proof, committed with them, that a rebuilt actor must not repeat them.
+	emitted *storage.StateTable
+	marked  bool
+}
+
+// ValuesTable is the shape of a Values node's emitted-flag table: a single
+// boolean row, no key, vnode 0.
+func ValuesTable(id uint32) plan.Table {
+	return plan.Table{ID: id, Types: []types.Type{types.TBool}}
 }
 
 func newValues(env *stream.Env, n *plan.Node) (*Values, error) {
@@ -47,6 +59,17 @@ func newValues(env *stream.Env, n *plan.Node) (*Values, error) {
 	}
 	if v.schema == nil && len(v.rows) == 0 {
 		return nil, fmt.Errorf("stateless: values node with neither rows nor schema")
+	}
+	if t := n.Values.Table; t != nil {
+		want := ValuesTable(t.ID)
+		if !slices.Equal(t.Types, want.Types) || len(t.PK) != 0 || len(t.DistKey) != 0 {
+			return nil, fmt.Errorf("stateless: values table %d has shape %v pk %v; want one boolean column, no key", t.ID, t.Types, t.PK)
+		}
+		st, err := env.OpenTable(*t)
+		if err != nil {
+			return nil, fmt.Errorf("stateless: values table: %w", err)
+		}
+		v.emitted = st
 	}
 	return v, nil
 }
@@ -101,11 +124,40 @@ func (v *Values) Next(ctx context.Context) (stream.Message, error) {
 		if !ok {
 			return stream.Message{}, ErrBarrierInboxClosed
 		}
-		v.started = true
-		return stream.BarrierMsg(b), nil
+		return v.onBarrier(ctx, b)
 	case <-ctx.Done():
 		return stream.Message{}, ctx.Err()
 	}
+}
+
+// onBarrier seals the flag table and, at the first barrier, skips the rows
+// if a committed flag says an earlier incarnation emitted them.
+func (v *Values) onBarrier(ctx context.Context, b *stream.Barrier) (stream.Message, error) {
+	if v.emitted != nil {
+		if !v.started {
+			_, done, err := v.emitted.Get(ctx, types.Row{})
+			if err != nil {
+				return stream.Message{}, fmt.Errorf("stateless: values flag: %w", err)
+			}
+			if done {
+				v.next, v.marked = len(v.rows), true
+			}
+		}
+		if err := v.emitted.Seal(b.Epoch); err != nil {
+			return stream.Message{}, fmt.Errorf("stateless: values flag: %w", err)
+		}
+	}
+	v.started = true
+	return stream.BarrierMsg(b), nil
+}
+
+// markEmitted writes the flag in the epoch that carries the rows.
+func (v *Values) markEmitted() error {
+	if v.emitted == nil || v.marked {
+		return nil
+	}
+	v.marked = true
+	return v.emitted.Insert(types.Row{true})
 }
 
 // nextChunk evaluates and emits up to chunkSize rows.
@@ -121,10 +173,17 @@ func (v *Values) nextChunk(ctx context.Context) (stream.Message, error) {
 		}
 		v.next++
 		if c := b.Append(types.Insert, row); c != nil {
-			return stream.ChunkMsg(c), nil
+			return stream.ChunkMsg(c), v.maybeMark()
 		}
 	}
-	return stream.ChunkMsg(b.Take()), nil
+	return stream.ChunkMsg(b.Take()), v.markEmitted()
+}
+
+func (v *Values) maybeMark() error {
+	if v.next < len(v.rows) {
+		return nil
+	}
+	return v.markEmitted()
 }
 
 // evalRow evaluates a row's constants. A row error (1/0) is NULL and

@@ -1,0 +1,254 @@
+package pgwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+)
+
+// flushThreshold is how many bytes of rows may wait in the write buffer
+// before they are sent, so a large result streams instead of piling up.
+const flushThreshold = 32 << 10
+
+// shutdownWriteGrace bounds the final FATAL write to a client at shutdown.
+const shutdownWriteGrace = 100 * time.Millisecond
+
+// conn is one client connection. Its fields are owned by the connection's
+// goroutine; only handle is shared (with cancel requests).
+type conn struct {
+	srv    *Server
+	nc     net.Conn
+	be     *pgproto3.Backend
+	handle *connHandle
+	sess   Session
+	w      resultWriter
+
+	stmts          map[string]*prepared
+	portals        map[string]*portal
+	ignoreTillSync bool  // an extended-protocol error skips messages until Sync
+	unflushed      int   // bytes of rows sent since the last flush
+	readErr        error // a read failed inside a session call (COPY)
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{
+		srv:     s,
+		nc:      nc,
+		be:      pgproto3.NewBackend(nc, nc),
+		stmts:   make(map[string]*prepared),
+		portals: make(map[string]*portal),
+	}
+	c.be.SetMaxBodyLen(s.cfg.MaxMessageSize)
+	c.w.c = c
+	return c
+}
+
+// run serves the connection until the client leaves, a fatal error, or
+// ctx is done. Network I/O does not watch ctx, so on cancellation the read
+// deadline moves to now and the write deadline to a short grace: enough to
+// tell the client why, not enough for a stuck client to hold shutdown.
+func (c *conn) run(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		_ = c.nc.SetReadDeadline(time.Now())
+		_ = c.nc.SetWriteDeadline(time.Now().Add(shutdownWriteGrace))
+	})
+	defer stop()
+	p, err := c.startup(ctx)
+	if err != nil || p == nil {
+		return err
+	}
+	defer c.srv.unregister(c.handle)
+	sess, err := c.srv.handler.NewSession(ctx, *p)
+	if err != nil {
+		return c.fatal(ctx, err)
+	}
+	c.sess = sess
+	defer sess.Close()
+	if err := c.sendWelcome(p); err != nil {
+		return err
+	}
+	return c.loop(ctx)
+}
+
+// loop reads and dispatches messages until Terminate or a fatal error.
+func (c *conn) loop(ctx context.Context) error {
+	for {
+		msg, err := c.be.Receive()
+		if err != nil {
+			return c.receiveFailed(ctx, err)
+		}
+		if _, isSync := msg.(*pgproto3.Sync); c.ignoreTillSync && !isSync {
+			continue
+		}
+		if _, ok := msg.(*pgproto3.Terminate); ok {
+			return nil
+		}
+		if err := c.dispatch(ctx, msg); err != nil {
+			return err
+		}
+		if c.readErr != nil {
+			return c.receiveFailed(ctx, c.readErr)
+		}
+	}
+}
+
+// dispatch hands one message to its handler. A returned error ends the
+// connection; SQL errors are reported to the client by the handlers.
+func (c *conn) dispatch(ctx context.Context, msg pgproto3.FrontendMessage) error {
+	switch m := msg.(type) {
+	case *pgproto3.Query:
+		return c.handleQuery(ctx, m)
+	case *pgproto3.Parse:
+		return c.handleParse(ctx, m)
+	case *pgproto3.Bind:
+		return c.handleBind(ctx, m)
+	case *pgproto3.Describe:
+		return c.handleDescribe(ctx, m)
+	case *pgproto3.Execute:
+		return c.handleExecute(ctx, m)
+	case *pgproto3.Sync:
+		return c.handleSync()
+	case *pgproto3.Flush:
+		return c.flush()
+	case *pgproto3.Close:
+		return c.handleClose(m)
+	case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
+		// Postgres ignores these outside COPY: they are the rest of the
+		// data of a COPY that already failed.
+		return nil
+	case *pgproto3.FunctionCall:
+		return c.extendedError(ctx, sqlerr.New(codeFeatureNotSupported, "function call messages are not supported"))
+	}
+	return c.fatal(ctx, sqlerr.Errorf(codeProtocolViolation, "unexpected message %T", msg))
+}
+
+// receiveFailed turns a read error into the end of the connection: quietly
+// when the client left, with FATAL 57P01 at shutdown, and with FATAL 08P01
+// for a malformed or oversized message.
+func (c *conn) receiveFailed(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return c.shutdown(ctx)
+	case isDisconnect(err):
+		return nil
+	}
+	var tooBig *pgproto3.ExceededMaxBodyLenErr
+	if errors.As(err, &tooBig) {
+		return c.fatal(ctx, sqlerr.Errorf(codeProtocolViolation,
+			"message of %d bytes exceeds the limit of %d bytes", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen))
+	}
+	return c.fatal(ctx, sqlerr.Errorf(codeProtocolViolation, "invalid message: %v", err))
+}
+
+// shutdown ends the connection when the server stops: whatever the
+// session was doing was cancelled, and Postgres reports that as FATAL.
+func (c *conn) shutdown(ctx context.Context) error {
+	return c.fatal(ctx, sqlerr.New(sqlerr.AdminShutdown, msgTerminatedByAdmin))
+}
+
+// isDisconnect reports a read error that means the client went away.
+func isDisconnect(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) ||
+		errors.Is(err, syscall.ECONNRESET)
+}
+
+// fatal sends err as a FATAL ErrorResponse and returns it, ending the
+// connection.
+func (c *conn) fatal(ctx context.Context, err error) error {
+	c.be.Send(errorResponse(ctx, err, severityFatal))
+	if ferr := c.be.Flush(); ferr != nil {
+		return fmt.Errorf("pgwire: sending fatal error: %w", ferr)
+	}
+	return err
+}
+
+// sendError reports a statement's error and keeps the connection.
+func (c *conn) sendError(ctx context.Context, err error) {
+	c.be.Send(errorResponse(ctx, err, severityError))
+}
+
+// extendedError reports an error in the extended protocol: the client has
+// likely pipelined more messages of the failed batch, and Postgres skips
+// them all until Sync.
+func (c *conn) extendedError(ctx context.Context, err error) error {
+	c.sendError(ctx, err)
+	c.ignoreTillSync = true
+	return nil
+}
+
+func (c *conn) flush() error {
+	c.unflushed = 0
+	if err := c.be.Flush(); err != nil {
+		return fmt.Errorf("pgwire: write: %w", err)
+	}
+	return nil
+}
+
+// maybeFlush sends buffered rows once enough have piled up.
+func (c *conn) maybeFlush(n int) error {
+	c.unflushed += n
+	if c.unflushed < flushThreshold {
+		return nil
+	}
+	return c.flush()
+}
+
+func (c *conn) txStatus() TxStatus {
+	if r, ok := c.sess.(TxStatusReporter); ok {
+		return r.TxStatus()
+	}
+	return TxIdle
+}
+
+// readyForQuery ends a cycle: portals die with the implicit transaction
+// (Postgres drops them at commit), and the client may send again.
+func (c *conn) readyForQuery() error {
+	st := c.txStatus()
+	if st == TxIdle {
+		clear(c.portals)
+	}
+	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: byte(st)})
+	return c.flush()
+}
+
+// call runs fn with a context that a cancel request for this connection
+// cancels.
+func (c *conn) call(ctx context.Context, fn func(ctx context.Context) error) (context.Context, error) {
+	callCtx := c.handle.beginCall(ctx)
+	defer c.handle.endCall()
+	err := fn(callCtx)
+	// Keep the cause for the error report: endCall replaces nothing once
+	// the context was cancelled, so callCtx's cause survives.
+	return callCtx, err
+}
+
+func (c *conn) handleQuery(ctx context.Context, m *pgproto3.Query) error {
+	delete(c.stmts, "")
+	delete(c.portals, "")
+	c.w.beginSimple()
+	callCtx, err := c.call(ctx, func(ctx context.Context) error {
+		return c.sess.Query(ctx, m.String, &c.w)
+	})
+	if err == nil {
+		err = c.w.endSimple()
+	}
+	if err == nil {
+		err = c.w.finishCopy()
+	}
+	if ctx.Err() != nil {
+		return c.shutdown(ctx)
+	}
+	if err != nil {
+		c.sendError(callCtx, err)
+	}
+	return c.readyForQuery()
+}

@@ -1,0 +1,206 @@
+package pgwire
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+const codeBadCopyFileFormat sqlerr.Code = "22P04"
+
+// CopyTextDecoder splits data in COPY's text format (the default of COPY
+// FROM STDIN, and what psql's \copy sends) into rows of fields:
+//
+//   - one row per line, ended by "\n" (or "\r\n"); a last line without
+//     one counts; a line holding only "\." ends the data;
+//   - fields separated by Delimiter (tab by default);
+//   - a field whose raw text equals Null ("\N" by default) is NULL;
+//   - backslash escapes: \b \f \n \r \t \v, \ooo octal, \xhh hex, and a
+//     backslash before any other character (the delimiter, a backslash)
+//     stands for that character.
+//
+// CSV is left to the SQL layer (encoding/csv covers most of it).
+type CopyTextDecoder struct {
+	Delimiter byte   // '\t' unless set before the first ReadRow
+	Null      string // "\\N" unless changed before the first ReadRow
+
+	r      *bufio.Reader
+	line   int
+	ended  bool
+	fields []string
+	nulls  []bool
+}
+
+// NewCopyTextDecoder reads text-format rows from r (the reader CopyIn
+// returned).
+func NewCopyTextDecoder(r io.Reader) *CopyTextDecoder {
+	return &CopyTextDecoder{Delimiter: '\t', Null: `\N`, r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Line is the 1-based number of the line ReadRow last returned, for
+// error messages ("COPY t, line 3").
+func (d *CopyTextDecoder) Line() int { return d.line }
+
+// ReadRow returns the fields of the next row; null[i] reports a NULL
+// field (fields[i] is then ""). The slices are reused by the next call. It
+// returns io.EOF after the last row.
+func (d *CopyTextDecoder) ReadRow() (fields []string, null []bool, err error) {
+	if d.ended {
+		return nil, nil, io.EOF
+	}
+	raw, err := d.r.ReadBytes('\n')
+	if len(raw) == 0 && err != nil {
+		d.ended = true
+		if errors.Is(err, io.EOF) {
+			return nil, nil, io.EOF
+		}
+		return nil, nil, err
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, nil, err
+	}
+	raw = bytes.TrimSuffix(bytes.TrimSuffix(raw, []byte{'\n'}), []byte{'\r'})
+	if string(raw) == `\.` {
+		d.ended = true
+		return nil, nil, io.EOF
+	}
+	d.line++
+	return d.splitLine(raw)
+}
+
+func (d *CopyTextDecoder) splitLine(raw []byte) ([]string, []bool, error) {
+	d.fields, d.nulls = d.fields[:0], d.nulls[:0]
+	start := 0
+	for i := 0; i <= len(raw); i++ {
+		if i < len(raw) && raw[i] == '\\' {
+			i++ // the escaped byte never splits
+			continue
+		}
+		if i < len(raw) && raw[i] != d.Delimiter {
+			continue
+		}
+		field := raw[start:min(i, len(raw))]
+		if string(field) == d.Null {
+			d.fields, d.nulls = append(d.fields, ""), append(d.nulls, true)
+		} else {
+			s, err := unescapeCopyText(field)
+			if err != nil {
+				return nil, nil, fmt.Errorf("line %d: %w", d.line, err)
+			}
+			d.fields, d.nulls = append(d.fields, s), append(d.nulls, false)
+		}
+		start = i + 1
+	}
+	return d.fields, d.nulls, nil
+}
+
+// DecodeRow reads the next row and parses its fields as the given column
+// types with Postgres's text input functions. Errors name the line.
+func (d *CopyTextDecoder) DecodeRow(ts []types.Type) (types.Row, error) {
+	fields, nulls, err := d.ReadRow()
+	if err != nil {
+		return nil, err
+	}
+	if len(fields) != len(ts) {
+		what := "missing data for column"
+		if len(fields) > len(ts) {
+			what = "extra data after last expected column"
+		}
+		return nil, &sqlerr.Error{Code: codeBadCopyFileFormat, Message: what,
+			Detail: fmt.Sprintf("COPY line %d: %d fields for %d columns", d.line, len(fields), len(ts))}
+	}
+	row := make(types.Row, len(ts))
+	for i, f := range fields {
+		if nulls[i] {
+			continue
+		}
+		if row[i], err = types.ParseDatum(f, ts[i]); err != nil {
+			if e, ok := sqlerr.As(err); ok && e.Detail == "" {
+				e.Detail = fmt.Sprintf("COPY line %d, column %d", d.line, i+1)
+			}
+			return nil, err
+		}
+	}
+	return row, nil
+}
+
+// unescapeCopyText undoes COPY text escapes in one field.
+func unescapeCopyText(b []byte) (string, error) {
+	if bytes.IndexByte(b, '\\') < 0 {
+		if !utf8.Valid(b) {
+			return "", sqlerr.New(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
+		}
+		return string(b), nil
+	}
+	var sb strings.Builder
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 >= len(b) {
+			sb.WriteByte(b[i])
+			continue
+		}
+		i++
+		switch c := b[i]; c {
+		case 'b':
+			sb.WriteByte('\b')
+		case 'f':
+			sb.WriteByte('\f')
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 't':
+			sb.WriteByte('\t')
+		case 'v':
+			sb.WriteByte('\v')
+		case 'x':
+			v, n := scanDigits(b[i+1:], 16, 2)
+			if n == 0 {
+				sb.WriteByte('x') // "\x" without digits is a plain x
+				continue
+			}
+			sb.WriteByte(byte(v))
+			i += n
+		default:
+			if c >= '0' && c <= '7' {
+				v, n := scanDigits(b[i:], 8, 3)
+				sb.WriteByte(byte(v))
+				i += n - 1
+				continue
+			}
+			sb.WriteByte(c)
+		}
+	}
+	s := sb.String()
+	if !utf8.ValidString(s) {
+		return "", sqlerr.New(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
+	}
+	return s, nil
+}
+
+// scanDigits reads up to maxN digits of base from b.
+func scanDigits(b []byte, base, maxN int) (v, n int) {
+	for n < maxN && n < len(b) {
+		c := b[n]
+		var d int
+		switch {
+		case c >= '0' && c <= '9' && c-'0' < byte(base):
+			d = int(c - '0')
+		case base == 16 && c >= 'a' && c <= 'f':
+			d = int(c-'a') + 10
+		case base == 16 && c >= 'A' && c <= 'F':
+			d = int(c-'A') + 10
+		default:
+			return v, n
+		}
+		v = v*base + d
+		n++
+	}
+	return v, n
+}

@@ -1,0 +1,212 @@
+package pgwire
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/sluice-db/sluice/internal/task"
+)
+
+// Config configures a Server. The zero value is a trusting server with
+// default limits.
+type Config struct {
+	// Users maps user names to passwords. When it is non-empty every
+	// connection must authenticate with SCRAM-SHA-256; when it is empty
+	// every connection is trusted.
+	Users map[string]string
+	// MaxMessageSize bounds the body of one client message (a query, a
+	// Bind, a CopyData). A larger message ends the connection with 08P01.
+	// Zero means DefaultMaxMessageSize.
+	MaxMessageSize int
+	// ServerVersion is reported as server_version; drivers parse its
+	// leading number. Empty means DefaultServerVersion.
+	ServerVersion string
+	// Logger receives connection-level failures (protocol violations, a
+	// panic in a session). Nil discards them.
+	Logger *slog.Logger
+}
+
+// Defaults for Config fields left zero.
+const (
+	DefaultMaxMessageSize = 64 << 20
+	DefaultServerVersion  = "15.0 (Sluice)"
+)
+
+// Server accepts Postgres wire-protocol connections and hands each to a
+// Session of its Handler.
+type Server struct {
+	handler Handler
+	cfg     Config
+	log     *slog.Logger
+	auth    *scramVerifiers // nil when trusting everyone
+	mu      struct {
+		sync.Mutex
+		conns map[uint32]*connHandle // by process id, for cancel requests
+	}
+}
+
+// connHandle is the part of a connection that other goroutines touch: a
+// cancel request for it looks up its secret and cancels its running call.
+type connHandle struct {
+	pid    uint32
+	secret [4]byte
+	mu     struct {
+		sync.Mutex
+		cancel context.CancelCauseFunc // of the running call; nil between calls
+	}
+}
+
+// NewServer returns a server for h. It derives the SCRAM verifiers of
+// cfg.Users up front, so authentication does not run PBKDF2 per login.
+func NewServer(h Handler, cfg Config) (*Server, error) {
+	if cfg.MaxMessageSize <= 0 {
+		cfg.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if cfg.ServerVersion == "" {
+		cfg.ServerVersion = DefaultServerVersion
+	}
+	s := &Server{handler: h, cfg: cfg, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.Users) > 0 {
+		v, err := newSCRAMVerifiers(cfg.Users)
+		if err != nil {
+			return nil, err
+		}
+		s.auth = v
+	}
+	s.mu.conns = make(map[uint32]*connHandle)
+	return s, nil
+}
+
+// Serve accepts connections on ln until ctx is done or Accept fails, then
+// cancels every connection's running statement, tells idle clients the
+// server is shutting down (57P01), waits for every connection goroutine and
+// returns. It closes ln. The error is nil after a shutdown through ctx.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	// Connections do not inherit ctx's cancellation directly: they are
+	// cancelled with errShutdown as the cause, so the statements they are
+	// running report 57P01 rather than an anonymous context error.
+	connBase, cancelConns := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelConns(errShutdown)
+	stop := context.AfterFunc(ctx, func() {
+		cancelConns(errShutdown)
+		_ = ln.Close()
+	})
+	defer stop()
+	g, gctx := task.NewGroup(connBase)
+	err := s.acceptLoop(ctx, gctx, g, ln)
+	_ = ln.Close()
+	cancelConns(errShutdown)
+	g.Wait() // connection goroutines never fail the group; see serveConnSafely
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func (s *Server) acceptLoop(ctx, connCtx context.Context, g *task.Group, ln net.Listener) error {
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("pgwire: accept: %w", err)
+		}
+		g.Go(connCtx, "pgwire conn", func(ctx context.Context) error {
+			s.serveConnSafely(ctx, nc)
+			return nil
+		})
+	}
+}
+
+// serveConnSafely runs one connection. A panic (a bug in a session or
+// here) is logged and ends only this connection, never the server.
+func (s *Server) serveConnSafely(ctx context.Context, nc net.Conn) {
+	defer nc.Close()
+	err := task.Run(ctx, "pgwire conn", func(ctx context.Context) error {
+		return newConn(s, nc).run(ctx)
+	})
+	var pe *task.PanicError
+	switch {
+	case errors.As(err, &pe):
+		s.log.Error("pgwire: panic in connection", "remote", nc.RemoteAddr(), "err", err)
+	case err != nil:
+		s.log.Debug("pgwire: connection ended", "remote", nc.RemoteAddr(), "err", err)
+	}
+}
+
+// register allocates a unique process id and secret for a new connection.
+func (s *Server) register() (*connHandle, error) {
+	h := &connHandle{}
+	if _, err := rand.Read(h.secret[:]); err != nil {
+		return nil, fmt.Errorf("pgwire: secret key: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		var b [4]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("pgwire: process id: %w", err)
+		}
+		// Keep pids positive: some clients read them as int32.
+		pid := binary.BigEndian.Uint32(b[:]) & 0x7fffffff
+		if _, taken := s.mu.conns[pid]; pid != 0 && !taken {
+			h.pid = pid
+			s.mu.conns[pid] = h
+			return h, nil
+		}
+	}
+}
+
+func (s *Server) unregister(h *connHandle) {
+	s.mu.Lock()
+	delete(s.mu.conns, h.pid)
+	s.mu.Unlock()
+}
+
+// cancel handles a CancelRequest: it cancels the running call of the
+// connection with that pid if the secret matches. As in Postgres, nothing
+// is reported back either way.
+func (s *Server) cancel(pid uint32, secret []byte) {
+	s.mu.Lock()
+	h := s.mu.conns[pid]
+	s.mu.Unlock()
+	if h == nil || subtle.ConstantTimeCompare(h.secret[:], secret) != 1 {
+		s.log.Debug("pgwire: cancel request for unknown connection", "pid", pid)
+		return
+	}
+	h.mu.Lock()
+	if h.mu.cancel != nil {
+		h.mu.cancel(errCancelRequest)
+	}
+	h.mu.Unlock()
+}
+
+// beginCall derives the context of one session call, cancellable by a
+// cancel request until endCall.
+func (h *connHandle) beginCall(ctx context.Context) context.Context {
+	ctx, cancel := context.WithCancelCause(ctx)
+	h.mu.Lock()
+	h.mu.cancel = cancel
+	h.mu.Unlock()
+	return ctx
+}
+
+func (h *connHandle) endCall() {
+	h.mu.Lock()
+	if h.mu.cancel != nil {
+		h.mu.cancel(context.Canceled)
+		h.mu.cancel = nil
+	}
+	h.mu.Unlock()
+}
