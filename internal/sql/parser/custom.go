@@ -1,0 +1,232 @@
+package parser
+
+import (
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// word is one token of a statement as the hand-written grammar sees it:
+// unquoted words lower-cased, quoted identifiers unquoted with case kept.
+type word struct {
+	text       string
+	raw        string
+	quoted     bool
+	start, end int
+}
+
+func wordsOf(sql string, toks []*pg_query.ScanToken) []word {
+	out := make([]word, 0, len(toks))
+	for _, t := range toks {
+		raw := sql[t.Start:t.End]
+		w := word{raw: raw, text: strings.ToLower(raw), start: int(t.Start), end: int(t.End)}
+		if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+			w.text = strings.ReplaceAll(raw[1:len(raw)-1], `""`, `"`)
+			w.quoted = true
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// is reports whether words w[i:] start with the given lower-case keywords.
+func is(w []word, i int, kws ...string) bool {
+	if len(w)-i < len(kws) {
+		return false
+	}
+	for j, k := range kws {
+		if w[i+j].quoted || w[i+j].text != k {
+			return false
+		}
+	}
+	return true
+}
+
+// appendOnly finds RisingWave's `APPEND ONLY` in a CREATE TABLE: the two
+// words at parenthesis depth 0, after the column list.
+func appendOnly(w []word) (span struct{ start, end int }, ok bool) {
+	if !is(w, 0, "create", "table") {
+		return span, false
+	}
+	depth := 0
+	for i := range w {
+		switch w[i].raw {
+		case "(":
+			depth++
+		case ")":
+			depth--
+		}
+		if depth == 0 && is(w, i, "append", "only") {
+			span.start, span.end = w[i].start, w[i+1].end
+			return span, true
+		}
+	}
+	return span, false
+}
+
+// parseCustom parses st's words with the hand-written grammar. ok is
+// false when the words are no custom statement (pg_query's turn).
+func parseCustom(st *Statement, w []word) (ok bool, err error) {
+	p := &customParser{st: st, w: w}
+	switch {
+	case is(w, 0, "flush"):
+		st.Kind, p.i = KindFlush, 1
+	case is(w, 0, "show", "jobs"):
+		st.Kind, p.i = KindShowJobs, 2
+	case is(w, 0, "show", "tables"):
+		st.Kind, p.i = KindShowTables, 2
+	case is(w, 0, "show", "materialized", "views"):
+		st.Kind, p.i = KindShowMaterializedViews, 3
+	case is(w, 0, "cancel", "jobs"), is(w, 0, "cancel", "job"):
+		st.Kind, p.i = KindCancelJobs, 2
+		p.jobIDs()
+	case is(w, 0, "recover"):
+		st.Kind, p.i = KindRecover, 1
+		if p.i < len(w) {
+			p.object()
+		}
+	case is(w, 0, "describe"), is(w, 0, "desc"):
+		st.Kind, p.i = KindDescribe, 1
+		st.Name = p.name()
+	case is(w, 0, "alter", "materialized", "view"), is(w, 0, "alter", "table"):
+		if !p.alter() {
+			st.Object, st.Name = "", ""
+			return false, nil
+		}
+	default:
+		return false, nil
+	}
+	if p.err == nil && p.i < len(w) {
+		p.fail()
+	}
+	return true, p.err
+}
+
+type customParser struct {
+	st  *Statement
+	w   []word
+	i   int
+	err error
+}
+
+func (p *customParser) fail() {
+	if p.err == nil {
+		p.err = syntaxErrorAt(p.w, p.i, p.st)
+	}
+}
+
+// name reads a possibly schema-qualified relation name; the schema is
+// dropped (Sluice has one schema).
+func (p *customParser) name() string {
+	var n string
+	for {
+		if p.err != nil || p.i >= len(p.w) || !isIdent(p.w[p.i]) {
+			p.fail()
+			return ""
+		}
+		n = p.w[p.i].text
+		p.i++
+		if p.i < len(p.w) && p.w[p.i].raw == "." {
+			p.i++
+			continue
+		}
+		return n
+	}
+}
+
+func isIdent(w word) bool {
+	if w.quoted {
+		return true
+	}
+	c := w.text[0]
+	return c == '_' || (c >= 'a' && c <= 'z') || c >= 0x80
+}
+
+// object reads `MATERIALIZED VIEW name` or `TABLE name`.
+func (p *customParser) object() {
+	switch {
+	case is(p.w, p.i, "materialized", "view"):
+		p.st.Object, p.i = ObjectMaterializedView, p.i+2
+	case is(p.w, p.i, "table"):
+		p.st.Object, p.i = ObjectTable, p.i+1
+	default:
+		p.fail()
+		return
+	}
+	p.st.Name = p.name()
+}
+
+func (p *customParser) jobIDs() {
+	for {
+		if p.i >= len(p.w) {
+			p.fail()
+			return
+		}
+		id, err := strconv.ParseUint(p.w[p.i].raw, 10, 64)
+		if err != nil {
+			p.fail()
+			return
+		}
+		p.st.JobIDs = append(p.st.JobIDs, id)
+		p.i++
+		if p.i < len(p.w) && p.w[p.i].raw == "," {
+			p.i++
+			continue
+		}
+		return
+	}
+}
+
+// alter parses ALTER … SET <x>_RATE_LIMIT (=|TO) (N|DEFAULT) and ALTER …
+// PAUSE|RESUME; it reports false for any other ALTER, which pg_query
+// parses.
+func (p *customParser) alter() bool {
+	p.i = 1
+	p.object()
+	if p.err != nil {
+		p.err = nil
+		return false
+	}
+	switch {
+	case is(p.w, p.i, "pause"):
+		p.st.Kind = KindAlterPause
+		p.i++
+	case is(p.w, p.i, "resume"):
+		p.st.Kind = KindAlterResume
+		p.i++
+	case is(p.w, p.i, "set", "rate_limit"), is(p.w, p.i, "set", "source_rate_limit"),
+		is(p.w, p.i, "set", "backfill_rate_limit"), is(p.w, p.i, "set", "streaming_rate_limit"):
+		p.st.Kind = KindAlterRateLimit
+		p.st.Setting = p.w[p.i+1].text
+		p.i += 2
+		p.rateLimit()
+	default:
+		return false
+	}
+	return true
+}
+
+func (p *customParser) rateLimit() {
+	if p.i < len(p.w) && (p.w[p.i].raw == "=" || is(p.w, p.i, "to")) {
+		p.i++
+	} else {
+		p.fail()
+		return
+	}
+	if is(p.w, p.i, "default") {
+		p.i++
+		return
+	}
+	if p.i >= len(p.w) {
+		p.fail()
+		return
+	}
+	n, err := strconv.ParseInt(p.w[p.i].raw, 10, 64)
+	if err != nil || n < 0 {
+		p.fail()
+		return
+	}
+	p.st.Limit = &n
+	p.i++
+}

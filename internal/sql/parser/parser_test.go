@@ -1,0 +1,107 @@
+package parser
+
+import (
+	"testing"
+
+	"github.com/sluice-db/sluice/internal/sqlerr"
+)
+
+func TestParseKinds(t *testing.T) {
+	cases := []struct {
+		sql  string
+		kind Kind
+		name string
+	}{
+		{"FLUSH", KindFlush, ""},
+		{"flush;", KindFlush, ""},
+		{"SHOW JOBS", KindShowJobs, ""},
+		{"show tables", KindShowTables, ""},
+		{"SHOW MATERIALIZED VIEWS;", KindShowMaterializedViews, ""},
+		{"RECOVER", KindRecover, ""},
+		{"RECOVER MATERIALIZED VIEW public.mv", KindRecover, "mv"},
+		{"DESCRIBE \"T\"", KindDescribe, "T"},
+		{"ALTER MATERIALIZED VIEW mv PAUSE", KindAlterPause, "mv"},
+		{"alter table t resume", KindAlterResume, "t"},
+		{"SELECT 1", KindStandard, ""},
+		{"ALTER TABLE t ADD COLUMN x int", KindStandard, ""},
+	}
+	for _, c := range cases {
+		sts, err := Parse(c.sql)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		if len(sts) != 1 || sts[0].Kind != c.kind || sts[0].Name != c.name {
+			t.Errorf("%s: got %+v", c.sql, sts)
+		}
+		if c.kind == KindStandard && sts[0].Node == nil {
+			t.Errorf("%s: no AST", c.sql)
+		}
+	}
+}
+
+func TestRateLimitAndCancel(t *testing.T) {
+	sts, err := Parse("ALTER MATERIALIZED VIEW mv SET BACKFILL_RATE_LIMIT = 10; ALTER TABLE t SET SOURCE_RATE_LIMIT TO DEFAULT; CANCEL JOBS 3, 4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sts) != 3 {
+		t.Fatalf("got %d statements", len(sts))
+	}
+	if s := sts[0]; s.Kind != KindAlterRateLimit || s.Object != ObjectMaterializedView || s.Setting != "backfill_rate_limit" || s.Limit == nil || *s.Limit != 10 {
+		t.Errorf("first: %+v", s)
+	}
+	if s := sts[1]; s.Kind != KindAlterRateLimit || s.Object != ObjectTable || s.Limit != nil {
+		t.Errorf("second: %+v", s)
+	}
+	if s := sts[2]; s.Kind != KindCancelJobs || len(s.JobIDs) != 2 || s.JobIDs[1] != 4 {
+		t.Errorf("third: %+v", s)
+	}
+}
+
+func TestMultiStatementOffsets(t *testing.T) {
+	sql := "CREATE TABLE t (a int) APPEND ONLY; /* c */ SELECT 'x;y' FROM t;;  FLUSH"
+	sts, err := Parse(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sts) != 3 {
+		t.Fatalf("got %d statements", len(sts))
+	}
+	if !sts[0].AppendOnly || sts[0].Node.GetCreateStmt() == nil {
+		t.Errorf("append only not recognized: %+v", sts[0])
+	}
+	if got := sts[1].SQL(); got != "SELECT 'x;y' FROM t" {
+		t.Errorf("second statement text %q", got)
+	}
+	sel := sts[1].Node.GetSelectStmt()
+	loc := sel.TargetList[0].GetResTarget().Val.GetAConst().Location
+	if sql[loc:loc+5] != "'x;y'" {
+		t.Errorf("location %d does not point into the whole input", loc)
+	}
+	if sts[2].Kind != KindFlush {
+		t.Errorf("third: %+v", sts[2])
+	}
+}
+
+func TestSyntaxErrors(t *testing.T) {
+	cases := []struct {
+		sql string
+		msg string
+		pos int
+	}{
+		{"SELEC 1", `syntax error at or near "SELEC"`, 1},
+		{"SELECT 1; SELECT FROM WHERE", `syntax error at or near "WHERE"`, 23},
+		{"SELECT 'é'; SELEC 1", `syntax error at or near "SELEC"`, 13},
+		{"SELECT (1", "syntax error at end of input", 10},
+		{"ALTER TABLE t SET RATE_LIMIT = x", `syntax error at or near "x"`, 32},
+		{"CANCEL JOBS", "syntax error at end of input", 12},
+		{"FLUSH now", `syntax error at or near "now"`, 7},
+	}
+	for _, c := range cases {
+		_, err := Parse(c.sql)
+		e, ok := sqlerr.As(err)
+		if !ok || e.Code != sqlerr.SyntaxError || e.Message != c.msg || e.Position != c.pos {
+			t.Errorf("%s: got %#v, want %q at %d", c.sql, err, c.msg, c.pos)
+		}
+	}
+}

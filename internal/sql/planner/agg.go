@@ -1,0 +1,374 @@
+package planner
+
+import (
+	"slices"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
+)
+
+// aggCall is an aggregate call bound over the FROM scope.
+type aggCall struct {
+	kind     plan.AggKind
+	args     []typed
+	distinct bool
+	filter   *typed
+	order    []typed
+	orders   []codec.Order
+	typ      types.Type
+}
+
+func (a *aggCall) equal(b *aggCall) bool {
+	if a.kind != b.kind || a.distinct != b.distinct || len(a.args) != len(b.args) || len(a.order) != len(b.order) ||
+		(a.filter == nil) != (b.filter == nil) || !slices.Equal(a.orders, b.orders) {
+		return false
+	}
+	for i := range a.args {
+		if !descEqual(a.args[i].d, b.args[i].d) {
+			return false
+		}
+	}
+	for i := range a.order {
+		if !descEqual(a.order[i].d, b.order[i].d) {
+			return false
+		}
+	}
+	return a.filter == nil || descEqual(a.filter.d, b.filter.d)
+}
+
+// aggScope binds expressions above a GROUP BY: grouped expressions and
+// aggregate calls become columns of the aggregation's output.
+type aggScope struct {
+	q      *query
+	from   *binder
+	groups []typed
+	calls  []*aggCall
+}
+
+func (s *aggScope) schema() []types.Type {
+	ts := make([]types.Type, 0, len(s.groups)+len(s.calls))
+	for _, g := range s.groups {
+		ts = append(ts, g.t)
+	}
+	for _, c := range s.calls {
+		ts = append(ts, c.typ)
+	}
+	return ts
+}
+
+func (s *aggScope) hook(n *pg_query.Node) (typed, bool, error) {
+	if f := n.GetFuncCall(); f != nil && aggNames[funcName(f)] && f.Over == nil {
+		i, err := s.register(f)
+		if err != nil {
+			return typed{}, true, err
+		}
+		t := s.calls[i].typ
+		return typed{expr.Input(len(s.groups)+i, t), t}, true, nil
+	}
+	if n.GetAConst() != nil || hasAggregate(n) {
+		return typed{}, false, nil
+	}
+	t, err := s.from.bind(n)
+	if err != nil {
+		if n.GetColumnRef() != nil {
+			return typed{}, true, err
+		}
+		return typed{}, false, nil
+	}
+	for i, g := range s.groups {
+		if descEqual(g.d, t.d) {
+			return typed{expr.Input(i, g.t), g.t}, true, nil
+		}
+	}
+	if cr := n.GetColumnRef(); cr != nil {
+		qual, name, _ := columnName(cr)
+		if qual != "" {
+			name = qual + "." + name
+		}
+		return typed{}, true, errAt(s.q.st, sqlerr.GroupingError, cr.Location,
+			"column %q must appear in the GROUP BY clause or be used in an aggregate function", name)
+	}
+	return typed{}, false, nil
+}
+
+// register binds an aggregate call and returns its index among the calls.
+func (s *aggScope) register(f *pg_query.FuncCall) (int, error) {
+	c, err := s.bindCall(f)
+	if err != nil {
+		return 0, err
+	}
+	for i, old := range s.calls {
+		if old.equal(c) {
+			return i, nil
+		}
+	}
+	s.calls = append(s.calls, c)
+	return len(s.calls) - 1, nil
+}
+
+func (s *aggScope) bindCall(f *pg_query.FuncCall) (*aggCall, error) {
+	name := funcName(f)
+	fb := *s.from
+	fb.clause = "arguments of aggregate functions"
+	c := &aggCall{distinct: f.AggDistinct}
+	for _, a := range f.Args {
+		t, err := fb.bind(a)
+		if err != nil {
+			return nil, err
+		}
+		c.args = append(c.args, t)
+	}
+	if err := s.resolveKind(c, name, f); err != nil {
+		return nil, err
+	}
+	if f.AggFilter != nil {
+		t, err := fb.boolArg(f.AggFilter, "FILTER")
+		if err != nil {
+			return nil, err
+		}
+		c.filter = &t
+	}
+	if c.kind == plan.AggStringAgg {
+		for _, o := range f.AggOrder {
+			sb := o.GetSortBy()
+			t, err := fb.bind(sb.Node)
+			if err != nil {
+				return nil, err
+			}
+			ord := codec.Order{Desc: sb.SortbyDir == pg_query.SortByDir_SORTBY_DESC}
+			ord.NullsFirst = ord.Desc
+			switch sb.SortbyNulls {
+			case pg_query.SortByNulls_SORTBY_NULLS_FIRST:
+				ord.NullsFirst = true
+			case pg_query.SortByNulls_SORTBY_NULLS_LAST:
+				ord.NullsFirst = false
+			}
+			c.order, c.orders = append(c.order, t), append(c.orders, ord)
+		}
+	}
+	return c, nil
+}
+
+// resolveKind picks the aggregate and its Postgres result type.
+func (s *aggScope) resolveKind(c *aggCall, name string, f *pg_query.FuncCall) error {
+	undefined := func() error {
+		var ts []types.Type
+		for _, a := range c.args {
+			ts = append(ts, a.t)
+		}
+		return errAt(s.q.st, sqlerr.UndefinedFunction, f.Location, "function %s(%s) does not exist", name, typeList(ts))
+	}
+	if f.AggStar {
+		if name != "count" {
+			return errAt(s.q.st, sqlerr.SyntaxError, f.Location, "%s(*) is not an aggregate", name)
+		}
+		c.kind, c.typ, c.distinct = plan.AggCountStar, types.TInt64, false
+		return nil
+	}
+	want := 1
+	if name == "string_agg" {
+		want = 2
+	}
+	if len(c.args) != want {
+		return undefined()
+	}
+	for i := range c.args {
+		if c.args[i].t.ID == types.Unknown {
+			c.args[i], _ = s.from.coerce(c.args[i], types.TVarchar, location(f.Args[i]))
+		}
+	}
+	arg := c.args[0].t
+	switch name {
+	case "count":
+		c.kind, c.typ = plan.AggCount, types.TInt64
+	case "sum":
+		c.kind = plan.AggSum
+		switch {
+		case arg.ID == types.Int16 || arg.ID == types.Int32:
+			c.typ = types.TInt64
+		case arg.ID == types.Int64 || arg.ID == types.Decimal:
+			c.typ = types.TDecimal
+		case arg.IsFloat():
+			c.typ = arg
+		}
+	case "avg":
+		c.kind = plan.AggAvg
+		switch {
+		case arg.IsInteger() || arg.ID == types.Decimal:
+			c.typ = types.TDecimal
+		case arg.IsFloat():
+			c.typ = types.TFloat64
+		}
+	case "min", "max":
+		c.kind, c.typ, c.distinct = plan.AggMin, arg, false
+		if name == "max" {
+			c.kind = plan.AggMax
+		}
+	case "bool_and", "every", "bool_or":
+		c.kind = plan.AggBoolAnd
+		if name == "bool_or" {
+			c.kind = plan.AggBoolOr
+		}
+		if arg.ID == types.Bool {
+			c.typ = types.TBool
+		}
+	case "string_agg":
+		c.kind = plan.AggStringAgg
+		if arg.ID == types.Varchar && c.args[1].t.ID == types.Varchar {
+			c.typ = arg
+		}
+	}
+	if c.typ.ID == types.Unknown {
+		return undefined()
+	}
+	return nil
+}
+
+func typeList(ts []types.Type) string {
+	s := ""
+	for i, t := range ts {
+		if i > 0 {
+			s += ", "
+		}
+		s += t.String()
+	}
+	return s
+}
+
+// aggregate plans GROUP BY, the aggregate calls of the select list, HAVING
+// and ORDER BY, and HAVING's filter. It returns the relation after HAVING
+// and the binder for expressions above the aggregation.
+func (q *query) aggregate(from *relExpr, s *pg_query.SelectStmt) (*relExpr, *binder, error) {
+	sc := &aggScope{q: q, from: &binder{q: q, scope: from, clause: "GROUP BY"}}
+	for _, g := range s.GroupClause {
+		t, err := q.groupExpr(sc.from, g, s.TargetList)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !slices.ContainsFunc(sc.groups, func(x typed) bool { return descEqual(x.d, t.d) }) {
+			sc.groups = append(sc.groups, t)
+		}
+	}
+	sc.from.clause = "WHERE"
+	b := &binder{q: q, scope: from, schema: sc.schema, hook: sc.hook}
+	// Bind everything above the aggregation once to collect its calls;
+	// the caller binds them again, finding the calls registered.
+	for _, n := range s.TargetList {
+		if v := n.GetResTarget().Val; v.GetColumnRef() == nil || !isStar(v.GetColumnRef()) {
+			if _, err := b.bind(v); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if s.HavingClause != nil {
+		if _, err := b.bind(s.HavingClause); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, n := range s.SortClause {
+		_, _ = b.bind(n.GetSortBy().Node)
+	}
+	r := q.aggNode(from, sc)
+	if s.HavingClause != nil {
+		var err error
+		if r, err = q.filter(b, r, s.HavingClause, "HAVING"); err != nil {
+			return nil, nil, err
+		}
+	}
+	return r, b, nil
+}
+
+func isStar(c *pg_query.ColumnRef) bool {
+	_, _, star := columnName(c)
+	return star
+}
+
+// groupExpr binds one GROUP BY item: an expression, an output column
+// position or an output column name.
+func (q *query) groupExpr(b *binder, g *pg_query.Node, targets []*pg_query.Node) (typed, error) {
+	if gs := g.GetGroupingSet(); gs != nil {
+		return typed{}, errAt(q.st, sqlerr.FeatureNotSupported, gs.Location, "GROUPING SETS, ROLLUP and CUBE are not supported")
+	}
+	if c := g.GetAConst(); c != nil {
+		if iv, ok := c.Val.(*pg_query.A_Const_Ival); ok {
+			if iv.Ival.Ival < 1 || int(iv.Ival.Ival) > len(targets) {
+				return typed{}, errAt(q.st, sqlerr.InvalidColumnReference, c.Location, "GROUP BY position %d is not in select list", iv.Ival.Ival)
+			}
+			return b.bind(targets[iv.Ival.Ival-1].GetResTarget().Val)
+		}
+	}
+	t, err := b.bind(g)
+	if err == nil {
+		return t, nil
+	}
+	if cr := g.GetColumnRef(); cr != nil && sqlerr.CodeOf(err) == sqlerr.UndefinedColumn {
+		if qual, name, _ := columnName(cr); qual == "" {
+			for _, n := range targets {
+				if rt := n.GetResTarget(); rt.Name == name {
+					return b.bind(rt.Val)
+				}
+			}
+		}
+	}
+	return typed{}, err
+}
+
+// aggNode builds the projection feeding the aggregation (group keys, then
+// each call's arguments, filter and ordering columns) and the Agg node.
+func (q *query) aggNode(from *relExpr, sc *aggScope) *relExpr {
+	var outs []outCol
+	col := func(t typed) int {
+		for i, o := range outs {
+			if descEqual(o.t.d, t.d) {
+				return i
+			}
+		}
+		outs = append(outs, outCol{t: t, name: "_agg_in", hidden: true})
+		return len(outs) - 1
+	}
+	for _, g := range sc.groups {
+		outs = append(outs, outCol{t: g, name: "_group", hidden: true})
+	}
+	var calls []plan.AggCall
+	for _, c := range sc.calls {
+		pc := plan.AggCall{Kind: c.kind, Distinct: c.distinct, Type: c.typ}
+		for i, o := range c.order {
+			pc.OrderBy = append(pc.OrderBy, plan.ColumnOrder{Column: col(o), Order: c.orders[i]})
+		}
+		for _, a := range c.args {
+			pc.Args = append(pc.Args, col(a))
+		}
+		if c.filter != nil {
+			f := expr.Input(col(*c.filter), types.TBool)
+			pc.Filter = &f
+		}
+		calls = append(calls, pc)
+	}
+	in := q.project(from, outs, true)
+	groups := seq(len(sc.groups))
+	kind := plan.KindHashAgg
+	if len(groups) == 0 {
+		kind = plan.KindSimpleAgg
+	}
+	res := aggTables(in.node.Schema, groups, calls)
+	out := &relExpr{}
+	for _, g := range sc.groups {
+		c := column{name: "?column?", typ: g.t}
+		if g.d.Kind == expr.KindInput {
+			src := from.cols[g.d.Index]
+			c.qual, c.name = src.qual, src.name
+		}
+		out.cols = append(out.cols, c)
+	}
+	for _, c := range sc.calls {
+		out.cols = append(out.cols, column{name: string(c.kind), typ: c.typ})
+	}
+	out.node = &plan.Node{Kind: kind, Inputs: []*plan.Node{in.node}, Schema: colTypes(out.cols), StreamKey: groups,
+		Agg: &plan.Agg{GroupKeys: groups, Calls: calls, ResultTable: res}}
+	return out
+}

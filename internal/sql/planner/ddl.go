@@ -1,0 +1,219 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/engine"
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/sql/parser"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+)
+
+func (p *Planner) createTable(st *parser.Statement, cs *pg_query.CreateStmt) (Result, error) {
+	q := &query{p: p, st: st}
+	if len(cs.InhRelations) > 0 || cs.Partspec != nil || cs.OfTypename != nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "table inheritance, partitioning and typed tables are not supported")
+	}
+	spec := engine.TableSpec{Name: cs.Relation.Relname, AppendOnly: st.AppendOnly, Definition: st.SQL()}
+	var pkNames []*pg_query.Node
+	pkLoc := int32(-1)
+	for _, e := range cs.TableElts {
+		switch x := e.Node.(type) {
+		case *pg_query.Node_ColumnDef:
+			cd := x.ColumnDef
+			if slices.ContainsFunc(spec.Columns, func(c catalog.Column) bool { return c.Name == cd.Colname }) {
+				return nil, errAt(st, sqlerr.Code("42701"), cd.Location, "column %q specified more than once", cd.Colname)
+			}
+			if cd.Colname == engine.RowIDColumn {
+				return nil, errAt(st, sqlerr.Code("42701"), cd.Location, "column name %q is reserved", cd.Colname)
+			}
+			t, err := typeName(q, cd.TypeName)
+			if err != nil {
+				return nil, err
+			}
+			spec.Columns = append(spec.Columns, catalog.Column{Name: cd.Colname, Type: t})
+			for _, c := range cd.Constraints {
+				if con := c.GetConstraint(); con != nil && con.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
+					if pkNames != nil {
+						return nil, errAt(st, sqlerr.Code("42P16"), con.Location, "multiple primary keys for table %q are not allowed", spec.Name)
+					}
+					pkNames = []*pg_query.Node{{Node: &pg_query.Node_String_{String_: &pg_query.String{Sval: cd.Colname}}}}
+					pkLoc = con.Location
+				}
+			}
+		case *pg_query.Node_Constraint:
+			con := x.Constraint
+			if con.Contype != pg_query.ConstrType_CONSTR_PRIMARY {
+				continue
+			}
+			if pkNames != nil {
+				return nil, errAt(st, sqlerr.Code("42P16"), con.Location, "multiple primary keys for table %q are not allowed", spec.Name)
+			}
+			pkNames, pkLoc = con.Keys, con.Location
+		default:
+			return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "table element not supported: %s", nodeName(e))
+		}
+	}
+	if len(spec.Columns) == 0 {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "a table needs at least one column")
+	}
+	for _, n := range pkNames {
+		name := n.GetString_().Sval
+		i := slices.IndexFunc(spec.Columns, func(c catalog.Column) bool { return c.Name == name })
+		if i < 0 {
+			return nil, errAt(st, sqlerr.UndefinedColumn, pkLoc, "column %q named in key does not exist", name)
+		}
+		if slices.Contains(spec.PK, i) {
+			return nil, errAt(st, sqlerr.Code("42701"), pkLoc, "column %q appears twice in primary key constraint", name)
+		}
+		spec.PK = append(spec.PK, i)
+	}
+	return &CreateTable{Spec: spec, IfNotExists: cs.IfNotExists}, nil
+}
+
+func (p *Planner) createView(ctx context.Context, st *parser.Statement, cs *pg_query.CreateTableAsStmt) (Result, error) {
+	if cs.Objtype != pg_query.ObjectType_OBJECT_MATVIEW {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "CREATE TABLE AS is not supported; use CREATE MATERIALIZED VIEW")
+	}
+	q := &query{p: p, st: st, streaming: true}
+	sel := cs.Query.GetSelectStmt()
+	if sel == nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "a materialized view must be defined by a SELECT")
+	}
+	r, _, err := q.selectStmt(sel, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.aliasColumns(r, &pg_query.Alias{Aliasname: cs.Into.Rel.Relname, Colnames: cs.Into.ColNames}); err != nil {
+		return nil, err
+	}
+	cols, err := viewColumns(r)
+	if err != nil {
+		return nil, err
+	}
+	r = q.visibleFirst(r)
+	if err := p.assignIDs(ctx, r.node); err != nil {
+		return nil, err
+	}
+	spec := engine.ViewSpec{Name: cs.Into.Rel.Relname, Columns: cols, Plan: r.node, PK: slices.Clone(r.node.StreamKey),
+		DependsOn: q.deps, Definition: st.SQL()}
+	return &CreateView{Spec: spec, IfNotExists: cs.IfNotExists}, nil
+}
+
+// visibleFirst reorders r's columns so the visible ones come first (a
+// projection, only when needed).
+func (q *query) visibleFirst(r *relExpr) *relExpr {
+	vis := r.visible()
+	if slices.Equal(vis, seq(len(vis))) {
+		return r
+	}
+	var outs []outCol
+	for _, hidden := range []bool{false, true} {
+		for i, c := range r.cols {
+			if c.hidden == hidden {
+				outs = append(outs, outCol{t: typed{expr.Input(i, c.typ), c.typ}, name: c.name, qual: c.qual, hidden: c.hidden})
+			}
+		}
+	}
+	return q.project(r, outs, true)
+}
+
+// viewColumns names a view's columns in the order visibleFirst puts them:
+// the visible ones as the query names them (which must be unique), the
+// hidden ones as "_" plus their source name, made unique.
+func viewColumns(r *relExpr) ([]catalog.Column, error) {
+	var cols []catalog.Column
+	seen := map[string]bool{}
+	for _, i := range r.visible() {
+		c := r.cols[i]
+		if seen[c.name] {
+			return nil, sqlerr.Errorf(sqlerr.Code("42701"), "column %q specified more than once", c.name)
+		}
+		seen[c.name] = true
+		cols = append(cols, catalog.Column{Name: c.name, Type: c.typ})
+	}
+	for _, c := range r.cols {
+		if !c.hidden {
+			continue
+		}
+		name := c.name
+		if len(name) == 0 || name[0] != '_' {
+			name = "_" + name
+		}
+		for n := 1; seen[name]; n++ {
+			name = fmt.Sprintf("%s_%d", c.name, n)
+			if name[0] != '_' {
+				name = "_" + name
+			}
+		}
+		seen[name] = true
+		cols = append(cols, catalog.Column{Name: name, Type: c.typ, Hidden: true})
+	}
+	return cols, nil
+}
+
+// query plans a batch SELECT.
+func (p *Planner) query(st *parser.Statement, s *pg_query.SelectStmt) (Result, error) {
+	q := &query{p: p, st: st}
+	r, ord, err := q.selectStmt(s, true)
+	if err != nil {
+		return nil, err
+	}
+	return q.batchQuery(r, ord), nil
+}
+
+// batchQuery puts a batch plan's visible columns first (remapping the
+// final ordering) and describes its output.
+func (q *query) batchQuery(r *relExpr, ord *ordering) *Query {
+	perm := append(r.visible(), hiddenOf(r)...)
+	r = q.visibleFirst(r)
+	out := &Query{Plan: r.node, Limit: -1}
+	for _, c := range r.cols {
+		if !c.hidden {
+			out.Columns = append(out.Columns, catalog.Column{Name: c.name, Type: c.typ})
+		}
+	}
+	if ord != nil {
+		out.Limit, out.Offset = ord.limit, ord.offset
+		for _, o := range ord.by {
+			o.Column = slices.Index(perm, o.Column)
+			out.OrderBy = append(out.OrderBy, o)
+		}
+	}
+	return out
+}
+
+func hiddenOf(r *relExpr) []int {
+	var out []int
+	for i, c := range r.cols {
+		if c.hidden {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (p *Planner) drop(ds *pg_query.DropStmt) (Result, error) {
+	d := &Drop{IfExists: ds.MissingOk, Cascade: ds.Behavior == pg_query.DropBehavior_DROP_CASCADE}
+	switch ds.RemoveType {
+	case pg_query.ObjectType_OBJECT_TABLE:
+		d.Kind = catalog.KindTable
+	case pg_query.ObjectType_OBJECT_MATVIEW:
+		d.Kind = catalog.KindMaterializedView
+	default:
+		return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "DROP %s is not supported", ds.RemoveType.String()[len("OBJECT_"):])
+	}
+	for _, o := range ds.Objects {
+		items := o.GetList().GetItems()
+		if len(items) == 0 {
+			continue
+		}
+		d.Names = append(d.Names, items[len(items)-1].GetString_().Sval)
+	}
+	return d, nil
+}

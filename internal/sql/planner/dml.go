@@ -1,0 +1,281 @@
+package planner
+
+import (
+	"slices"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/sql/parser"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// Insert is INSERT INTO Table. Either Rows (VALUES of constants, already
+// evaluated) or Query (whose output is the new rows) is set; either way a
+// row has the table's visible columns in table order, NULL where the
+// statement gave no value.
+type Insert struct {
+	Table *catalog.Relation
+	Rows  []types.Row
+	Query *Query
+}
+
+// Update is UPDATE Table. Query's output is, per affected row, the old row
+// (every column, hidden ones included) followed by the new row (the same
+// layout, hidden columns copied from the old).
+type Update struct {
+	Table *catalog.Relation
+	Query *Query
+}
+
+// Delete is DELETE FROM Table. Query's output is the rows to delete, every
+// column included.
+type Delete struct {
+	Table *catalog.Relation
+	Query *Query
+}
+
+// target finds the table a DML statement writes.
+func (q *query) target(rv *pg_query.RangeVar, retract bool) (*catalog.Relation, error) {
+	rel, ok := q.p.cat.ByName(rv.Relname)
+	if !ok {
+		return nil, errAt(q.st, sqlerr.UndefinedTable, rv.Location, "relation %q does not exist", rv.Relname)
+	}
+	if rel.Kind != catalog.KindTable {
+		return nil, errAt(q.st, sqlerr.WrongObjectType, rv.Location, "cannot change materialized view %q", rv.Relname)
+	}
+	if retract && rel.AppendOnly {
+		return nil, errAt(q.st, sqlerr.FeatureNotSupported, rv.Location, "append-only table does not support update or delete")
+	}
+	return rel, nil
+}
+
+func visibleColumns(rel *catalog.Relation) []int {
+	var out []int
+	for i, c := range rel.Columns {
+		if !c.Hidden {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// assign converts a value written to column c (an assignment cast).
+func (b *binder) assign(t typed, c catalog.Column, loc int32) (typed, error) {
+	if t.t == c.Type {
+		return t, nil
+	}
+	if t.t.ID == types.Unknown || expr.CanImplicitCast(t.t, c.Type) ||
+		(t.t.IsNumeric() && c.Type.IsNumeric()) || c.Type.ID == types.Varchar {
+		return b.coerce(t, c.Type, loc)
+	}
+	return typed{}, errAt(b.q.st, sqlerr.DatatypeMismatch, loc, "column %q is of type %s but expression is of type %s", c.Name, c.Type, t.t)
+}
+
+func (p *Planner) insert(st *parser.Statement, s *pg_query.InsertStmt) (Result, error) {
+	q := &query{p: p, st: st}
+	if s.OnConflictClause != nil || len(s.ReturningList) > 0 || s.WithClause != nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … ON CONFLICT, RETURNING and WITH are not supported")
+	}
+	rel, err := q.target(s.Relation, false)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := q.insertColumns(rel, s)
+	if err != nil {
+		return nil, err
+	}
+	sel := s.SelectStmt.GetSelectStmt()
+	if sel == nil {
+		return q.insertRows(rel, targets, nil)
+	}
+	if len(sel.ValuesLists) > 0 && sel.Op == pg_query.SetOperation_SETOP_NONE && len(sel.SortClause) == 0 && sel.LimitCount == nil {
+		return q.insertRows(rel, targets, sel.ValuesLists)
+	}
+	return q.insertSelect(rel, targets, sel)
+}
+
+// insertColumns maps the statement's column list to table columns.
+func (q *query) insertColumns(rel *catalog.Relation, s *pg_query.InsertStmt) ([]int, error) {
+	if len(s.Cols) == 0 {
+		return visibleColumns(rel), nil
+	}
+	var out []int
+	for _, n := range s.Cols {
+		rt := n.GetResTarget()
+		i := slices.IndexFunc(rel.Columns, func(c catalog.Column) bool { return c.Name == rt.Name && !c.Hidden })
+		if i < 0 {
+			return nil, errAt(q.st, sqlerr.UndefinedColumn, rt.Location, "column %q of relation %q does not exist", rt.Name, rel.Name)
+		}
+		if slices.Contains(out, i) {
+			return nil, errAt(q.st, sqlerr.Code("42701"), rt.Location, "column %q specified more than once", rt.Name)
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// insertRows evaluates constant VALUES rows strictly; an INSERT with no
+// VALUES (DEFAULT VALUES) inserts one row of NULLs.
+func (q *query) insertRows(rel *catalog.Relation, targets []int, lists []*pg_query.Node) (Result, error) {
+	b := &binder{q: q, clause: "VALUES"}
+	vis := visibleColumns(rel)
+	if lists == nil {
+		return &Insert{Table: rel, Rows: []types.Row{make(types.Row, len(vis))}}, nil
+	}
+	var rows []types.Row
+	for _, l := range lists {
+		items := l.GetList().GetItems()
+		if err := countCheck(q, len(items), len(targets), location(items[0])); err != nil {
+			return nil, err
+		}
+		row := make(types.Row, len(vis))
+		for i, it := range items {
+			if it.GetSetToDefault() != nil {
+				continue
+			}
+			col := rel.Columns[targets[i]]
+			t, err := b.bind(it)
+			if err != nil {
+				return nil, err
+			}
+			if t, err = b.assign(t, col, location(it)); err != nil {
+				return nil, err
+			}
+			d, err := evalConst(t, col.Type)
+			if err != nil {
+				return nil, withPos(q.st, err, location(it))
+			}
+			row[slices.Index(vis, targets[i])] = d
+		}
+		rows = append(rows, row)
+	}
+	return &Insert{Table: rel, Rows: rows}, nil
+}
+
+func countCheck(q *query, got, want int, loc int32) error {
+	switch {
+	case got > want:
+		return errAt(q.st, sqlerr.SyntaxError, loc, "INSERT has more expressions than target columns")
+	case got < want:
+		return errAt(q.st, sqlerr.SyntaxError, loc, "INSERT has more target columns than expressions")
+	}
+	return nil
+}
+
+func (q *query) insertSelect(rel *catalog.Relation, targets []int, sel *pg_query.SelectStmt) (Result, error) {
+	r, ord, err := q.selectStmt(sel, true)
+	if err != nil {
+		return nil, err
+	}
+	if ord != nil && (ord.limit >= 0 || ord.offset > 0) {
+		r = q.topN(r, ord.by, ord.limit, ord.offset)
+	}
+	src := r.visible()
+	if err := countCheck(q, len(src), len(targets), -1); err != nil {
+		return nil, err
+	}
+	b := &binder{q: q, scope: r}
+	var outs []outCol
+	for _, ci := range visibleColumns(rel) {
+		col := rel.Columns[ci]
+		t := typed{expr.Null(col.Type), col.Type}
+		if k := slices.Index(targets, ci); k >= 0 {
+			c := r.cols[src[k]]
+			if t, err = b.assign(typed{expr.Input(src[k], c.typ), c.typ}, col, -1); err != nil {
+				return nil, err
+			}
+		}
+		outs = append(outs, outCol{t: t, name: col.Name})
+	}
+	return &Insert{Table: rel, Query: q.batchQuery(q.project(r, outs, true), nil)}, nil
+}
+
+// scanTarget scans a DML target (every column), filtered by WHERE.
+func (q *query) scanTarget(rel *catalog.Relation, alias *pg_query.Alias, where *pg_query.Node) (*relExpr, error) {
+	qual := rel.Name
+	if alias != nil {
+		qual = alias.Aliasname
+	}
+	r := q.scanRelation(rel, qual)
+	if where == nil {
+		return r, nil
+	}
+	return q.filter(&binder{q: q, scope: r, clause: "WHERE"}, r, where, "WHERE")
+}
+
+// rawQuery describes a plan whose every column is output.
+func rawQuery(r *relExpr) *Query {
+	out := &Query{Plan: r.node, Limit: -1}
+	for _, c := range r.cols {
+		out.Columns = append(out.Columns, catalog.Column{Name: c.name, Type: c.typ, Hidden: c.hidden})
+	}
+	return out
+}
+
+func (p *Planner) delete(st *parser.Statement, s *pg_query.DeleteStmt) (Result, error) {
+	q := &query{p: p, st: st}
+	if len(s.UsingClause) > 0 || len(s.ReturningList) > 0 || s.WithClause != nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DELETE … USING, RETURNING and WITH are not supported")
+	}
+	rel, err := q.target(s.Relation, true)
+	if err != nil {
+		return nil, err
+	}
+	r, err := q.scanTarget(rel, s.Relation.Alias, s.WhereClause)
+	if err != nil {
+		return nil, err
+	}
+	return &Delete{Table: rel, Query: rawQuery(r)}, nil
+}
+
+func (p *Planner) update(st *parser.Statement, s *pg_query.UpdateStmt) (Result, error) {
+	q := &query{p: p, st: st}
+	if len(s.FromClause) > 0 || len(s.ReturningList) > 0 || s.WithClause != nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "UPDATE … FROM, RETURNING and WITH are not supported")
+	}
+	rel, err := q.target(s.Relation, true)
+	if err != nil {
+		return nil, err
+	}
+	r, err := q.scanTarget(rel, s.Relation.Alias, s.WhereClause)
+	if err != nil {
+		return nil, err
+	}
+	b := &binder{q: q, scope: r, clause: "UPDATE"}
+	newVals := make([]*typed, len(rel.Columns))
+	for _, n := range s.TargetList {
+		rt := n.GetResTarget()
+		i := slices.IndexFunc(rel.Columns, func(c catalog.Column) bool { return c.Name == rt.Name && !c.Hidden })
+		if i < 0 {
+			return nil, errAt(st, sqlerr.UndefinedColumn, rt.Location, "column %q of relation %q does not exist", rt.Name, rel.Name)
+		}
+		if newVals[i] != nil {
+			return nil, errAt(st, sqlerr.Code("42601"), rt.Location, "multiple assignments to same column %q", rt.Name)
+		}
+		t := typed{expr.Null(rel.Columns[i].Type), rel.Columns[i].Type}
+		if rt.Val.GetSetToDefault() == nil {
+			if t, err = b.bind(rt.Val); err != nil {
+				return nil, err
+			}
+			if t, err = b.assign(t, rel.Columns[i], location(rt.Val)); err != nil {
+				return nil, err
+			}
+		}
+		newVals[i] = &t
+	}
+	var outs []outCol
+	for i, c := range rel.Columns {
+		outs = append(outs, outCol{t: typed{expr.Input(i, c.Type), c.Type}, name: c.Name, hidden: c.Hidden})
+	}
+	for i, c := range rel.Columns {
+		t := typed{expr.Input(i, c.Type), c.Type}
+		if newVals[i] != nil {
+			t = *newVals[i]
+		}
+		outs = append(outs, outCol{t: t, name: c.Name, hidden: c.Hidden})
+	}
+	return &Update{Table: rel, Query: rawQuery(q.project(r, outs, false))}, nil
+}

@@ -1,0 +1,122 @@
+package planner
+
+import (
+	"slices"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/sql/parser"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/stream/source"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// column is one output column of a relational expression as name
+// resolution sees it.
+type column struct {
+	qual   string // the table name or alias that qualifies it
+	name   string
+	typ    types.Type
+	hidden bool // carried for the stream key; not part of SELECT *
+}
+
+// relExpr is a planned relational expression: a plan node and the names
+// of its output columns.
+type relExpr struct {
+	node *plan.Node
+	cols []column
+}
+
+// visible returns the positions of the columns SELECT * shows.
+func (r *relExpr) visible() []int {
+	var out []int
+	for i, c := range r.cols {
+		if !c.hidden {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// requalify renames every column's qualifier (a FROM alias).
+func (r *relExpr) requalify(q string) {
+	for i := range r.cols {
+		r.cols[i].qual = q
+	}
+}
+
+// query holds what binding one statement needs: the statement (for
+// positions), whether the plan is streaming, the CTEs in scope and the
+// relations read.
+type query struct {
+	p         *Planner
+	st        *parser.Statement
+	streaming bool
+	ctes      []map[string]*cte
+	deps      []uint32
+}
+
+type cte struct {
+	name string
+	node func() (*relExpr, error)
+}
+
+// lookupCTE finds a CTE by name, innermost WITH first.
+func (q *query) lookupCTE(name string) *cte {
+	for i := len(q.ctes) - 1; i >= 0; i-- {
+		if c, ok := q.ctes[i][name]; ok {
+			return c
+		}
+	}
+	return nil
+}
+
+// scanRelation reads every column of a table or view.
+func (q *query) scanRelation(rel *catalog.Relation, qual string) *relExpr {
+	if !slices.Contains(q.deps, rel.ID) {
+		q.deps = append(q.deps, rel.ID)
+	}
+	cols := make([]int, len(rel.Columns))
+	out := &relExpr{}
+	for i, c := range rel.Columns {
+		cols[i] = i
+		out.cols = append(out.cols, column{qual: qual, name: c.Name, typ: c.Type, hidden: c.Hidden})
+	}
+	out.node = &plan.Node{Kind: plan.KindBackfill, Schema: slices.Clone(rel.Table.Types), StreamKey: slices.Clone(rel.PK),
+		Backfill: &plan.Backfill{Upstream: rel.Table, Columns: cols, ProgressTable: source.ProgressTable(0)}}
+	return out
+}
+
+// resolve finds the column qual.name (qual may be empty) in r. Visible
+// columns win over hidden ones of the same name.
+func (q *query) resolve(r *relExpr, qual, name string, loc int32) (int, error) {
+	if r == nil {
+		return 0, q.undefinedColumn(qual, name, loc)
+	}
+	for _, wantHidden := range []bool{false, true} {
+		found := -1
+		for i, c := range r.cols {
+			if c.hidden != wantHidden || c.name != name || (qual != "" && c.qual != qual) {
+				continue
+			}
+			if found >= 0 {
+				return 0, errAt(q.st, sqlerr.AmbiguousColumn, loc, "column reference %q is ambiguous", name)
+			}
+			found = i
+		}
+		if found >= 0 {
+			return found, nil
+		}
+	}
+	if qual != "" && !slices.ContainsFunc(r.cols, func(c column) bool { return c.qual == qual }) {
+		return 0, errAt(q.st, sqlerr.UndefinedTable, loc, "missing FROM-clause entry for table %q", qual)
+	}
+	return 0, q.undefinedColumn(qual, name, loc)
+}
+
+func (q *query) undefinedColumn(qual, name string, loc int32) error {
+	if qual != "" {
+		return errAt(q.st, sqlerr.UndefinedColumn, loc, "column %s.%s does not exist", qual, name)
+	}
+	return errAt(q.st, sqlerr.UndefinedColumn, loc, "column %q does not exist", name)
+}
