@@ -189,14 +189,8 @@ func (e *Engine) deploy(ctx context.Context, rel *catalog.Relation) error {
 	// A recovery may run at any moment and rebuild every job in the
 	// catalog, this one included: then it is deployed and registered
 	// already, which is as good.
-	adds, err := e.node.Prepare(ctx, deployment(rel))
-	if errors.Is(err, compute.ErrJobDeployed) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := e.node.Start(ctx, rel.ID); err != nil {
+	adds, started, err := e.prepareAndStart(ctx, rel)
+	if err != nil || !started {
 		return err
 	}
 	if _, err := e.coord.AddJob(ctx, jobSpec(rel), adds); err != nil && !errors.Is(err, barrier.ErrJobExists) {
@@ -205,11 +199,28 @@ func (e *Engine) deploy(ctx context.Context, rel *catalog.Relation) error {
 	return nil
 }
 
+// prepareAndStart deploys the job's actors under deployMu; started is
+// false when a recovery deployed it first.
+func (e *Engine) prepareAndStart(ctx context.Context, rel *catalog.Relation) (map[stream.ActorID][]stream.Dispatcher, bool, error) {
+	e.deployMu.Lock()
+	defer e.deployMu.Unlock()
+	adds, err := e.node.Prepare(ctx, deployment(rel))
+	if errors.Is(err, compute.ErrJobDeployed) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return adds, true, e.node.Start(ctx, rel.ID)
+}
+
 // abandon removes a job that failed before it was registered.
 func (e *Engine) abandon(rel *catalog.Relation) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	e.deployMu.Lock()
 	_ = e.node.DropJobs(ctx, []uint32{rel.ID})
+	e.deployMu.Unlock()
 	for _, a := range actorsOf(rel) {
 		e.store.DiscardActor(storage.ActorID(a))
 	}

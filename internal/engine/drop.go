@@ -31,16 +31,13 @@ func (e *Engine) Drop(ctx context.Context, name string, cascade bool) error {
 	return e.dropRelations(ctx, closure)
 }
 
-// dropRelations is the immediate drop: catalog first and durable, then
-// teardown on the compute node, then barrier bookkeeping; state deletion
-// follows in the background.
-func (e *Engine) dropRelations(ctx context.Context, rels []*catalog.Relation) error {
-	// Dependents first: a crash between two of these writes leaves a
-	// relation dropping only if everything reading it is dropping too.
+func (e *Engine) markAndTearDown(ctx context.Context, rels []*catalog.Relation) (map[uint32][]stream.ActorID, error) {
+	e.deployMu.Lock()
+	defer e.deployMu.Unlock()
 	for i := len(rels) - 1; i >= 0; i-- {
 		rels[i].State = catalog.StateDropping
 		if err := e.catalog.Put(ctx, rels[i]); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	ids := make([]uint32, len(rels))
@@ -49,7 +46,21 @@ func (e *Engine) dropRelations(ctx context.Context, rels []*catalog.Relation) er
 		ids[i] = r.ID
 		jobs[r.ID] = actorsOf(r)
 	}
-	if err := e.node.DropJobs(ctx, ids); err != nil {
+	return jobs, e.node.DropJobs(ctx, ids)
+}
+
+// dropRelations is the immediate drop: catalog first and durable, then
+// teardown on the compute node, then barrier bookkeeping; state deletion
+// follows in the background.
+func (e *Engine) dropRelations(ctx context.Context, rels []*catalog.Relation) error {
+	// Dependents first: a crash between two of these writes leaves a
+	// relation dropping only if everything reading it is dropping too.
+	// Under deployMu, so a recovery either rebuilds the jobs before the
+	// marks (and they are torn down below) or sees them and skips them.
+	// The coordinator is told after the lock is released: it may be
+	// waiting for the lock in a recovery.
+	jobs, err := e.markAndTearDown(ctx, rels)
+	if err != nil {
 		return err
 	}
 	if err := e.coord.DropJobs(ctx, jobs); err != nil {

@@ -44,6 +44,9 @@ type Engine struct {
 	group   *task.Group
 	log     *slog.Logger
 
+	// deployMu serializes changes to the compute node's graph: a recovery's
+	// stop-and-rebuild against a job's deployment or teardown.
+	deployMu sync.Mutex
 	rowIDs   rowIDAllocator
 	trunc    truncator
 	rowErrs  rowErrorCounter

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/meta/barrier"
@@ -14,6 +15,16 @@ import (
 // progress, then deploy every job in the catalog again, upstream before
 // downstream, and start them all.
 func (e *Engine) Rebuild(ctx context.Context) ([]barrier.JobSpec, error) {
+	// Deployments of new jobs and drops hold this lock while they touch
+	// the compute node, so none sees the graph half torn down.
+	e.deployMu.Lock()
+	defer e.deployMu.Unlock()
+	stopCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := e.node.StopAll(stopCtx); err != nil {
+		return nil, fmt.Errorf("stop actors: %w", err)
+	}
+	e.store.AbortUncommitted()
 	var live []*catalog.Relation
 	dropping := map[uint32]bool{}
 	for _, r := range e.catalog.All() {

@@ -13,8 +13,9 @@ import (
 	"github.com/sluice-db/sluice/internal/task"
 )
 
-// Recoverer rebuilds every job from the catalog after the coordinator has
-// stopped them; it returns the rebuilt topology.
+// Recoverer rebuilds the graph: it stops every actor, drops uncommitted
+// writes and deploys every job of the catalog again; it returns the
+// rebuilt topology.
 type Recoverer interface {
 	Rebuild(ctx context.Context) ([]barrier.JobSpec, error)
 	// DeleteJobState deletes a dropped job's committed state and finishes
@@ -163,26 +164,36 @@ func (c *Coordinator) commit(ctx context.Context, a barrier.Commit) {
 	}
 }
 
-// recover stops every actor, drops uncommitted writes and rebuilds every
-// job from the catalog. If rebuilding fails it retries on the next tick by
-// failing again, which keeps the machine in recovery.
+// rebuild retries a failed rebuild with backoff: a graph left torn down
+// would stop every job until the next failure.
+func (c *Coordinator) rebuild(ctx context.Context) ([]barrier.JobSpec, error) {
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		jobs, err := c.rec.Rebuild(ctx)
+		if err == nil || attempt == 8 || ctx.Err() != nil {
+			return jobs, err
+		}
+		c.cfg.Logger.Warn("recovery: rebuild failed, retrying", "attempt", attempt, "err", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// recover asks the Recoverer to stop every actor, drop uncommitted writes
+// and rebuild every job from the catalog. If rebuilding fails, the machine
+// is told so with an empty topology and the failure is logged; the next
+// actor failure or RECOVER tries again.
 func (c *Coordinator) recover(ctx context.Context, a barrier.StartRecovery) {
 	c.cfg.Logger.Info("recovery", "from", a.FromEpoch, "cause", a.Cause)
-	stopCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := c.compute.StopAll(stopCtx); err != nil {
-		c.cfg.Logger.Error("recovery: stop", "err", err)
-	}
-	c.store.AbortUncommitted()
 	clear(c.adds)
-	jobs, err := c.rec.Rebuild(ctx)
+	jobs, err := c.rebuild(ctx)
 	if err != nil {
 		c.cfg.Logger.Error("recovery: rebuild", "err", err)
-		if ctx.Err() == nil {
-			time.Sleep(100 * time.Millisecond)
-			_ = c.compute.StopAll(stopCtx)
-			jobs = nil
-		}
+		jobs = nil
 	}
 	if err := c.m.RecoveryDone(time.Now(), jobs); err != nil {
 		c.cfg.Logger.Error("recovery done", "err", err)
