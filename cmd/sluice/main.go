@@ -21,6 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sluice-db/sluice/internal/engine"
+	"github.com/sluice-db/sluice/internal/pgwire"
+	"github.com/sluice-db/sluice/internal/sql/session"
 )
 
 type config struct {
@@ -30,6 +32,7 @@ type config struct {
 	inMemory      bool
 	barrierMS     int
 	parallelism   int
+	password      string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -42,6 +45,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.inMemory, "in-memory", false, "keep everything in memory (no files)")
 	fs.IntVar(&c.barrierMS, "barrier-interval-ms", 1000, "milliseconds between checkpoint barriers")
 	fs.IntVar(&c.parallelism, "parallelism", 0, "actors per distributed fragment (default: number of cores)")
+	fs.StringVar(&c.password, "password", "", "require this password (SCRAM-SHA-256) for user root; empty trusts every client")
 	if len(args) > 0 && args[0] == "playground" {
 		args = args[1:]
 	}
@@ -96,12 +100,44 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "sluice playground: data in %s, barrier every %d ms\n", where, c.barrierMS)
 	fmt.Fprintf(out, "metrics on http://%s/metrics\n", srv.Addr)
-	fmt.Fprintf(out, "the SQL (pgwire) listener on %s is not built yet; see the README\n", c.listenAddr)
+	sql, err := serveSQL(ctx, c, e, log)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	host, port, _ := net.SplitHostPort(sql.Addr())
+	fmt.Fprintf(out, "SQL on %s: psql -h %s -p %s -U root -d dev\n", sql.Addr(), host, port)
 	<-ctx.Done()
 	fmt.Fprintln(out, "shutting down")
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return srv.Shutdown(shutCtx)
+	serr := sql.Close()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		return err
+	}
+	return serr
+}
+
+// serveSQL starts the Postgres-protocol listener. Without --password every
+// client is trusted, which is only sensible on loopback; with it user root
+// must authenticate with SCRAM-SHA-256.
+func serveSQL(ctx context.Context, c config, e *engine.Engine, log *slog.Logger) (*session.Server, error) {
+	ln, err := net.Listen("tcp", c.listenAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen address %s: %w", c.listenAddr, err)
+	}
+	pcfg := pgwire.Config{Logger: log}
+	if c.password != "" {
+		pcfg.Users = map[string]string{"root": c.password}
+	} else if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		log.Warn("trusting every client on a non-loopback address; set --password", "addr", ln.Addr())
+	}
+	srv, err := session.Serve(ctx, e, ln, pcfg, session.Config{Parallelism: c.parallelism, Logger: log})
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	return srv, nil
 }
 
 // serveMetrics serves the Go runtime, process and engine metrics on

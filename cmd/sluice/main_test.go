@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 )
 
@@ -49,7 +51,7 @@ func TestPlaygroundServesMetricsAndShutsDown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuffer
 	done := make(chan error, 1)
-	cfg := config{dashboardAddr: "127.0.0.1:0", inMemory: true, barrierMS: 20}
+	cfg := config{dashboardAddr: "127.0.0.1:0", listenAddr: "127.0.0.1:0", inMemory: true, barrierMS: 20, parallelism: 2}
 	go func() { done <- run(ctx, cfg, &out) }()
 	var addr string
 	deadline := time.Now().Add(10 * time.Second)
@@ -75,6 +77,7 @@ func TestPlaygroundServesMetricsAndShutsDown(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	checkSQL(t, out.String())
 	cancel()
 	select {
 	case err := <-done:
@@ -86,5 +89,42 @@ func TestPlaygroundServesMetricsAndShutsDown(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "shutting down") {
 		t.Fatalf("output: %q", out.String())
+	}
+}
+
+// checkSQL connects to the address the banner printed and runs a table,
+// a view over it, an insert and a read of the view.
+func checkSQL(t *testing.T, banner string) {
+	t.Helper()
+	var host, port string
+	for _, line := range strings.Split(banner, "\n") {
+		if _, rest, ok := strings.Cut(line, "psql -h "); ok {
+			f := strings.Fields(rest)
+			host, port = f[0], f[2]
+		}
+	}
+	if port == "" {
+		t.Fatalf("no psql line in banner %q", banner)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://root@%s:%s/dev?sslmode=disable", host, port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	for _, sql := range []string{
+		"CREATE TABLE t (k int PRIMARY KEY, v int)",
+		"CREATE MATERIALIZED VIEW mv AS SELECT sum(v) AS s FROM t",
+		"INSERT INTO t VALUES (1, 10), (2, 32)",
+		"FLUSH",
+	} {
+		if _, err := c.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	var s string
+	if err := c.QueryRow(ctx, "SELECT s::varchar FROM mv").Scan(&s); err != nil || s != "42" {
+		t.Fatalf("mv: %q, %v", s, err)
 	}
 }

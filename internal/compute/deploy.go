@@ -218,10 +218,11 @@ func (n *Node) buildActor(g *task.Group, ctx context.Context, a *actor) error {
 }
 
 func (n *Node) run(g *task.Group, ctx context.Context, a *actor) {
+	gen := n.gen.Load()
 	g.Go(ctx, fmt.Sprintf("actor-%d", a.id), func(ctx context.Context) error {
 		err := task.Run(ctx, fmt.Sprintf("actor-%d", a.id), a.a.Run)
 		if err != nil && !deliberate(ctx, err) {
-			n.events.ActorFailed(a.id, err)
+			n.events.ActorFailed(a.id, gen, err)
 		}
 		return nil
 	})

@@ -45,7 +45,7 @@ func (e *events) Collect(_ context.Context, actor stream.ActorID, epoch uint64) 
 	return nil
 }
 
-func (e *events) ActorFailed(actor stream.ActorID, err error) {
+func (e *events) ActorFailed(actor stream.ActorID, _ uint64, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.failed[actor] = err

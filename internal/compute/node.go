@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
@@ -17,7 +18,11 @@ import (
 type Events interface {
 	stream.BarrierSink
 	// ActorFailed reports an actor that stopped with an error of its own.
-	ActorFailed(actor stream.ActorID, err error)
+	// gen is the node's generation when the actor started: a report from
+	// an actor of an earlier generation (torn down by a recovery since) is
+	// stale, and must not start another recovery — actor ids are reused
+	// when a recovery redeploys a job.
+	ActorFailed(actor stream.ActorID, gen uint64, err error)
 }
 
 // Config tunes the actors a node builds.
@@ -34,6 +39,10 @@ type Node struct {
 	store  *storage.Store
 	events Events
 	cfg    Config
+
+	// gen counts StopAll calls: actors started after the n-th belong to
+	// generation n.
+	gen atomic.Uint64
 
 	mu struct {
 		sync.Mutex
@@ -161,3 +170,6 @@ func (n *Node) JobActors(id uint32) []stream.ActorID {
 func deliberate(ctx context.Context, err error) bool {
 	return ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, stream.ErrStopped)
 }
+
+// Generation returns the node's current generation (see Events.ActorFailed).
+func (n *Node) Generation() uint64 { return n.gen.Load() }

@@ -90,6 +90,9 @@ func (n *Node) forget(j *job) {
 // StopAll cancels every job and waits for all actors to exit (recovery and
 // shutdown).
 func (n *Node) StopAll(ctx context.Context) error {
+	// A new generation first: failures the old actors report from now on
+	// are stale.
+	n.gen.Add(1)
 	n.mu.Lock()
 	jobs := make([]*job, 0, len(n.mu.jobs))
 	for _, j := range n.mu.jobs {

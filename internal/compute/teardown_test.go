@@ -239,3 +239,16 @@ func TestControlUnknownActorsSkipped(t *testing.T) {
 	h.inject(t, barrier(1), 100)
 	h.waitCollected(t, 1, 100, 101, 102)
 }
+
+// StopAll starts a new generation, so the coordinator can tell a failure
+// reported by a torn-down actor (whose id a recovery reuses) from a new one.
+func TestStopAllAdvancesGeneration(t *testing.T) {
+	h := newHarness(t, Config{})
+	before := h.node.Generation()
+	if err := h.node.StopAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if after := h.node.Generation(); after != before+1 {
+		t.Fatalf("generation %d after StopAll, want %d", after, before+1)
+	}
+}

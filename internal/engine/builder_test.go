@@ -217,11 +217,7 @@ func numeric(v int64) types.Datum {
 
 func openTest(t *testing.T, dir string) *Engine {
 	t.Helper()
-	var log *slog.Logger
-	if os.Getenv("SLUICE_TEST_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
-	e, err := Open(context.Background(), Options{Dir: dir, BarrierInterval: 20e6, Parallelism: 2, ChunkSize: 64, Logger: log})
+	e, err := Open(context.Background(), Options{Dir: dir, BarrierInterval: 20e6, Parallelism: 2, ChunkSize: 64, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,4 +227,13 @@ func openTest(t *testing.T, dir string) *Engine {
 		}
 	})
 	return e
+}
+
+// testLogger logs to stderr when SLUICE_TEST_LOG is set (debugging a
+// failing run); otherwise it discards.
+func testLogger() *slog.Logger {
+	if os.Getenv("SLUICE_TEST_LOG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, nil))
 }

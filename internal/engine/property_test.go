@@ -186,7 +186,8 @@ func runProperty(t *rapid.T, par int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cache := rapid.SampledFrom([]int{1, 4, 1000}).Draw(t, "cache")
-	e, err := Open(ctx, Options{InMemory: true, BarrierInterval: 5 * time.Millisecond, Parallelism: par, ChunkSize: 4, CacheEntries: cache})
+	e, err := Open(ctx, Options{InMemory: true, BarrierInterval: 5 * time.Millisecond, Parallelism: par, ChunkSize: 4,
+		CacheEntries: cache, Logger: testLogger()})
 	must(t, err)
 	defer func() { must(t, e.Close()) }()
 	m := &propModel{e: e, views: map[string]*catalog.Relation{}, plans: map[uint32]*plan.Node{}, base: map[uint32]string{}}

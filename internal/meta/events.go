@@ -24,10 +24,17 @@ func (e evCollected) apply(c *Coordinator) {
 
 type evFailed struct {
 	actor stream.ActorID
+	gen   uint64
 	err   error
 }
 
 func (e evFailed) apply(c *Coordinator) {
+	if e.gen != c.compute.Generation() {
+		// An actor torn down by a recovery since: its failure (often a
+		// stale state table after the abort) is no news.
+		c.cfg.Logger.Debug("stale actor failure", "actor", e.actor, "err", e.err)
+		return
+	}
 	c.cfg.Logger.Warn("actor failed", "actor", e.actor, "err", e.err)
 	_ = c.m.ActorFailed(barrier.ActorID(e.actor), e.err)
 }
@@ -102,12 +109,12 @@ func (c *Coordinator) Collect(ctx context.Context, actor stream.ActorID, epoch u
 }
 
 // ActorFailed reports an actor's own failure; the coordinator recovers.
-func (c *Coordinator) ActorFailed(actor stream.ActorID, err error) {
+func (c *Coordinator) ActorFailed(actor stream.ActorID, gen uint64, err error) {
 	// Never block an exiting actor for long: a full event queue means the
 	// coordinator is already busy recovering.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_ = c.send(ctx, evFailed{actor, err})
+	_ = c.send(ctx, evFailed{actor, gen, err})
 }
 
 // AddJob registers a prepared, started job; its actors are expected from

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
@@ -77,7 +78,27 @@ func (e *Env) VNodeBitmap() types.Bitmap {
 
 // OpenTable opens a state table described by a plan for this actor: owned
 // by the actor (so an immediate drop can discard its uncommitted writes)
-// and restricted to its vnodes.
+// and restricted to its vnodes. An actor that owns no vnodes is refused:
+// an empty bitmap would read as "all vnodes" and the actor would see state
+// that belongs to its siblings.
 func (e *Env) OpenTable(t plan.Table) (*storage.StateTable, error) {
-	return e.Store.OpenTable(storage.TableDesc(t), storage.ActorID(e.ActorID), e.VNodeBitmap())
+	if e != nil && e.VNodes != nil && len(e.VNodes) == 0 {
+		return nil, fmt.Errorf("stream: actor %d owns no vnodes", e.ActorID)
+	}
+	return e.openTable(t, e.VNodeBitmap())
+}
+
+// OpenTableAllVNodes opens a state table owned by this actor over every
+// vnode. It is for tables whose rows are not placed by the actor's vnodes:
+// a table source's offsets (keyed by log split) and a backfill's progress
+// (keyed by upstream vnode, which actors own disjointly).
+func (e *Env) OpenTableAllVNodes(t plan.Table) (*storage.StateTable, error) {
+	return e.openTable(t, nil)
+}
+
+func (e *Env) openTable(t plan.Table, vnodes types.Bitmap) (*storage.StateTable, error) {
+	if e == nil || e.Store == nil {
+		return nil, fmt.Errorf("stream: table %d: no state store in the environment", t.ID)
+	}
+	return e.Store.OpenTable(storage.TableDesc(t), storage.ActorID(e.ActorID), vnodes)
 }

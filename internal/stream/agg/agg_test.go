@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -232,7 +233,7 @@ func TestAggOperator(t *testing.T) {
 	for _, tc := range aggCases {
 		for _, cache := range []int{1, 1000} {
 			t.Run(tc.name+"/cache="+itoa(cache), func(t *testing.T) {
-				st := openStore(t)
+				st := streamtest.OpenStore(t)
 				node := planAgg(tc.in, tc.groups, cloneCalls(tc.calls), 1)
 				src := stream.NewMockSource(tc.in, script(tc.in, tc.script, 1)...)
 				a, err := NewAgg(testEnv(st, cache), src, node)
@@ -266,7 +267,7 @@ func TestFilterRowErrorIsNotCounted(t *testing.T) {
 	cond := expr.Func(">", expr.Func("/", expr.Input(1, i32), expr.Input(2, i32)), expr.Literal(int64(0), i32))
 	call := ac(plan.AggCountStar, i64)
 	call.Filter = &cond
-	st := openStore(t)
+	st := streamtest.OpenStore(t)
 	ectx := &expr.Context{}
 	env := testEnv(st, 10)
 	env.Expr = ectx
@@ -310,7 +311,7 @@ func TestDistinctOperator(t *testing.T) {
 		+ 3
 		barrier`
 	for _, cache := range []int{1, 1000} {
-		st := openStore(t)
+		st := streamtest.OpenStore(t)
 		src := stream.NewMockSource(in, script(in, s, 1)...)
 		d, err := NewDistinct(testEnv(st, cache), src, planDistinct(in, []int{0}, 1))
 		if err != nil {
@@ -324,7 +325,7 @@ func TestDistinctOperator(t *testing.T) {
 
 func TestBuildRejectsMalformedNodes(t *testing.T) {
 	in := tsch(i32, str)
-	st := openStore(t)
+	st := streamtest.OpenStore(t)
 	src := func() stream.Executor { return stream.NewMockSource(in) }
 	good := func() *plan.Agg {
 		return planAgg(in, []int{0}, []plan.AggCall{ac(plan.AggSum, i64, 0), ac(plan.AggMin, str, 1)}, 1)

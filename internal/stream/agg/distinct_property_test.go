@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/plan"
-	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 	"pgregory.net/rapid"
 )
@@ -21,11 +21,7 @@ func TestDistinctProperty(t *testing.T) {
 	for _, cache := range []int{1, 1000} {
 		t.Run("cache="+itoa(cache), func(t *testing.T) {
 			rapid.Check(t, func(rt *rapid.T) {
-				st, err := storage.Open(context.Background(), storage.Options{InMemory: true})
-				if err != nil {
-					rt.Fatal(err)
-				}
-				defer st.Close()
+				st := streamtest.OpenStore(rt)
 				src := stream.NewMockSource(in, stream.NewBarrier(1))
 				n := &plan.Node{Kind: plan.KindDistinct, Schema: tsch(str), Distinct: planDistinct(in, []int{1}, 1)}
 				e, err := Build(testEnv(st, cache), nil, n, []stream.Executor{src})

@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 	"go.uber.org/goleak"
 )
@@ -79,78 +80,32 @@ func planDistinct(in []types.Type, keys []int, id uint32) *plan.Distinct {
 	return &plan.Distinct{Keys: keys, Table: plan.Table{ID: id, Types: l.Types, PK: l.PK, DistKey: dist}}
 }
 
-func openStore(t testing.TB) *storage.Store {
-	t.Helper()
-	st, err := storage.Open(context.Background(), storage.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
-
 func testEnv(st *storage.Store, cache int) *stream.Env {
 	return &stream.Env{Store: st, ActorID: testActor, CacheEntries: cache, ChunkSize: 4}
 }
 
-// script parses a test script: "barrier" and "stop" lines are barriers
-// (epochs 1, 2, ...; stop stops testActor), other lines are rows of the
-// chunk that the next barrier closes.
+// script parses a test script (see streamtest.Script) whose "stop" stops
+// testActor.
 func script(in []types.Type, text string, firstEpoch uint64) []stream.Message {
-	var msgs []stream.Message
-	var rows []string
-	epoch := firstEpoch
-	flush := func() {
-		if len(rows) > 0 {
-			msgs = append(msgs, stream.TextChunk(in, strings.Join(rows, "\n")))
-			rows = nil
-		}
-	}
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		switch {
-		case line == "" || strings.HasPrefix(line, "#"):
-		case line == "barrier":
-			flush()
-			msgs = append(msgs, stream.NewBarrier(epoch))
-			epoch++
-		case line == "stop":
-			flush()
-			msgs = append(msgs, stream.NewStopBarrier(epoch, testActor))
-			epoch++
-		case line == "chunk": // force a chunk boundary
-			flush()
-		default:
-			rows = append(rows, line)
-		}
-	}
-	flush()
-	return msgs
+	return streamtest.Script(in, text, firstEpoch, testActor)
 }
 
 // drain pulls e until the stop barrier and returns the output in text
-// form, one "barrier N" line per barrier. It fails the test if an update
+// form, one "barrier" line per barrier. It fails the test if an update
 // pair is split across chunks.
 func drain(t testing.TB, e stream.Executor) string {
 	t.Helper()
 	var sb strings.Builder
-	ctx := context.Background()
-	for {
-		msg, err := e.Next(ctx)
-		if err != nil {
-			t.Fatalf("Next: %v\nsofar:\n%s", err, sb.String())
-		}
+	for _, msg := range streamtest.PullUntilStop(context.Background(), t, e, testActor) {
 		switch {
 		case msg.Chunk != nil:
 			checkPairs(t, msg.Chunk)
 			sb.WriteString(msg.Chunk.String())
 		case msg.Barrier != nil:
 			sb.WriteString("barrier\n")
-			if msg.Barrier.IsStop(testActor) {
-				return sb.String()
-			}
 		}
 	}
+	return sb.String()
 }
 
 // fataler is what checkPairs needs from *testing.T and *rapid.T.

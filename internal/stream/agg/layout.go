@@ -124,8 +124,11 @@ func openTable(env *stream.Env, t *plan.Table, want Layout, nGroup int) (*storag
 	if env == nil || env.Store == nil {
 		return nil, fmt.Errorf("table %d: no store in env", t.ID)
 	}
-	desc := storage.TableDesc{ID: t.ID, Types: t.Types, PK: t.PK, Orders: want.Orders, DistKey: t.DistKey}
-	st, err := env.Store.OpenTable(desc, storage.ActorID(env.ActorID), vnodeBitmap(env.VNodes))
+	// The table is opened with the layout's orders: the check above lets a
+	// plan spell all-ascending orders as nil.
+	opened := *t
+	opened.Orders = want.Orders
+	st, err := env.OpenTable(opened)
 	if err != nil {
 		return nil, fmt.Errorf("open table %d: %w", t.ID, err)
 	}
@@ -141,15 +144,4 @@ func allAsc(got, want []codec.Order) bool {
 		}
 	}
 	return true
-}
-
-func vnodeBitmap(vnodes []uint16) types.Bitmap {
-	if vnodes == nil {
-		return nil
-	}
-	var b types.Bitmap
-	for _, v := range vnodes {
-		b.Set(int(v))
-	}
-	return b
 }

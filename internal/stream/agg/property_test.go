@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 	"pgregory.net/rapid"
 )
@@ -367,11 +368,7 @@ func TestAggProperty(t *testing.T) {
 	for _, cache := range []int{1, 1000} {
 		t.Run("cache="+itoa(cache), func(t *testing.T) {
 			rapid.Check(t, func(rt *rapid.T) {
-				st, err := storage.Open(context.Background(), storage.Options{InMemory: true})
-				if err != nil {
-					rt.Fatal(err)
-				}
-				defer st.Close()
+				st := streamtest.OpenStore(rt)
 				p := &propRun{t: rt, store: st, cache: cache, grouped: rapid.Bool().Draw(rt, "grouped"), out: map[string]string{}}
 				p.saved.out = map[string]string{}
 				p.rebuild()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 )
 
 // runUntil pulls e until the barrier of epoch and returns its output.
@@ -51,7 +52,7 @@ func TestAggRecovery(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := openStore(t)
+			st := streamtest.OpenStore(t)
 			node := func() *plan.Agg { return planAgg(in, tc.groups, cloneCalls(calls), 1) }
 			src := stream.NewMockSource(in, script(in, "barrier\n+ 1 10\n+ 1 20\nbarrier\n+ 1 5\nbarrier", 1)...)
 			a, err := NewAgg(testEnv(st, 1), src, node())
@@ -80,7 +81,7 @@ func TestAggRecovery(t *testing.T) {
 
 func TestDistinctRecovery(t *testing.T) {
 	in := tsch(i32)
-	st := openStore(t)
+	st := streamtest.OpenStore(t)
 	src := stream.NewMockSource(in, script(in, "barrier\n+ 1\n+ 1\n+ 2\nbarrier\n- 1\n- 2\nbarrier", 1)...)
 	d, err := NewDistinct(testEnv(st, 1), src, planDistinct(in, []int{0}, 1))
 	if err != nil {

@@ -1,41 +1,13 @@
 package join
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/plan"
-	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 )
-
-// cycleSource replays its chunks forever, with a barrier every
-// chunksPerEpoch chunks (an input with no chunks emits only barriers).
-type cycleSource struct {
-	schema         []types.Type
-	chunks         []*types.Chunk
-	chunksPerEpoch int
-	i, sinceBar    int
-	epoch          uint64
-}
-
-func (s *cycleSource) Schema() []types.Type { return s.schema }
-
-func (s *cycleSource) Next(ctx context.Context) (stream.Message, error) {
-	if err := ctx.Err(); err != nil {
-		return stream.Message{}, err
-	}
-	if s.epoch == 0 || len(s.chunks) == 0 || s.sinceBar == s.chunksPerEpoch {
-		s.epoch++
-		s.sinceBar = 0
-		return stream.NewBarrier(s.epoch), nil
-	}
-	c := s.chunks[s.i%len(s.chunks)]
-	s.i++
-	s.sinceBar++
-	return stream.ChunkMsg(c), nil
-}
 
 // BenchmarkHashJoinProbe probes 1024-row left chunks against a right state
 // of N rows (one per key) with every key in the cache. Each probe chunk is
@@ -50,7 +22,7 @@ func BenchmarkHashJoinProbe(b *testing.B) {
 
 func benchProbe(b *testing.B, n int) {
 	const chunkRows = 1024
-	store := openStore(b)
+	store := streamtest.OpenStore(b)
 	c := kvCase(plan.InnerJoin)
 	seedRight(b, store, c, n, func(i int) int64 { return int64(i) })
 	var chunks []*types.Chunk
@@ -65,8 +37,8 @@ func benchProbe(b *testing.B, n int) {
 			}
 		}
 	}
-	left := &cycleSource{schema: c.lt, chunks: chunks, chunksPerEpoch: 64, epoch: 1}
-	right := &cycleSource{schema: c.rt, epoch: 1}
+	left := &streamtest.CycleSource{Types: c.lt, Chunks: chunks, PerEpoch: 64, Epoch: 1}
+	right := &streamtest.CycleSource{Types: c.rt, Epoch: 1}
 	cfg := config{chunkSize: chunkRows, cacheEntries: 2 * n, largeKeyRows: defaultLargeKeyRows}
 	h := newHarness(b, store, c, cfg, left, right)
 	// Warm the cache: one pass over every chunk.

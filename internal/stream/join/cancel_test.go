@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -40,7 +41,7 @@ func seedRight(t testing.TB, store *storage.Store, c joinCase, n int, keyOf func
 // join started exits.
 func TestCancelDuringAmplification(t *testing.T) {
 	const rows = 200_000
-	store := openStore(t)
+	store := streamtest.OpenStore(t)
 	c := kvCase(plan.InnerJoin)
 	seedRight(t, store, c, rows, oneKey)
 	left := stream.NewMockSource(c.lt, stream.NewBarrier(2), stream.TextChunk(c.lt, "+ 1 1"), stream.NewBarrier(3))
@@ -77,7 +78,7 @@ func TestCancelDuringAmplification(t *testing.T) {
 // while holding at most one batch of the key's rows in memory.
 func TestLargeKeyEmitsAllMatches(t *testing.T) {
 	const rows = 20_000
-	store := openStore(t)
+	store := streamtest.OpenStore(t)
 	c := kvCase(plan.InnerJoin)
 	seedRight(t, store, c, rows, oneKey)
 	left := stream.NewMockSource(c.lt, stream.NewBarrier(2), stream.TextChunk(c.lt, "+ 1 1\n- 1 1"),

@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/task"
 	"github.com/sluice-db/sluice/internal/types"
 	"go.uber.org/goleak"
@@ -88,16 +89,6 @@ type harness struct {
 	g      *task.Group
 	ctx    context.Context
 	exec   *HashJoin
-}
-
-func openStore(t tb) *storage.Store {
-	t.Helper()
-	s, err := storage.Open(context.Background(), storage.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
 }
 
 func newHarness(t tb, store *storage.Store, c joinCase, cfg config, left, right stream.Executor) *harness {
@@ -180,7 +171,7 @@ func runScript(t *testing.T, c joinCase, cfg config, steps []step) {
 	for s := range 2 {
 		msgs[s] = append(msgs[s], stream.NewStopBarrier(stop, testActor))
 	}
-	h := newHarness(t, openStore(t), c, cfg,
+	h := newHarness(t, streamtest.OpenStore(t), c, cfg,
 		stream.NewMockSource(c.lt, msgs[0]...), stream.NewMockSource(c.rt, msgs[1]...))
 	if out, b := h.untilBarrier(); out != "" || b.Epoch != 1 {
 		t.Fatalf("first epoch: got %q then barrier %d", out, b.Epoch)

@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/task"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -147,7 +148,7 @@ func TestBuildRejectsMalformedNodes(t *testing.T) {
 			h.Residual = &d
 		},
 	}
-	store := openStore(t)
+	store := streamtest.OpenStore(t)
 	for name, mutate := range bad {
 		t.Run(name, func(t *testing.T) {
 			c := kvCase(plan.LeftJoin)

@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 	"pgregory.net/rapid"
 )
@@ -232,26 +233,8 @@ func checkAgainstOracle(rt *rapid.T, cache int) {
 		largeKeyRows: rapid.SampledFrom([]int{1, 3, 4096}).Draw(rt, "large"),
 	}
 	sc := genScript(rt)
-	h := newHarness(rt, openStore(rt), c, cfg,
+	h := newHarness(rt, streamtest.OpenStore(rt), c, cfg,
 		stream.NewMockSource(idkv, sc.msgs[0]...), stream.NewMockSource(idkv, sc.msgs[1]...))
 	defer h.stop()
-	ms := map[string]int{}
-	outTypes := slices.Concat(c.lt, c.rt)
-	for {
-		msg := h.next()
-		if msg.Chunk != nil {
-			applyChunk(rt, ms, msg.Chunk, outTypes)
-			continue
-		}
-		if msg.Barrier == nil {
-			continue
-		}
-		want := oracle(c, sc.states[msg.Barrier.Epoch])
-		if !maps.Equal(ms, want) {
-			rt.Fatalf("epoch %d: output\n%v\nwant\n%v", msg.Barrier.Epoch, ms, want)
-		}
-		if msg.Barrier.Epoch == sc.stop {
-			return
-		}
-	}
+	runUntil(rt, h, c, sc, map[string]int{}, 0, sc.stop, nil)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"pgregory.net/rapid"
 )
 
@@ -60,7 +61,7 @@ func TestRecovery(t *testing.T) {
 		last := sc.stop
 		commit := rapid.Uint64Range(1, last).Draw(rt, "commit")
 		crash := rapid.Uint64Range(commit, last).Draw(rt, "crash")
-		store := openStore(rt)
+		store := streamtest.OpenStore(rt)
 
 		a := newHarness(rt, store, c, cfg,
 			stream.NewMockSource(idkv, replay(segs[0], 1, crash, 0, false)...),

@@ -195,23 +195,13 @@ func (s *side) setDegree(r *storedRow, old, d int64) error {
 // store adds a row with its degree, writing through to a cached entry of
 // its key (an uncached key is not loaded: the next probe reads the store).
 func (s *side) store(key, row types.Row, degree int64) error {
-	if err := s.rows.Insert(row); err != nil {
-		return fmt.Errorf("join: store row: %w", err)
+	if err := s.write(row, degree, stateTable.Insert, "store"); err != nil {
+		return err
 	}
-	if s.degrees != nil {
-		if err := s.degrees.Insert(degreeRow(s.pkOf(row), degree)); err != nil {
-			return fmt.Errorf("join: store degree: %w", err)
-		}
-	}
-	e, err := s.cachedEntry(key)
+	e, pk, i, found, err := s.cachedSlot(key, row)
 	if e == nil || err != nil {
 		return err
 	}
-	pk, err := s.encodePK(row)
-	if err != nil {
-		return err
-	}
-	i, found := slices.BinarySearchFunc(e.rows, pk, cmpPK)
 	r := &storedRow{pk: pk, row: row, degree: degree}
 	if found {
 		e.rows[i] = r
@@ -227,26 +217,47 @@ func (s *side) store(key, row types.Row, degree int64) error {
 // remove deletes a row (whose current degree is degree) from the store and
 // from a cached entry of its key.
 func (s *side) remove(key, row types.Row, degree int64) error {
-	if err := s.rows.Delete(row); err != nil {
-		return fmt.Errorf("join: delete row: %w", err)
+	if err := s.write(row, degree, stateTable.Delete, "delete"); err != nil {
+		return err
 	}
-	if s.degrees != nil {
-		if err := s.degrees.Delete(degreeRow(s.pkOf(row), degree)); err != nil {
-			return fmt.Errorf("join: delete degree: %w", err)
-		}
-	}
-	e, err := s.cachedEntry(key)
+	e, _, i, found, err := s.cachedSlot(key, row)
 	if e == nil || err != nil {
 		return err
 	}
-	pk, err := s.encodePK(row)
-	if err != nil {
-		return err
-	}
-	if i, found := slices.BinarySearchFunc(e.rows, pk, cmpPK); found {
+	if found {
 		e.rows = slices.Delete(e.rows, i, i+1)
 	}
 	return nil
+}
+
+// write applies one change (insert or delete, named by verb in errors) to
+// the row table and, on an outer side, to the row's degree.
+func (s *side) write(row types.Row, degree int64, apply func(stateTable, types.Row) error, verb string) error {
+	if err := apply(s.rows, row); err != nil {
+		return fmt.Errorf("join: %s row: %w", verb, err)
+	}
+	if s.degrees != nil {
+		if err := apply(s.degrees, degreeRow(s.pkOf(row), degree)); err != nil {
+			return fmt.Errorf("join: %s degree: %w", verb, err)
+		}
+	}
+	return nil
+}
+
+// cachedSlot finds where row stands in the cached entry of key: its
+// encoded pk, its index and whether it is there. e is nil when the key is
+// not cached or is large; the store alone then holds its rows.
+func (s *side) cachedSlot(key, row types.Row) (e *keyEntry, pk string, i int, found bool, err error) {
+	e, err = s.cachedEntry(key)
+	if e == nil || err != nil {
+		return nil, "", 0, false, err
+	}
+	pk, err = s.encodePK(row)
+	if err != nil {
+		return nil, "", 0, false, err
+	}
+	i, found = slices.BinarySearchFunc(e.rows, pk, cmpPK)
+	return e, pk, i, found, nil
 }
 
 // cachedEntry returns the cached, not large entry of key, or nil.

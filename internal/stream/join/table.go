@@ -11,16 +11,8 @@ import (
 
 // storeOpener opens the env's store tables for the actor's vnodes.
 func storeOpener(env *stream.Env) tableOpener {
-	var vnodes types.Bitmap
-	if env.VNodes != nil {
-		vnodes = types.Bitmap{}
-		for _, v := range env.VNodes {
-			vnodes.Set(int(v))
-		}
-	}
 	return func(t plan.Table) (stateTable, error) {
-		desc := storage.TableDesc{ID: t.ID, Types: t.Types, PK: t.PK, Orders: t.Orders, DistKey: t.DistKey}
-		st, err := env.Store.OpenTable(desc, storage.ActorID(env.ActorID), vnodes)
+		st, err := env.OpenTable(t)
 		if err != nil {
 			return nil, err
 		}

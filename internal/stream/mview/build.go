@@ -54,21 +54,9 @@ func sameTypes(table, input []types.Type) error {
 	return nil
 }
 
-// TableDesc converts a plan table to the storage descriptor, field by field.
-func TableDesc(t plan.Table) storage.TableDesc {
-	return storage.TableDesc{ID: t.ID, Types: t.Types, PK: t.PK, Orders: t.Orders, DistKey: t.DistKey}
-}
-
 // openTable opens the view's table for the vnodes the actor owns.
 func openTable(env *stream.Env, t plan.Table) (*storage.StateTable, error) {
-	var vnodes types.Bitmap
-	for _, v := range env.VNodes {
-		vnodes.Set(int(v))
-	}
-	if env.VNodes != nil && vnodes == nil {
-		return nil, fmt.Errorf("mview: table %d: actor owns no vnodes", t.ID)
-	}
-	st, err := env.Store.OpenTable(TableDesc(t), storage.ActorID(env.ActorID), vnodes)
+	st, err := env.OpenTable(t)
 	if err != nil {
 		return nil, fmt.Errorf("mview: open table %d: %w", t.ID, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -19,111 +20,65 @@ func TestMaterialize(t *testing.T) {
 	cases := []struct {
 		name      string
 		chunkSize int
-		input     []stream.Message
+		script    string
 		want      []string
 		table     string // committed rows after the stop barrier
 	}{{
-		name: "insert then overwrite",
-		input: []stream.Message{
-			stream.NewBarrier(1),
-			stream.TextChunk(ts, "+ 1 a\n+ 2 b"),
-			stream.NewBarrier(2),
-			stream.TextChunk(ts, "+ 1 c"),
-			stream.NewStopBarrier(3, testActor),
-		},
-		want:  []string{"barrier 1", "+ 1 a\n+ 2 b", "barrier 2", "U- 1 a\nU+ 1 c", "barrier 3 stop"},
-		table: "1 c\n2 b\n",
+		name:   "insert then overwrite",
+		script: "barrier\n+ 1 a\n+ 2 b\nbarrier\n+ 1 c\nstop",
+		want:   []string{"barrier 1", "+ 1 a\n+ 2 b", "barrier 2", "U- 1 a\nU+ 1 c", "barrier 3 stop"},
+		table:  "1 c\n2 b\n",
 	}, {
-		name: "delete of a missing key is ignored",
-		input: []stream.Message{
-			stream.NewBarrier(1),
-			stream.TextChunk(ts, "- 7 x"),
-			stream.TextChunk(ts, "+ 1 a\n- 8 y\n- 1 a\n- 1 a"),
-			stream.NewStopBarrier(2, testActor),
-		},
-		want:  []string{"barrier 1", "+ 1 a\n- 1 a", "barrier 2 stop"},
-		table: "",
+		name:   "delete of a missing key is ignored",
+		script: "barrier\n- 7 x\nchunk\n+ 1 a\n- 8 y\n- 1 a\n- 1 a\nstop",
+		want:   []string{"barrier 1", "+ 1 a\n- 1 a", "barrier 2 stop"},
+		table:  "",
 	}, {
-		name: "delete of a different row retracts the stored one",
-		input: []stream.Message{
-			stream.NewBarrier(1),
-			stream.TextChunk(ts, "+ 1 a\n+ 2 b"),
-			stream.NewBarrier(2),
-			stream.TextChunk(ts, "- 1 zzz"),
-			stream.NewStopBarrier(3, testActor),
-		},
-		want:  []string{"barrier 1", "+ 1 a\n+ 2 b", "barrier 2", "- 1 a", "barrier 3 stop"},
-		table: "2 b\n",
+		name:   "delete of a different row retracts the stored one",
+		script: "barrier\n+ 1 a\n+ 2 b\nbarrier\n- 1 zzz\nstop",
+		want:   []string{"barrier 1", "+ 1 a\n+ 2 b", "barrier 2", "- 1 a", "barrier 3 stop"},
+		table:  "2 b\n",
 	}, {
-		name: "update keeping the key corrects the old row",
-		input: []stream.Message{
-			stream.NewBarrier(1),
-			stream.TextChunk(ts, "+ 1 a"),
-			stream.NewBarrier(2),
-			stream.TextChunk(ts, "U- 1 wrong\nU+ 1 b\nU- 5 ghost\nU+ 5 c"),
-			stream.NewStopBarrier(3, testActor),
-		},
-		want:  []string{"barrier 1", "+ 1 a", "barrier 2", "U- 1 a\nU+ 1 b\n+ 5 c", "barrier 3 stop"},
-		table: "1 b\n5 c\n",
+		name:   "update keeping the key corrects the old row",
+		script: "barrier\n+ 1 a\nbarrier\nU- 1 wrong\nU+ 1 b\nU- 5 ghost\nU+ 5 c\nstop",
+		want:   []string{"barrier 1", "+ 1 a", "barrier 2", "U- 1 a\nU+ 1 b\n+ 5 c", "barrier 3 stop"},
+		table:  "1 b\n5 c\n",
 	}, {
-		name: "update changing the key is delete plus insert",
-		input: []stream.Message{
-			stream.NewBarrier(1),
-			stream.TextChunk(ts, "+ 1 a\n+ 2 b"),
-			stream.NewBarrier(2),
-			stream.TextChunk(ts, "U- 1 a\nU+ 3 a\nU- 3 a\nU+ 2 z\nU- 9 q\nU+ 8 q"),
-			stream.NewStopBarrier(3, testActor),
-		},
+		name:   "update changing the key is delete plus insert",
+		script: "barrier\n+ 1 a\n+ 2 b\nbarrier\nU- 1 a\nU+ 3 a\nU- 3 a\nU+ 2 z\nU- 9 q\nU+ 8 q\nstop",
 		want: []string{"barrier 1", "+ 1 a\n+ 2 b", "barrier 2",
 			"- 1 a\n+ 3 a\n- 3 a\nU- 2 b\nU+ 2 z\n+ 8 q", "barrier 3 stop"},
 		table: "2 z\n8 q\n",
 	}, {
-		name: "several writes to one key in a chunk",
-		input: []stream.Message{
-			stream.NewBarrier(1),
-			stream.TextChunk(ts, "+ 3 a\n+ 3 b\n- 3 z\n+ 3 c\n+ 4 NULL D"),
-			stream.NewStopBarrier(2, testActor),
-		},
-		want:  []string{"barrier 1", "+ 3 a\nU- 3 a\nU+ 3 b\n- 3 b\n+ 3 c", "barrier 2 stop"},
-		table: "3 c\n",
+		name:   "several writes to one key in a chunk",
+		script: "barrier\n+ 3 a\n+ 3 b\n- 3 z\n+ 3 c\n+ 4 NULL D\nstop",
+		want:   []string{"barrier 1", "+ 3 a\nU- 3 a\nU+ 3 b\n- 3 b\n+ 3 c", "barrier 2 stop"},
+		table:  "3 c\n",
 	}, {
-		name: "hidden halves of an update pair",
-		input: []stream.Message{
-			stream.NewBarrier(1),
-			stream.TextChunk(ts, "+ 1 a\n+ 2 b"),
-			stream.TextChunk(ts, "U- 1 a D\nU+ 1 x\nU- 2 b\nU+ 2 y D"),
-			stream.NewStopBarrier(2, testActor),
-		},
-		want:  []string{"barrier 1", "+ 1 a\n+ 2 b", "U- 1 a\nU+ 1 x\n- 2 b", "barrier 2 stop"},
-		table: "1 x\n",
+		name:   "hidden halves of an update pair",
+		script: "barrier\n+ 1 a\n+ 2 b\nchunk\nU- 1 a D\nU+ 1 x\nU- 2 b\nU+ 2 y D\nstop",
+		want:   []string{"barrier 1", "+ 1 a\n+ 2 b", "U- 1 a\nU+ 1 x\n- 2 b", "barrier 2 stop"},
+		table:  "1 x\n",
 	}, {
 		name:      "update pairs never split across chunks",
 		chunkSize: 2,
-		input: []stream.Message{
-			stream.NewBarrier(1),
-			stream.TextChunk(ts, "+ 1 a\n+ 1 b\n+ 2 c\n+ 3 d\n+ 4 e"),
-			stream.NewStopBarrier(2, testActor),
-		},
-		want:  []string{"barrier 1", "+ 1 a", "U- 1 a\nU+ 1 b", "+ 2 c\n+ 3 d", "+ 4 e", "barrier 2 stop"},
-		table: "1 b\n2 c\n3 d\n4 e\n",
+		script:    "barrier\n+ 1 a\n+ 1 b\n+ 2 c\n+ 3 d\n+ 4 e\nstop",
+		want:      []string{"barrier 1", "+ 1 a", "U- 1 a\nU+ 1 b", "+ 2 c\n+ 3 d", "+ 4 e", "barrier 2 stop"},
+		table:     "1 b\n2 c\n3 d\n4 e\n",
 	}, {
 		name:      "chunks of one row carry updates as delete and insert",
 		chunkSize: 1,
-		input: []stream.Message{
-			stream.NewBarrier(1),
-			stream.TextChunk(ts, "+ 1 a\n+ 1 b"),
-			stream.NewStopBarrier(2, testActor),
-		},
-		want:  []string{"barrier 1", "+ 1 a", "- 1 a", "+ 1 b", "barrier 2 stop"},
-		table: "1 b\n",
+		script:    "barrier\n+ 1 a\n+ 1 b\nstop",
+		want:      []string{"barrier 1", "+ 1 a", "- 1 a", "+ 1 b", "barrier 2 stop"},
+		table:     "1 b\n",
 	}}
 	for _, cache := range []int{1, 2, 0} {
 		for _, tc := range cases {
 			t.Run(fmt.Sprintf("%s/cache=%d", tc.name, cache), func(t *testing.T) {
 				ctx := context.Background()
-				store := openStore(t)
+				store := streamtest.OpenStore(t)
 				env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: cache, ChunkSize: tc.chunkSize}
-				src := stream.NewMockSource(ts, tc.input...)
+				src := stream.NewMockSource(ts, streamtest.Script(ts, tc.script, 1, testActor)...)
 				e, err := Build(env, nil, materializeNode(kvTable()), []stream.Executor{src})
 				if err != nil {
 					t.Fatal(err)
@@ -131,9 +86,9 @@ func TestMaterialize(t *testing.T) {
 				ce := stream.Checked("materialize", e)
 				var got []string
 				for {
-					msgs := pullUntilBarrier(t, ctx, ce)
+					msgs := streamtest.PullUntilBarrier(ctx, t, ce)
 					for _, m := range msgs {
-						got = append(got, render(m))
+						got = append(got, streamtest.Render(m, testActor))
 					}
 					b := msgs[len(msgs)-1].Barrier
 					if err := store.Commit(ctx, b.Epoch, nil); err != nil {
@@ -164,7 +119,7 @@ func TestMaterialize(t *testing.T) {
 func TestMaterializeCommitAndRecovery(t *testing.T) {
 	ctx := context.Background()
 	ts := kvTable().Types
-	store := openStore(t)
+	store := streamtest.OpenStore(t)
 	env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: 4}
 	build := func(msgs ...stream.Message) stream.Executor {
 		e, err := Build(env, nil, materializeNode(kvTable()), []stream.Executor{stream.NewMockSource(ts, msgs...)})
@@ -182,8 +137,8 @@ func TestMaterializeCommitAndRecovery(t *testing.T) {
 	}
 	e := build(stream.NewBarrier(1), stream.TextChunk(ts, "+ 1 a\n+ 2 b"), stream.NewBarrier(2),
 		stream.TextChunk(ts, "+ 1 lost\n- 2 b"), stream.NewBarrier(3))
-	pullUntilBarrier(t, ctx, e)
-	pullUntilBarrier(t, ctx, e)
+	streamtest.PullUntilBarrier(ctx, t, e)
+	streamtest.PullUntilBarrier(ctx, t, e)
 	if got := scan(); got != "" {
 		t.Fatalf("uncommitted rows visible: %q", got)
 	}
@@ -193,15 +148,15 @@ func TestMaterializeCommitAndRecovery(t *testing.T) {
 	if got := scan(); got != "1 a\n2 b\n" {
 		t.Fatalf("after commit: %q", got)
 	}
-	pullUntilBarrier(t, ctx, e) // epoch 3 sealed, never committed
+	streamtest.PullUntilBarrier(ctx, t, e) // epoch 3 sealed, never committed
 
 	store.AbortUncommitted()
 	// Rebuilt from scratch on the committed state: the cache is empty and
 	// the lost overwrite is gone, so the update below must retract "1 a".
 	e = build(stream.NewBarrier(4), stream.TextChunk(ts, "+ 1 c\n- 2 x"), stream.NewStopBarrier(5, testActor))
 	var got []string
-	for _, m := range append(pullUntilBarrier(t, ctx, e), pullUntilBarrier(t, ctx, e)...) {
-		got = append(got, render(m))
+	for _, m := range append(streamtest.PullUntilBarrier(ctx, t, e), streamtest.PullUntilBarrier(ctx, t, e)...) {
+		got = append(got, streamtest.Render(m, testActor))
 	}
 	want := "barrier 4|U- 1 a\nU+ 1 c\n- 2 b|barrier 5 stop"
 	if g := strings.Join(got, "|"); g != want {
@@ -216,7 +171,7 @@ func TestMaterializeCommitAndRecovery(t *testing.T) {
 }
 
 func TestBuildErrors(t *testing.T) {
-	store := openStore(t)
+	store := streamtest.OpenStore(t)
 	ts := kvTable().Types
 	src := func() []stream.Executor { return []stream.Executor{stream.NewMockSource(ts)} }
 	env := &stream.Env{Store: store, ActorID: testActor}

@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -119,7 +120,7 @@ func applyOutput(t *rapid.T, down model, c *types.Chunk) {
 func TestMaterializeMatchesModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ctx := context.Background()
-		store := openStore(t)
+		store := streamtest.OpenStore(t)
 		tab := kvTable()
 		env := &stream.Env{
 			Store:        store,
@@ -140,7 +141,7 @@ func TestMaterializeMatchesModel(t *testing.T) {
 		want, down, committed := model{}, model{}, model{}
 		epoch := uint64(1)
 		src.Push(stream.NewBarrier(epoch))
-		pullUntilBarrier(t, ctx, e)
+		streamtest.PullUntilBarrier(ctx, t, e)
 
 		for step := rapid.IntRange(1, 8).Draw(t, "epochs"); step > 0; step-- {
 			for nChunks := rapid.IntRange(0, 3).Draw(t, "chunks"); nChunks > 0; nChunks-- {
@@ -155,7 +156,7 @@ func TestMaterializeMatchesModel(t *testing.T) {
 			}
 			epoch++
 			src.Push(stream.NewBarrier(epoch))
-			for _, msg := range pullUntilBarrier(t, ctx, e) {
+			for _, msg := range streamtest.PullUntilBarrier(ctx, t, e) {
 				if msg.Chunk != nil {
 					applyOutput(t, down, msg.Chunk)
 				}
@@ -178,12 +179,12 @@ func TestMaterializeMatchesModel(t *testing.T) {
 				e = build()
 				epoch++
 				src.Push(stream.NewBarrier(epoch))
-				pullUntilBarrier(t, ctx, e)
+				streamtest.PullUntilBarrier(ctx, t, e)
 			}
 		}
 		epoch++
 		src.Push(stream.NewStopBarrier(epoch, testActor))
-		pullUntilBarrier(t, ctx, e)
+		streamtest.PullUntilBarrier(ctx, t, e)
 		if err := store.Commit(ctx, epoch, nil); err != nil {
 			t.Fatalf("commit: %v", err)
 		}

@@ -22,7 +22,7 @@ func ScanAll(ctx context.Context, store *storage.Store, t plan.Table) (rows []ty
 			err = cerr
 		}
 	}()
-	it, err := snap.ScanTable(ctx, TableDesc(t))
+	it, err := snap.ScanTable(ctx, storage.TableDesc(t))
 	if err != nil {
 		return nil, fmt.Errorf("mview: scan table %d: %w", t.ID, err)
 	}

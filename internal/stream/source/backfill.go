@@ -81,7 +81,7 @@ func NewBackfill(env *stream.Env, g *task.Group, bf *plan.Backfill, input stream
 	}
 	b := &Backfill{
 		store: env.Store, actor: env.ActorID, g: g, input: input,
-		upstream: toDesc(up), keys: keys, columns: slices.Clone(bf.Columns),
+		upstream: storage.TableDesc(up), keys: keys, columns: slices.Clone(bf.Columns),
 		throttle: env.Throttle, chunkSize: env.ChunkSizeOrDefault(),
 		vn: make([]vnodeProgress, codec.VNodeCount),
 	}
@@ -97,7 +97,7 @@ func NewBackfill(env *stream.Env, g *task.Group, bf *plan.Backfill, input stream
 	}
 	// Progress rows are keyed by upstream vnode, and actors own disjoint
 	// vnodes, so the table is opened over all of its own vnodes.
-	b.progress, err = env.Store.OpenTable(toDesc(bf.ProgressTable), storage.ActorID(env.ActorID), nil)
+	b.progress, err = env.OpenTableAllVNodes(bf.ProgressTable)
 	if err != nil {
 		return nil, fmt.Errorf("source: open progress table: %w", err)
 	}

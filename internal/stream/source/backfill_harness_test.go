@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/task"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -65,7 +66,7 @@ type bfHarness struct {
 }
 
 func newBFHarness(t tb, up plan.Table, cols []int, chunk int) *bfHarness {
-	h := &bfHarness{t: t, store: openStore(t), up: up, cols: cols, chunk: chunk, throttle: stream.NewThrottle(),
+	h := &bfHarness{t: t, store: streamtest.OpenStore(t), up: up, cols: cols, chunk: chunk, throttle: stream.NewThrottle(),
 		model: map[string]types.Row{}, out: map[string]int{}}
 	h.openUpstream()
 	return h
@@ -73,7 +74,7 @@ func newBFHarness(t tb, up plan.Table, cols []int, chunk int) *bfHarness {
 
 func (h *bfHarness) openUpstream() {
 	var err error
-	h.upTable, err = h.store.OpenTable(toDesc(h.up), bfUpstreamActor, nil)
+	h.upTable, err = h.store.OpenTable(storage.TableDesc(h.up), bfUpstreamActor, nil)
 	if err != nil {
 		h.t.Fatal(err)
 	}

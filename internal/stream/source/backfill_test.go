@@ -2,12 +2,12 @@ package source
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"testing"
-	"time"
 
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/task"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -72,22 +72,7 @@ func TestBackfillCancelWhileBlocked(t *testing.T) {
 			h.sealAndBarrier(true)
 			h.pullThroughBarrier(false) // not committed: the scan waits for it
 		}
-		ctx, cancel := context.WithCancel(h.gctx)
-		errc := make(chan error, 1)
-		go func() {
-			_, err := h.bf.Next(ctx)
-			errc <- err
-		}()
-		time.Sleep(20 * time.Millisecond)
-		cancel()
-		select {
-		case err := <-errc:
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("paused=%v: err = %v", paused, err)
-			}
-		case <-time.After(time.Second):
-			t.Fatalf("paused=%v: Next ignored cancellation", paused)
-		}
+		expectCancelUnblocks(t, h.gctx, h.bf, fmt.Sprintf("paused=%v", paused))
 		h.stop()
 	}
 }
@@ -114,7 +99,7 @@ func TestBackfillEmptyTableForwardsEverything(t *testing.T) {
 }
 
 func TestBackfillBuildErrors(t *testing.T) {
-	store := openStore(t)
+	store := streamtest.OpenStore(t)
 	g, _ := task.NewGroup(context.Background())
 	env := &stream.Env{Store: store}
 	up := bfLayouts[0]

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -45,7 +46,7 @@ func BenchmarkDMLCodec(b *testing.B) {
 // BenchmarkTableSourceTail measures rows per second from an already
 // written log through the source (decode, cut, emit).
 func BenchmarkTableSourceTail(b *testing.B) {
-	store := openStore(b)
+	store := streamtest.OpenStore(b)
 	h := newSrcHarness(b, store, 1024)
 	h.barrier(1)
 	next(b, h.src)

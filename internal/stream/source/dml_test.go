@@ -10,12 +10,9 @@ import (
 
 var dmlTypes = []types.Type{types.TInt64, types.TVarchar, types.TFloat64, types.TBool, types.TInt32}
 
-func TestDMLRoundTrip(t *testing.T) {
-	c := types.MustParseChunk(dmlTypes, `
-+ 1 'a b' 1.5 true 7
-- 2 NULL NULL false NULL
-U- 3 'x' -0.25 NULL 1
-U+ 3 'y' 2 true 2`)
+// roundTrip encodes c as a DML payload and decodes it back.
+func roundTrip(t tb, c *types.Chunk) *types.Chunk {
+	t.Helper()
 	b, err := EncodeDML(c)
 	if err != nil {
 		t.Fatal(err)
@@ -24,6 +21,16 @@ U+ 3 'y' 2 true 2`)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return got
+}
+
+func TestDMLRoundTrip(t *testing.T) {
+	c := types.MustParseChunk(dmlTypes, `
++ 1 'a b' 1.5 true 7
+- 2 NULL NULL false NULL
+U- 3 'x' -0.25 NULL 1
+U+ 3 'y' 2 true 2`)
+	got := roundTrip(t, c)
 	if got.String() != c.String() {
 		t.Fatalf("round trip:\n%s\nwant\n%s", got, c)
 	}
@@ -107,14 +114,7 @@ func TestDMLRoundTripProperty(t *testing.T) {
 		if c == nil {
 			c = types.NewChunk(emptyCols(dmlTypes), nil)
 		}
-		b, err := EncodeDML(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := DecodeDML(b, dmlTypes)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := roundTrip(t, c)
 		if got.Capacity() != c.Capacity() {
 			t.Fatalf("rows %d, want %d", got.Capacity(), c.Capacity())
 		}

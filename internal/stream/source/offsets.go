@@ -26,16 +26,17 @@ func OffsetTable(id uint32) plan.Table {
 }
 
 func checkOffsetTable(t plan.Table) error {
-	want := OffsetTable(t.ID)
-	if !slices.Equal(t.Types, want.Types) || !slices.Equal(t.PK, want.PK) || len(t.DistKey) != 0 {
-		return fmt.Errorf("source: offset table %d has types %v pk %v dist %v; want source.OffsetTable's shape %v pk %v",
-			t.ID, t.Types, t.PK, t.DistKey, want.Types, want.PK)
-	}
-	return nil
+	return checkShape(t, OffsetTable(t.ID), "offset", "OffsetTable")
 }
 
-func toDesc(t plan.Table) storage.TableDesc {
-	return storage.TableDesc{ID: t.ID, Types: t.Types, PK: t.PK, Orders: t.Orders, DistKey: t.DistKey}
+// checkShape checks a system table the planner built against want, the
+// shape the function maker returns; what names the table in errors.
+func checkShape(t, want plan.Table, what, maker string) error {
+	if !slices.Equal(t.Types, want.Types) || !slices.Equal(t.PK, want.PK) || len(t.DistKey) != 0 {
+		return fmt.Errorf("source: %s table %d has types %v pk %v dist %v; want source.%s's shape %v pk %v",
+			what, t.ID, t.Types, t.PK, t.DistKey, maker, want.Types, want.PK)
+	}
+	return nil
 }
 
 // logPos is a position in a DML log: records with seq ≤ seq are consumed,
@@ -97,7 +98,7 @@ func committedMinSeq(ctx context.Context, store *storage.Store, offsets plan.Tab
 		return 0, false, err
 	}
 	defer sn.Close()
-	it, err := sn.ScanTable(ctx, toDesc(offsets))
+	it, err := sn.ScanTable(ctx, storage.TableDesc(offsets))
 	if err != nil {
 		return 0, false, err
 	}

@@ -26,12 +26,7 @@ func ProgressTable(id uint32) plan.Table {
 }
 
 func checkProgressTable(t plan.Table) error {
-	want := ProgressTable(t.ID)
-	if !slices.Equal(t.Types, want.Types) || !slices.Equal(t.PK, want.PK) || len(t.DistKey) != 0 {
-		return fmt.Errorf("source: progress table %d has types %v pk %v dist %v; want source.ProgressTable's shape %v pk %v",
-			t.ID, t.Types, t.PK, t.DistKey, want.Types, want.PK)
-	}
-	return nil
+	return checkShape(t, ProgressTable(t.ID), "progress", "ProgressTable")
 }
 
 // vnodeProgress is the scan's state in one upstream vnode.

@@ -61,7 +61,7 @@ func NewTableSource(env *stream.Env, ts *plan.TableSource, schema []types.Type) 
 	}
 	// The offset rows are keyed by split, not by the table's vnodes, so the
 	// table is opened over all vnodes.
-	offsets, err := env.Store.OpenTable(toDesc(ts.OffsetTable), storage.ActorID(env.ActorID), nil)
+	offsets, err := env.OpenTableAllVNodes(ts.OffsetTable)
 	if err != nil {
 		return nil, fmt.Errorf("source: open offset table: %w", err)
 	}

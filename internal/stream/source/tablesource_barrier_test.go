@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -93,7 +94,7 @@ func expectCommittedSeq(t *testing.T, h *srcHarness, epoch, seq uint64) {
 func TestTableSourceBarrierFollowsDurableRecords(t *testing.T) {
 	const n = 12
 	t.Run("waiting", func(t *testing.T) {
-		h := newSrcHarness(t, openStore(t), 3)
+		h := newSrcHarness(t, streamtest.OpenStore(t), 3)
 		h.barrier(1)
 		expectText(t, next(t, h.src), "barrier 1")
 		want := appendRecords(t, h, 1, n)
@@ -104,7 +105,7 @@ func TestTableSourceBarrierFollowsDurableRecords(t *testing.T) {
 		expectText(t, next(t, h.src), "barrier 3")
 	})
 	t.Run("blocked", func(t *testing.T) {
-		h := newSrcHarness(t, openStore(t), 3)
+		h := newSrcHarness(t, streamtest.OpenStore(t), 3)
 		h.barrier(1)
 		expectText(t, next(t, h.src), "barrier 1")
 		type result struct {
@@ -149,7 +150,7 @@ func nextWithin(t *testing.T, ex stream.Executor, d time.Duration) stream.Messag
 // running again, the next barrier brings them.
 func TestTableSourcePausedPassesBarrierAtOnce(t *testing.T) {
 	t.Run("paused on arrival", func(t *testing.T) {
-		h := newSrcHarness(t, openStore(t), 2)
+		h := newSrcHarness(t, streamtest.OpenStore(t), 2)
 		h.barrier(1)
 		expectText(t, next(t, h.src), "barrier 1")
 		want := appendRecords(t, h, 1, 3)
@@ -163,7 +164,7 @@ func TestTableSourcePausedPassesBarrierAtOnce(t *testing.T) {
 		expectCommittedSeq(t, h, 3, 3)
 	})
 	t.Run("paused while draining", func(t *testing.T) {
-		h := newSrcHarness(t, openStore(t), 1)
+		h := newSrcHarness(t, streamtest.OpenStore(t), 1)
 		h.barrier(1)
 		expectText(t, next(t, h.src), "barrier 1")
 		for i := 1; i <= 4; i++ {
@@ -181,7 +182,7 @@ func TestTableSourcePausedPassesBarrierAtOnce(t *testing.T) {
 		expectCommittedSeq(t, h, 3, 4)
 	})
 	t.Run("rate limited", func(t *testing.T) {
-		h := newSrcHarness(t, openStore(t), 1)
+		h := newSrcHarness(t, streamtest.OpenStore(t), 1)
 		h.thr.SetRateLimit(1) // one row per second, burst 1
 		h.barrier(1)
 		expectText(t, next(t, h.src), "barrier 1")
@@ -207,7 +208,7 @@ func TestTableSourcePausedPassesBarrierAtOnce(t *testing.T) {
 // chasing the log's end would never catch up.
 func TestTableSourceBarrierNotStarvedByAppends(t *testing.T) {
 	const before = 5
-	h := newSrcHarness(t, openStore(t), 1)
+	h := newSrcHarness(t, streamtest.OpenStore(t), 1)
 	h.barrier(1)
 	expectText(t, next(t, h.src), "barrier 1")
 	id := 0
@@ -261,7 +262,7 @@ func expectConsecutive(t *testing.T, rows []string, n int) {
 // durable when it was pushed (read-your-writes) and at most those durable
 // right after the source took it (not starved).
 func TestTableSourceBarrierNotStarvedByConcurrentAppends(t *testing.T) {
-	h := newSrcHarness(t, openStore(t), 1)
+	h := newSrcHarness(t, streamtest.OpenStore(t), 1)
 	h.barrier(1)
 	expectText(t, next(t, h.src), "barrier 1")
 	ctx, cancel := context.WithCancel(context.Background())

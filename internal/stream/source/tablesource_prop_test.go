@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"pgregory.net/rapid"
 )
 
@@ -19,7 +20,7 @@ import (
 // (read-your-writes); a throttled source must pass it at once.
 func TestTableSourceExactlyOnceProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		store := openStore(t)
+		store := streamtest.OpenStore(t)
 		chunk := rapid.IntRange(1, 4).Draw(t, "chunk")
 		m := &srcModel{store: store, h: newSrcHarness(t, store, chunk), chunk: chunk, epoch: 1, mode: modeRunning}
 		m.h.barrier(m.epoch)

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -27,16 +29,6 @@ type tb interface {
 	Fatal(args ...any)
 	Fatalf(format string, args ...any)
 	Cleanup(func())
-}
-
-func openStore(t tb) *storage.Store {
-	t.Helper()
-	s, err := storage.Open(context.Background(), storage.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
 }
 
 // srcHarness drives a TableSource: it owns the barrier inbox and the
@@ -105,6 +97,28 @@ func expectIdle(t tb, ex stream.Executor) {
 	}
 }
 
+// expectCancelUnblocks calls ex.Next under a child of parent, cancels it
+// while Next waits, and checks that Next returns context.Canceled promptly.
+func expectCancelUnblocks(t tb, parent context.Context, ex stream.Executor, what string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(parent)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := ex.Next(ctx)
+		errc <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: err = %v", what, err)
+		}
+	case <-time.After(time.Second):
+		t.Fatalf("%s: Next ignored cancellation", what)
+	}
+}
+
 func expectText(t tb, m stream.Message, want string) {
 	t.Helper()
 	got := strings.TrimSpace(m.String())
@@ -120,7 +134,7 @@ func committedPos(t tb, store *storage.Store) logPos {
 		t.Fatal(err)
 	}
 	defer sn.Close()
-	row, ok, err := sn.Get(context.Background(), toDesc(OffsetTable(srcOffsetID)), types.Row{split})
+	row, ok, err := sn.Get(context.Background(), storage.TableDesc(OffsetTable(srcOffsetID)), types.Row{split})
 	if err != nil || !ok {
 		t.Fatalf("no committed offset: %v", err)
 	}
@@ -139,7 +153,7 @@ func commit(t tb, store *storage.Store, epoch uint64) {
 }
 
 func TestTableSourceInterleavesBarriers(t *testing.T) {
-	store := openStore(t)
+	store := streamtest.OpenStore(t)
 	h := newSrcHarness(t, store, 4)
 	appendDML(t, store, "+ 1 'a'")
 	// No data before the first barrier.
@@ -190,7 +204,7 @@ func TestTableSourceInterleavesBarriers(t *testing.T) {
 // record and emits exactly what the uncommitted epoch had, then what came
 // after it, no more and no less.
 func TestTableSourceReplaysUncommittedSuffix(t *testing.T) {
-	store := openStore(t)
+	store := streamtest.OpenStore(t)
 	h := newSrcHarness(t, store, 2)
 	h.barrier(1)
 	expectText(t, next(t, h.src), "barrier 1")
@@ -238,7 +252,7 @@ func TestTableSourceReplaysUncommittedSuffix(t *testing.T) {
 }
 
 func TestTableSourcePauseBlocksDataNotBarriers(t *testing.T) {
-	store := openStore(t)
+	store := streamtest.OpenStore(t)
 	h := newSrcHarness(t, store, 8)
 	h.thr.SetPaused(true)
 	h.barrier(1)
@@ -269,7 +283,7 @@ func TestTableSourcePauseBlocksDataNotBarriers(t *testing.T) {
 }
 
 func TestTableSourceRateLimit(t *testing.T) {
-	store := openStore(t)
+	store := streamtest.OpenStore(t)
 	h := newSrcHarness(t, store, 10)
 	h.thr.SetRateLimit(100) // 100 rows/s, burst 100
 	h.barrier(1)
@@ -291,7 +305,7 @@ func TestTableSourceRateLimit(t *testing.T) {
 }
 
 func TestTableSourceCancelWhileBlocked(t *testing.T) {
-	store := openStore(t)
+	store := streamtest.OpenStore(t)
 	h := newSrcHarness(t, store, 8)
 	h.barrier(1)
 	expectText(t, next(t, h.src), "barrier 1")
@@ -300,27 +314,12 @@ func TestTableSourceCancelWhileBlocked(t *testing.T) {
 		if paused {
 			appendDML(t, store, "+ 1 'a'")
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		errc := make(chan error, 1)
-		go func() {
-			_, err := h.src.Next(ctx)
-			errc <- err
-		}()
-		time.Sleep(20 * time.Millisecond)
-		cancel()
-		select {
-		case err := <-errc:
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("paused=%v: err = %v", paused, err)
-			}
-		case <-time.After(time.Second):
-			t.Fatalf("paused=%v: Next ignored cancellation", paused)
-		}
+		expectCancelUnblocks(t, context.Background(), h.src, fmt.Sprintf("paused=%v", paused))
 	}
 }
 
 func TestTableSourceBuildErrors(t *testing.T) {
-	store := openStore(t)
+	store := streamtest.OpenStore(t)
 	env := &stream.Env{Store: store, Barriers: make(chan *stream.Barrier)}
 	bad := OffsetTable(srcOffsetID)
 	bad.Types = bad.Types[:2]

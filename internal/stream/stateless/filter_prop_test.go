@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -55,7 +56,7 @@ func TestFilterProperty(t *testing.T) {
 		var got []string
 		var ops []types.Op
 		var idx []int // capacity index of each visible output row
-		for _, m := range drainRapid(t, f) {
+		for _, m := range streamtest.PullUntilStop(context.Background(), t, f, testActor) {
 			if m.Chunk == nil {
 				continue
 			}
@@ -77,18 +78,4 @@ func TestFilterProperty(t *testing.T) {
 			}
 		}
 	})
-}
-
-func drainRapid(t *rapid.T, e stream.Executor) []stream.Message {
-	var out []stream.Message
-	for {
-		msg, err := e.Next(context.Background())
-		if err != nil {
-			t.Fatalf("Next: %v", err)
-		}
-		out = append(out, msg)
-		if msg.Barrier != nil && msg.Barrier.IsStop(testActor) {
-			return out
-		}
-	}
 }

@@ -2,14 +2,15 @@ package stateless
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -30,41 +31,15 @@ func in(i int, t types.Type) expr.Desc { return expr.Input(i, t) }
 
 func lit(d types.Datum, t types.Type) expr.Desc { return expr.Literal(d, t) }
 
-// render prints a message as the expectations spell it: a chunk's rows
-// (hidden ones with a trailing D), or "barrier N", or "barrier N stop".
-func render(msg stream.Message) string {
-	switch {
-	case msg.Chunk != nil:
-		return strings.TrimRight(msg.Chunk.StringAll(), "\n")
-	case msg.Barrier != nil:
-		if msg.Barrier.IsStop(testActor) {
-			return fmt.Sprintf("barrier %d stop", msg.Barrier.Epoch)
-		}
-		return fmt.Sprintf("barrier %d", msg.Barrier.Epoch)
-	case msg.Watermark != nil:
-		return fmt.Sprintf("watermark %d %v", msg.Watermark.Col, msg.Watermark.Value)
-	}
-	return "empty"
-}
-
 // drain pulls e through stream.Checked until the stop barrier for
 // testActor and renders every message.
 func drain(t *testing.T, ctx context.Context, e stream.Executor) []string {
 	t.Helper()
-	ce := stream.Checked("test", e)
 	var out []string
-	for n := 0; n < 10000; n++ {
-		msg, err := ce.Next(ctx)
-		if err != nil {
-			t.Fatalf("after %q: %v", out, err)
-		}
-		out = append(out, render(msg))
-		if msg.Barrier != nil && msg.Barrier.IsStop(testActor) {
-			return out
-		}
+	for _, msg := range streamtest.PullUntilStop(ctx, t, stream.Checked("test", e), testActor) {
+		out = append(out, streamtest.Render(msg, testActor))
 	}
-	t.Fatalf("no stop barrier after 10000 messages")
-	return nil
+	return out
 }
 
 func checkOutput(t *testing.T, got, want []string) {
@@ -73,6 +48,26 @@ func checkOutput(t *testing.T, got, want []string) {
 	if g != w {
 		t.Fatalf("output:\n%s\n\nwant:\n%s", g, w)
 	}
+}
+
+// firstOutput builds n over a source of one input message between barrier
+// 1 and the stop barrier, and returns what comes out after barrier 1.
+func firstOutput(t *testing.T, n *plan.Node, schema []types.Type, in stream.Message) stream.Message {
+	t.Helper()
+	src := stream.NewMockSource(schema, stream.NewBarrier(1), in, stream.NewStopBarrier(2, testActor))
+	e, err := Build(&stream.Env{}, nil, n, []stream.Executor{src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := e.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := e.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg
 }
 
 func chunk(ts []types.Type, text string) stream.Message { return stream.TextChunk(ts, text) }

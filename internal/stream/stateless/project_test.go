@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -19,55 +20,37 @@ func TestProject(t *testing.T) {
 	cases := []struct {
 		name      string
 		exprs     []expr.Desc
-		input     []stream.Message
+		script    string
 		want      []string
 		rowErrors uint64
 	}{{
-		name:  "arithmetic with NULLs",
-		exprs: []expr.Desc{expr.Func("+", in(0, i64), in(1, i64)), in(0, i64), expr.Func("*", in(1, i64), lit(int64(10), i64))},
-		input: []stream.Message{
-			stream.NewBarrier(1),
-			chunk(schema, "+ 1 2\n+ NULL 3\n- 4 NULL"),
-			stream.NewStopBarrier(2, testActor),
-		},
-		want: []string{"barrier 1", "+ 3 1 20\n+ NULL NULL 30\n- NULL 4 NULL", "barrier 2 stop"},
+		name:   "arithmetic with NULLs",
+		exprs:  []expr.Desc{expr.Func("+", in(0, i64), in(1, i64)), in(0, i64), expr.Func("*", in(1, i64), lit(int64(10), i64))},
+		script: "barrier\n+ 1 2\n+ NULL 3\n- 4 NULL\nstop",
+		want:   []string{"barrier 1", "+ 3 1 20\n+ NULL NULL 30\n- NULL 4 NULL", "barrier 2 stop"},
 	}, {
-		name:  "ops and visibility carried through",
-		exprs: []expr.Desc{expr.Func("-", in(1, i64), in(0, i64))},
-		input: []stream.Message{
-			stream.NewBarrier(1),
-			chunk(schema, "U- 1 5\nU+ 1 7\n+ 2 9 D\n- 3 3"),
-			stream.NewBarrier(2),
-			chunk(schema, "+ 10 20"),
-			stream.NewStopBarrier(3, testActor),
-		},
-		want: []string{"barrier 1", "U- 4\nU+ 6\n+ 7 D\n- 0", "barrier 2", "+ 10", "barrier 3 stop"},
+		name:   "ops and visibility carried through",
+		exprs:  []expr.Desc{expr.Func("-", in(1, i64), in(0, i64))},
+		script: "barrier\nU- 1 5\nU+ 1 7\n+ 2 9 D\n- 3 3\nbarrier\n+ 10 20\nstop",
+		want:   []string{"barrier 1", "U- 4\nU+ 6\n+ 7 D\n- 0", "barrier 2", "+ 10", "barrier 3 stop"},
 	}, {
 		// Only visible rows count: the hidden 5/0 is NULL but no error.
-		name:  "row errors become NULL and are counted",
-		exprs: []expr.Desc{expr.Func("/", in(0, i64), in(1, i64))},
-		input: []stream.Message{
-			stream.NewBarrier(1),
-			chunk(schema, "+ 6 3\n+ 1 0\n+ 5 0 D\n- 2 0\n+ NULL 0"),
-			stream.NewStopBarrier(2, testActor),
-		},
+		name:      "row errors become NULL and are counted",
+		exprs:     []expr.Desc{expr.Func("/", in(0, i64), in(1, i64))},
+		script:    "barrier\n+ 6 3\n+ 1 0\n+ 5 0 D\n- 2 0\n+ NULL 0\nstop",
 		want:      []string{"barrier 1", "+ 2\n+ NULL\n+ NULL D\n- NULL\n+ NULL", "barrier 2 stop"},
 		rowErrors: 2,
 	}, {
-		name:  "overflow becomes NULL",
-		exprs: []expr.Desc{expr.Func("*", in(0, i64), in(1, i64))},
-		input: []stream.Message{
-			stream.NewBarrier(1),
-			chunk(schema, "+ 9223372036854775807 2\n+ 3 3"),
-			stream.NewStopBarrier(2, testActor),
-		},
+		name:      "overflow becomes NULL",
+		exprs:     []expr.Desc{expr.Func("*", in(0, i64), in(1, i64))},
+		script:    "barrier\n+ 9223372036854775807 2\n+ 3 3\nstop",
 		want:      []string{"barrier 1", "+ NULL\n+ 9", "barrier 2 stop"},
 		rowErrors: 1,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env := &stream.Env{Expr: &expr.Context{}}
-			src := stream.NewMockSource(schema, tc.input...)
+			src := stream.NewMockSource(schema, streamtest.Script(schema, tc.script, 1, testActor)...)
 			e, err := Build(env, nil, projectNode(tc.exprs...), []stream.Executor{src})
 			if err != nil {
 				t.Fatal(err)
@@ -85,19 +68,7 @@ func TestProject(t *testing.T) {
 func TestProjectSharesInputColumns(t *testing.T) {
 	schema := []types.Type{i64, str}
 	c := types.MustParseChunk(schema, "+ 1 a\n+ 2 b")
-	src := stream.NewMockSource(schema, stream.NewBarrier(1), stream.ChunkMsg(c), stream.NewStopBarrier(2, testActor))
-	e, err := Build(&stream.Env{}, nil, projectNode(in(1, str), in(0, i64)), []stream.Executor{src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := e.Next(ctx); err != nil {
-		t.Fatal(err)
-	}
-	msg, err := e.Next(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	msg := firstOutput(t, projectNode(in(1, str), in(0, i64)), schema, stream.ChunkMsg(c))
 	if msg.Chunk.Cols[0] != c.Cols[1] || msg.Chunk.Cols[1] != c.Cols[0] {
 		t.Fatalf("projection copied its input columns")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/task"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -197,7 +198,7 @@ func TestUnionWatermarks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return render(msg)
+		return streamtest.Render(msg, testActor)
 	}
 	a.ch <- stream.NewBarrier(1)
 	b.ch <- stream.NewBarrier(1)

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/expr"
-	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -15,11 +15,7 @@ import (
 // lost are.
 func TestValuesNotRepeatedAfterRecovery(t *testing.T) {
 	ctx := context.Background()
-	st, err := storage.Open(ctx, storage.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := streamtest.OpenStore(t)
 	node := valuesNode([]types.Type{i64}, []expr.Desc{lit(int64(7), i64)})
 	tbl := ValuesTable(42)
 	node.Values.Table = &tbl

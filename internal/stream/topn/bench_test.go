@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
 )
@@ -30,7 +31,7 @@ func benchTopN(b *testing.B, groups int) {
 	order := []plan.ColumnOrder{{Column: 2, Order: codec.Order{Desc: true}}}
 	tn := &plan.TopN{OrderBy: order, Limit: 10, GroupKeys: []int{1}}
 	tn.Table = tableFor(schema, tn.GroupKeys, order, []int{0})
-	env := &stream.Env{Store: openStore(b), ActorID: testActor}
+	env := &stream.Env{Store: streamtest.OpenStore(b), ActorID: testActor}
 	src := stream.NewMockSource(schema, stream.NewBarrier(1))
 	exec, err := Build(env, nil, topNNode(schema, tn), []stream.Executor{src})
 	if err != nil {

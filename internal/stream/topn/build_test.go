@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
 )
@@ -44,7 +45,7 @@ func TestBuildRejectsMalformedNodes(t *testing.T) {
 		}, "stream key"},
 		{"dist key not a group key", func(n *plan.Node) { n.TopN.Table.DistKey = []int{0} }, "distribution key"},
 	}
-	env := &stream.Env{Store: openStore(t), ActorID: testActor}
+	env := &stream.Env{Store: streamtest.OpenStore(t), ActorID: testActor}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			n := goodNode()
@@ -59,7 +60,7 @@ func TestBuildRejectsMalformedNodes(t *testing.T) {
 }
 
 func TestBuildWiresAWorkingExecutor(t *testing.T) {
-	env := &stream.Env{Store: openStore(t), ActorID: testActor, ChunkSize: 2}
+	env := &stream.Env{Store: streamtest.OpenStore(t), ActorID: testActor, ChunkSize: 2}
 	src := stream.NewMockSource(buildSchema,
 		stream.NewBarrier(1),
 		stream.TextChunk(buildSchema, "+ 1 1 a\n+ 2 1 c\n+ 3 1 b\n+ 4 1 d\n+ 5 2 z"),
@@ -69,15 +70,8 @@ func TestBuildWiresAWorkingExecutor(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for {
-		msg, err := exec.Next(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, msg := range streamtest.PullUntilStop(context.Background(), t, exec, testActor) {
 		got = append(got, strings.TrimSpace(msg.String()))
-		if msg.Barrier != nil && msg.Barrier.IsStop(testActor) {
-			break
-		}
 	}
 	// Group 1 keeps d, c, b (v DESC); group 2 keeps z; chunks of two rows.
 	want := []string{"barrier 1", "chunk:\n+ 4 1 d\n+ 2 1 c", "chunk:\n+ 3 1 b\n+ 5 2 z", "barrier 2 stop(1 actors)"}

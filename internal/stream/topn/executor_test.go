@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 )
 
 // TestDataDriven runs the scripts in testdata. Commands:
@@ -30,7 +31,7 @@ func TestDataDriven(t *testing.T) {
 				d.MaybeScanArgs(t, "groups", &cfg.groups)
 				d.MaybeScanArgs(t, "chunk", &cfg.chunkSize)
 				h = &harness{schema: schema, node: topNNode(schema, tn), cfg: cfg}
-				h.env = &stream.Env{Store: openStore(t), ActorID: testActor}
+				h.env = &stream.Env{Store: streamtest.OpenStore(t), ActorID: testActor}
 				if err := h.build(1); err != nil {
 					return "error: " + err.Error()
 				}

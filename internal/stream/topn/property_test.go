@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
 	"pgregory.net/rapid"
@@ -230,11 +231,7 @@ func drawEnv(t *rapid.T, store *storage.Store) *stream.Env {
 // top-N of the committed input; from there the output must stay right.
 func TestPropertyRecovery(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		store, err := storage.Open(context.Background(), storage.Options{InMemory: true})
-		if err != nil {
-			t.Fatalf("open store: %v", err)
-		}
-		defer store.Close()
+		store := streamtest.OpenStore(t)
 		tn := drawTopN(t)
 		env := drawEnv(t, store)
 		d := newDriver(t, tn, env.ChunkSize, storeBuild(env, tn))

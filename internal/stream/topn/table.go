@@ -2,7 +2,6 @@ package topn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/sluice-db/sluice/internal/plan"
@@ -18,20 +17,7 @@ type storeTable struct {
 
 // openStateTable opens the node's table for the actor's vnodes.
 func openStateTable(env *stream.Env, t plan.Table) (stateTable, error) {
-	var vnodes types.Bitmap
-	for _, v := range env.VNodes {
-		vnodes.Set(int(v))
-	}
-	if env.VNodes != nil && vnodes == nil {
-		return nil, errors.New("topn: actor owns no vnodes")
-	}
-	st, err := env.Store.OpenTable(storage.TableDesc{
-		ID:      t.ID,
-		Types:   t.Types,
-		PK:      t.PK,
-		Orders:  t.Orders,
-		DistKey: t.DistKey,
-	}, storage.ActorID(env.ActorID), vnodes)
+	st, err := env.OpenTable(t)
 	if err != nil {
 		return nil, fmt.Errorf("topn: open state table %d: %w", t.ID, err)
 	}

@@ -1,0 +1,346 @@
+package batch
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/cockroachdb/apd/v3"
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// aggregation is one HashAgg/SimpleAgg run: groups in first-seen order,
+// each with one accumulator per call.
+type aggregation struct {
+	x      *executor
+	a      *plan.Agg
+	in     []types.Type
+	filter []expr.Expr // per call; nil without FILTER
+	groups map[string]*aggGroup
+	order  []*aggGroup
+	div    expr.Expr // numeric '/', for avg's result scale
+}
+
+type aggGroup struct {
+	key  types.Row
+	accs []accumulator
+}
+
+// accumulator holds one call's running value in one group.
+type accumulator struct {
+	seen map[string]bool // DISTINCT: argument tuples already counted
+	n    int64
+	isum big.Int // exact integer sum
+	fsum float64
+	dsum apd.Decimal
+	// NaN and ±Infinity are counted apart: apd cannot add them the way
+	// Postgres's numeric does (Inf + -Inf is NaN there, an error here).
+	nan, pinf, ninf int64
+	best            types.Datum // min / max
+	trues, falses   int64
+	parts           []types.Row // string_agg: value, delimiter, order columns
+}
+
+func (x *executor) aggregate(ctx context.Context, n *plan.Node, emit emitFunc) error {
+	g := &aggregation{x: x, a: n.Agg, in: n.Inputs[0].Schema, groups: map[string]*aggGroup{}}
+	if err := g.prepare(); err != nil {
+		return err
+	}
+	if err := x.run(ctx, n.Inputs[0], g.add); err != nil {
+		return err
+	}
+	if n.Kind == plan.KindSimpleAgg && len(g.order) == 0 {
+		g.order = append(g.order, g.newGroup(nil))
+	}
+	bld := types.NewBuilder(n.Schema, x.size)
+	for _, grp := range g.order {
+		row := slices.Clone(grp.key)
+		for ci := range g.a.Calls {
+			v, err := g.output(&g.a.Calls[ci], &grp.accs[ci])
+			if err != nil {
+				return err
+			}
+			row = append(row, v)
+		}
+		if err := send(ctx, emit, bld.Append(types.Insert, row)); err != nil {
+			return err
+		}
+	}
+	return send(ctx, emit, bld.Take())
+}
+
+func (g *aggregation) prepare() error {
+	g.filter = make([]expr.Expr, len(g.a.Calls))
+	for i, c := range g.a.Calls {
+		if c.Filter == nil {
+			continue
+		}
+		e, err := expr.Build(*c.Filter, g.in)
+		if err != nil {
+			return err
+		}
+		g.filter[i] = e
+	}
+	div, err := expr.Build(expr.Func("/", expr.Input(0, types.TDecimal), expr.Input(1, types.TDecimal)),
+		[]types.Type{types.TDecimal, types.TDecimal})
+	if err != nil {
+		return err
+	}
+	g.div = div
+	return nil
+}
+
+func (g *aggregation) newGroup(key types.Row) *aggGroup {
+	grp := &aggGroup{key: key, accs: make([]accumulator, len(g.a.Calls))}
+	for i, c := range g.a.Calls {
+		if c.Distinct {
+			grp.accs[i].seen = map[string]bool{}
+		}
+	}
+	return grp
+}
+
+// add folds one input chunk into the groups.
+func (g *aggregation) add(_ context.Context, c *types.Chunk) error {
+	pass := make([][]bool, len(g.a.Calls))
+	for ci, f := range g.filter {
+		if f == nil {
+			continue
+		}
+		rows, err := g.x.trueRows(f, c)
+		if err != nil {
+			return err
+		}
+		pass[ci] = make([]bool, c.Capacity())
+		for _, r := range rows {
+			pass[ci][r] = true
+		}
+	}
+	for i := 0; i < c.Capacity(); i++ {
+		r := c.Row(i)
+		grp, err := g.group(r)
+		if err != nil {
+			return err
+		}
+		for ci := range g.a.Calls {
+			if pass[ci] != nil && !pass[ci][i] {
+				continue
+			}
+			if err := g.accumulate(&g.a.Calls[ci], &grp.accs[ci], r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (g *aggregation) group(r types.Row) (*aggGroup, error) {
+	k, err := keyOf(r, g.a.GroupKeys, g.in)
+	if err != nil {
+		return nil, err
+	}
+	grp, ok := g.groups[k]
+	if !ok {
+		grp = g.newGroup(pick(r, g.a.GroupKeys))
+		g.groups[k] = grp
+		g.order = append(g.order, grp)
+	}
+	return grp, nil
+}
+
+func (g *aggregation) accumulate(call *plan.AggCall, acc *accumulator, r types.Row) error {
+	if call.Kind == plan.AggCountStar {
+		acc.n++
+		return nil
+	}
+	v := r[call.Args[0]]
+	if v == nil {
+		return nil // every aggregate but count(*) skips NULLs
+	}
+	if acc.seen != nil {
+		k, err := keyOf(r, call.Args, g.in)
+		if err != nil {
+			return err
+		}
+		if acc.seen[k] {
+			return nil
+		}
+		acc.seen[k] = true
+	}
+	acc.n++
+	switch call.Kind {
+	case plan.AggSum, plan.AggAvg:
+		return acc.addNumber(v)
+	case plan.AggMin, plan.AggMax:
+		c := types.Compare(v, acc.best)
+		if acc.best == nil || (call.Kind == plan.AggMax && c > 0) || (call.Kind == plan.AggMin && c < 0) {
+			acc.best = v
+		}
+	case plan.AggBoolAnd, plan.AggBoolOr:
+		if v.(bool) {
+			acc.trues++
+		} else {
+			acc.falses++
+		}
+	case plan.AggStringAgg:
+		part := types.Row{v, r[call.Args[1]]}
+		for _, o := range call.OrderBy {
+			part = append(part, r[o.Column])
+		}
+		acc.parts = append(acc.parts, part)
+	}
+	return nil
+}
+
+func (acc *accumulator) addNumber(v types.Datum) error {
+	switch x := v.(type) {
+	case int64:
+		acc.isum.Add(&acc.isum, big.NewInt(x))
+	case float64:
+		acc.fsum += x
+	case *apd.Decimal:
+		switch {
+		case x.Form == apd.NaN:
+			acc.nan++
+		case x.Form == apd.Infinite && x.Negative:
+			acc.ninf++
+		case x.Form == apd.Infinite:
+			acc.pinf++
+		default:
+			if _, err := types.DecimalContext().Add(&acc.dsum, &acc.dsum, x); err != nil {
+				return sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
+			}
+		}
+	default:
+		return fmt.Errorf("batch: cannot sum %T", v)
+	}
+	return nil
+}
+
+// output computes a call's final value, with Postgres's result types.
+func (g *aggregation) output(call *plan.AggCall, acc *accumulator) (types.Datum, error) {
+	switch call.Kind {
+	case plan.AggCount, plan.AggCountStar:
+		return acc.n, nil
+	case plan.AggMin, plan.AggMax:
+		return acc.best, nil
+	case plan.AggBoolAnd, plan.AggBoolOr:
+		if acc.trues+acc.falses == 0 {
+			return nil, nil
+		}
+		if call.Kind == plan.AggBoolAnd {
+			return acc.falses == 0, nil
+		}
+		return acc.trues > 0, nil
+	case plan.AggStringAgg:
+		return stringAgg(call, acc.parts), nil
+	}
+	if acc.n == 0 {
+		return nil, nil
+	}
+	if call.Kind == plan.AggSum {
+		return acc.sum(call.Type)
+	}
+	return g.avg(call, acc)
+}
+
+// sum returns the sum as type t: bigint (of smallint/int, an error when it
+// overflows, as in Postgres), real, double or numeric.
+func (acc *accumulator) sum(t types.Type) (types.Datum, error) {
+	switch t.ID {
+	case types.Int64:
+		if !acc.isum.IsInt64() {
+			return nil, sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")
+		}
+		return acc.isum.Int64(), nil
+	case types.Float32:
+		return float64(float32(acc.fsum)), nil
+	case types.Float64:
+		return acc.fsum, nil
+	}
+	if d := acc.special(); d != nil {
+		return d, nil
+	}
+	return acc.decimalSum()
+}
+
+// decimalSum is the exact sum of integer and numeric inputs.
+func (acc *accumulator) decimalSum() (*apd.Decimal, error) {
+	out := new(apd.Decimal).Set(&acc.dsum)
+	if acc.isum.Sign() != 0 {
+		var bi apd.BigInt
+		bi.SetMathBigInt(&acc.isum)
+		if _, err := types.DecimalContext().Add(out, out, apd.NewWithBigInt(&bi, 0)); err != nil {
+			return nil, sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
+		}
+	}
+	return out, nil
+}
+
+func (acc *accumulator) special() *apd.Decimal {
+	switch {
+	case acc.nan > 0 || (acc.pinf > 0 && acc.ninf > 0):
+		return &apd.Decimal{Form: apd.NaN}
+	case acc.pinf > 0:
+		return &apd.Decimal{Form: apd.Infinite}
+	case acc.ninf > 0:
+		return &apd.Decimal{Form: apd.Infinite, Negative: true}
+	}
+	return nil
+}
+
+func (g *aggregation) avg(call *plan.AggCall, acc *accumulator) (types.Datum, error) {
+	if call.Type.ID == types.Float64 {
+		return acc.fsum / float64(acc.n), nil
+	}
+	if d := acc.special(); d != nil {
+		return d, nil
+	}
+	sum, err := acc.decimalSum()
+	if err != nil {
+		return nil, err
+	}
+	return expr.EvalRow(g.x.ectx, g.div, types.Row{sum, apd.New(acc.n, 0)}, []types.Type{types.TDecimal, types.TDecimal})
+}
+
+// stringAgg joins the values in ORDER BY order (input order otherwise),
+// each but the first preceded by its own delimiter, as Postgres does.
+func stringAgg(call *plan.AggCall, parts []types.Row) types.Datum {
+	if len(parts) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(parts, func(a, b types.Row) int {
+		for i, o := range call.OrderBy {
+			if c := compareOrdered(a[2+i], b[2+i], o.Order); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	var sb strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			sb.WriteString(asString(p[1]))
+		}
+		sb.WriteString(asString(p[0]))
+	}
+	if call.Type.ID == types.Bytea {
+		return []byte(sb.String())
+	}
+	return sb.String()
+}
+
+func asString(d types.Datum) string {
+	switch v := d.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}

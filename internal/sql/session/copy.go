@@ -1,0 +1,315 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/pgwire"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// copyOptions are COPY's WITH options that Sluice understands.
+type copyOptions struct {
+	csv       bool
+	header    bool
+	delimiter byte
+	null      string
+	quote     byte
+}
+
+// rowReader yields COPY rows as fields with NULL flags.
+type rowReader interface {
+	ReadRow() (fields []string, null []bool, err error)
+	Line() int
+}
+
+// copyFrom runs COPY table [(cols)] FROM STDIN: rows are parsed with the
+// columns' text input functions and written in batches of writeBatch; the
+// command tag counts them. A bad row fails the statement; batches already
+// written stay written (each Write is atomic on its own).
+func (s *Session) copyFrom(ctx context.Context, cs *pg_query.CopyStmt, w pgwire.ResultWriter) error {
+	if !cs.IsFrom || cs.Filename != "" || cs.IsProgram || cs.Relation == nil {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "only COPY table FROM STDIN is supported")
+	}
+	rel, ok := s.e.Catalog().ByName(cs.Relation.Relname)
+	if !ok {
+		return errNoRelation(cs.Relation.Relname)
+	}
+	if rel.Kind != catalog.KindTable {
+		return sqlerr.Errorf(sqlerr.WrongObjectType, "cannot copy to materialized view %q", rel.Name)
+	}
+	opts, err := parseCopyOptions(cs.Options)
+	if err != nil {
+		return err
+	}
+	targets, err := copyTargets(rel, cs.Attlist)
+	if err != nil {
+		return err
+	}
+	r, err := w.CopyIn(ctx, pgwire.CopyText, len(targets))
+	if err != nil {
+		return err
+	}
+	var rr rowReader
+	if opts.csv {
+		rr = newCSVReader(r, opts)
+	} else {
+		d := pgwire.NewCopyTextDecoder(r)
+		d.Delimiter, d.Null = opts.delimiter, opts.null
+		rr = d
+	}
+	n, err := s.loadRows(ctx, rel, targets, rr, opts.header)
+	if err != nil {
+		return err
+	}
+	if err := s.maybeImplicitFlush(ctx); err != nil {
+		return err
+	}
+	return w.Complete(fmt.Sprintf("COPY %d", n))
+}
+
+func parseCopyOptions(nodes []*pg_query.Node) (copyOptions, error) {
+	o := copyOptions{delimiter: '\t', null: `\N`, quote: '"'}
+	delimSet, nullSet := false, false
+	for _, n := range nodes {
+		d := n.GetDefElem()
+		val := defText(d.Arg)
+		switch strings.ToLower(d.Defname) {
+		case "format":
+			switch strings.ToLower(val) {
+			case "csv":
+				o.csv = true
+			case "text":
+			default:
+				return o, sqlerr.Errorf(sqlerr.FeatureNotSupported, "COPY format %q is not supported", val)
+			}
+		case "header":
+			o.header = d.Arg == nil || isTrueText(val)
+		case "delimiter":
+			if len(val) != 1 {
+				return o, sqlerr.New(sqlerr.FeatureNotSupported, "COPY delimiter must be a single one-byte character")
+			}
+			o.delimiter, delimSet = val[0], true
+		case "null":
+			o.null, nullSet = val, true
+		case "quote":
+			if len(val) != 1 {
+				return o, sqlerr.New(sqlerr.FeatureNotSupported, "COPY quote must be a single one-byte character")
+			}
+			o.quote = val[0]
+		default:
+			return o, sqlerr.Errorf(sqlerr.FeatureNotSupported, "COPY option %q is not supported", d.Defname)
+		}
+	}
+	if o.csv && !delimSet {
+		o.delimiter = ','
+	}
+	if o.csv && !nullSet {
+		o.null = ""
+	}
+	return o, nil
+}
+
+func defText(n *pg_query.Node) string {
+	switch {
+	case n == nil:
+		return ""
+	case n.GetString_() != nil:
+		return n.GetString_().Sval
+	case n.GetBoolean() != nil:
+		return fmt.Sprint(n.GetBoolean().Boolval)
+	case n.GetInteger() != nil:
+		return fmt.Sprint(n.GetInteger().Ival)
+	}
+	return ""
+}
+
+func isTrueText(s string) bool {
+	b, err := checkBool(s)
+	return err == nil && b == "true"
+}
+
+// copyTargets maps the column list to visible column positions.
+func copyTargets(rel *catalog.Relation, list []*pg_query.Node) ([]int, error) {
+	var vis []int
+	for i, c := range rel.Columns {
+		if !c.Hidden {
+			vis = append(vis, i)
+		}
+	}
+	if len(list) == 0 {
+		return vis, nil
+	}
+	var out []int
+	for _, n := range list {
+		name := n.GetString_().GetSval()
+		found := -1
+		for _, i := range vis {
+			if rel.Columns[i].Name == name {
+				found = i
+			}
+		}
+		if found < 0 {
+			return nil, sqlerr.Errorf(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", name, rel.Name)
+		}
+		out = append(out, found)
+	}
+	return out, nil
+}
+
+// loadRows reads, converts and writes every row; it returns the count.
+func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets []int, rr rowReader, header bool) (int, error) {
+	vis := visibleTypes(rel)
+	pos := make([]int, len(targets)) // target → index among visible columns
+	for k, t := range targets {
+		for _, c := range rel.Columns[:t] {
+			if !c.Hidden {
+				pos[k]++
+			}
+		}
+	}
+	var batch []types.Row
+	total := 0
+	for first := true; ; first = false {
+		fields, nulls, err := rr.ReadRow()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return total, copyErr(rel, rr.Line(), err)
+		}
+		if first && header {
+			continue
+		}
+		if len(fields) != len(targets) {
+			return total, copyErr(rel, rr.Line(), sqlerr.Errorf(sqlerr.Code("22P04"),
+				"expected %d columns, got %d", len(targets), len(fields)))
+		}
+		row := make(types.Row, len(vis))
+		for k, f := range fields {
+			if nulls[k] {
+				continue
+			}
+			d, err := types.ParseDatum(f, vis[pos[k]])
+			if err != nil {
+				return total, copyErr(rel, rr.Line(), err)
+			}
+			row[pos[k]] = d
+		}
+		if batch = append(batch, row); len(batch) >= writeBatch {
+			if err := s.writeRows(ctx, rel, vis, batch, nil, types.Insert); err != nil {
+				return total, err
+			}
+			total, batch = total+len(batch), nil
+		}
+	}
+	if err := s.writeRows(ctx, rel, vis, batch, nil, types.Insert); err != nil {
+		return total, err
+	}
+	return total + len(batch), nil
+}
+
+// copyErr adds COPY's context line, keeping the SQLSTATE.
+func copyErr(rel *catalog.Relation, line int, err error) error {
+	e, ok := sqlerr.As(err)
+	if !ok {
+		e = sqlerr.New(sqlerr.Code("22P04"), err.Error())
+	}
+	out := *e
+	out.Message = fmt.Sprintf("%s (COPY %s, line %d)", e.Message, rel.Name, line)
+	return &out
+}
+
+// csvReader parses COPY's CSV format: fields separated by the delimiter,
+// optionally quoted (a doubled quote inside quotes is one quote, and
+// quoted fields may span lines); an unquoted field equal to the NULL
+// string is NULL, so "" (quoted) is an empty string but an empty unquoted
+// field is NULL by default.
+type csvReader struct {
+	r      *bufio.Reader
+	o      copyOptions
+	line   int
+	fields []string
+	nulls  []bool
+}
+
+func newCSVReader(r io.Reader, o copyOptions) *csvReader {
+	return &csvReader{r: bufio.NewReaderSize(r, 64<<10), o: o}
+}
+
+func (c *csvReader) Line() int { return c.line }
+
+func (c *csvReader) ReadRow() ([]string, []bool, error) {
+	c.fields, c.nulls = c.fields[:0], c.nulls[:0]
+	line, err := c.readLine()
+	if err != nil {
+		return nil, nil, err
+	}
+	if line == `\.` {
+		return nil, nil, io.EOF
+	}
+	var cur strings.Builder
+	quoted, inQuotes := false, false
+	for i := 0; ; i++ {
+		if i >= len(line) {
+			if !inQuotes {
+				break
+			}
+			// A quoted field continues on the next line.
+			more, err := c.readLine()
+			if err != nil {
+				return nil, nil, sqlerr.New(sqlerr.Code("22P04"), "unterminated CSV quoted field")
+			}
+			cur.WriteByte('\n')
+			line, i = more, -1
+			continue
+		}
+		ch := line[i]
+		switch {
+		case inQuotes && ch == c.o.quote && i+1 < len(line) && line[i+1] == c.o.quote:
+			cur.WriteByte(ch)
+			i++
+		case ch == c.o.quote:
+			inQuotes, quoted = !inQuotes, true
+		case !inQuotes && ch == c.o.delimiter:
+			c.endField(cur.String(), quoted)
+			cur.Reset()
+			quoted = false
+		default:
+			cur.WriteByte(ch)
+		}
+	}
+	c.endField(cur.String(), quoted)
+	return c.fields, c.nulls, nil
+}
+
+func (c *csvReader) endField(s string, quoted bool) {
+	null := !quoted && s == c.o.null
+	if null {
+		s = ""
+	}
+	c.fields = append(c.fields, s)
+	c.nulls = append(c.nulls, null)
+}
+
+// readLine returns the next line without its line ending; io.EOF after the
+// last.
+func (c *csvReader) readLine() (string, error) {
+	s, err := c.r.ReadString('\n')
+	if err == io.EOF && s == "" {
+		return "", io.EOF
+	}
+	if err != nil && err != io.EOF {
+		return "", err
+	}
+	c.line++
+	s = strings.TrimSuffix(s, "\n")
+	return strings.TrimSuffix(s, "\r"), nil
+}

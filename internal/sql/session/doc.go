@@ -1,0 +1,39 @@
+// Package session is Sluice's SQL front end: a pgwire.Handler whose
+// sessions parse, plan and run statements against an *engine.Engine.
+//
+// A statement's path, step by step:
+//
+//  1. pgwire calls Session.Query (simple protocol) or Prepare/Execute
+//     (extended). parser.Parse splits the text into statements; each runs
+//     in turn under the session's statement_timeout, and a cancelled
+//     context (psql's Ctrl-C, a timeout) becomes 57014.
+//  2. execute dispatches. Sluice's own statements (FLUSH, RECOVER, SHOW
+//     TABLES / MATERIALIZED VIEWS, DESCRIBE) come from the parser with
+//     their own Kind; SET/SHOW/RESET (setshow.go, vars.go), BEGIN/COMMIT/
+//     ROLLBACK, EXPLAIN (explain.go) and COPY FROM STDIN (copy.go) are
+//     handled here from pg_query's AST; SELECTs that read pg_catalog /
+//     information_schema or call version(), current_schema(), … are
+//     answered from the catalog (catalogq.go, pgcatalog.go); everything
+//     else goes to the planner.
+//  3. Planner results run as: CREATE TABLE / MATERIALIZED VIEW through the
+//     engine (which leaves nothing behind on failure; IF NOT EXISTS gives
+//     a NOTICE), DROP per name (IF EXISTS, CASCADE, 2BP01 from the
+//     engine), SELECT through internal/batch on one committed snapshot
+//     with rows streamed to the client, and INSERT/UPDATE/DELETE as
+//     chunks written with engine.Write (UPDATE as UpdateDelete+UpdateInsert
+//     pairs, DELETE with the hidden row id read from the table). With
+//     implicit_flush (alias RW_IMPLICIT_FLUSH) DML waits for engine.Flush,
+//     so the next statement reads its own writes everywhere.
+//  4. Transactions: BEGIN … COMMIT is accepted and reported as a block in
+//     ReadyForQuery, but every statement commits on its own when it
+//     returns; ROLLBACK does not undo anything (a WARNING-free no-op, as
+//     for drivers that wrap reads in transactions).
+//  5. Extended protocol (prepare.go): the planner has no parameters, so a
+//     prepared statement keeps its text, infers the types of $n where it
+//     can (casts, comparisons with columns, INSERT VALUES positions;
+//     others are text), describes its result by planning with NULLs, and
+//     at Execute substitutes the bound values as typed literals.
+//
+// Serve and StartPlayground (serve.go) put a pgwire server in front of an
+// engine, for cmd/sluice, cmd/sluice-peer and tests.
+package session

@@ -1,0 +1,176 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/pgwire"
+	"github.com/sluice-db/sluice/internal/sql/parser"
+	"github.com/sluice-db/sluice/internal/sql/planner"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+)
+
+// execute runs one parsed statement and writes its result.
+func (s *Session) execute(ctx context.Context, st *parser.Statement, w pgwire.ResultWriter) error {
+	switch st.Kind {
+	case parser.KindStandard:
+		return s.executeStandard(ctx, st, w)
+	case parser.KindFlush:
+		if err := s.e.Flush(ctx); err != nil {
+			return err
+		}
+		return w.Complete("FLUSH")
+	case parser.KindRecover:
+		if err := s.e.Recover(ctx); err != nil {
+			return err
+		}
+		return w.Complete("RECOVER")
+	case parser.KindShowTables:
+		return s.showRelations(ctx, catalog.KindTable, w)
+	case parser.KindShowMaterializedViews:
+		return s.showRelations(ctx, catalog.KindMaterializedView, w)
+	case parser.KindDescribe:
+		return s.describe(ctx, st.Name, w)
+	}
+	return sqlerr.Errorf(sqlerr.FeatureNotSupported, "%s is not supported yet", st.Kind)
+}
+
+// executeStandard runs a statement pg_query parsed: the session's own
+// statements first, everything else through the planner.
+func (s *Session) executeStandard(ctx context.Context, st *parser.Statement, w pgwire.ResultWriter) error {
+	switch n := st.Node.Node.(type) {
+	case *pg_query.Node_VariableSetStmt:
+		return s.setVar(n.VariableSetStmt, w)
+	case *pg_query.Node_VariableShowStmt:
+		return s.showVar(ctx, n.VariableShowStmt.Name, w)
+	case *pg_query.Node_TransactionStmt:
+		return s.transaction(n.TransactionStmt, w)
+	case *pg_query.Node_ExplainStmt:
+		return s.explain(ctx, st, n.ExplainStmt, w)
+	case *pg_query.Node_CopyStmt:
+		return s.copyFrom(ctx, n.CopyStmt, w)
+	case *pg_query.Node_SelectStmt:
+		if ok, err := s.maybeCatalogQuery(ctx, st, n.SelectStmt, w); ok || err != nil {
+			return err
+		}
+	case *pg_query.Node_CreateStmt:
+		if n.CreateStmt.IfNotExists && s.exists(n.CreateStmt.Relation.Relname) {
+			return s.skipExisting(n.CreateStmt.Relation.Relname, "CREATE TABLE", w)
+		}
+	case *pg_query.Node_CreateTableAsStmt:
+		cs := n.CreateTableAsStmt
+		if cs.IfNotExists && cs.Into != nil && s.exists(cs.Into.Rel.Relname) {
+			return s.skipExisting(cs.Into.Rel.Relname, "CREATE MATERIALIZED VIEW", w)
+		}
+	case *pg_query.Node_DiscardStmt:
+		return w.Complete("DISCARD ALL")
+	case *pg_query.Node_DeallocateStmt:
+		return w.Complete("DEALLOCATE")
+	}
+	res, err := s.p.Plan(ctx, st)
+	if err != nil {
+		return err
+	}
+	return s.executePlanned(ctx, res, w)
+}
+
+func (s *Session) exists(name string) bool {
+	_, ok := s.e.Catalog().ByName(name)
+	return ok
+}
+
+func (s *Session) skipExisting(name, tag string, w pgwire.ResultWriter) error {
+	if err := w.Notice(pgwire.Notice{Code: sqlerr.DuplicateTable,
+		Message: fmt.Sprintf("relation %q already exists, skipping", name)}); err != nil {
+		return err
+	}
+	return w.Complete(tag)
+}
+
+func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwire.ResultWriter) error {
+	switch r := res.(type) {
+	case *planner.CreateTable:
+		if _, err := s.e.CreateTable(ctx, r.Spec); err != nil {
+			return err
+		}
+		return w.Complete("CREATE TABLE")
+	case *planner.CreateView:
+		r.Spec.Background = s.vars.bool("background_ddl")
+		if _, err := s.e.CreateMaterializedView(ctx, r.Spec); err != nil {
+			return err
+		}
+		return w.Complete("CREATE MATERIALIZED VIEW")
+	case *planner.Drop:
+		return s.drop(ctx, r, w)
+	case *planner.Query:
+		return s.query(ctx, r, w, true)
+	case *planner.Insert:
+		return s.insert(ctx, r, w)
+	case *planner.Update:
+		return s.update(ctx, r, w)
+	case *planner.Delete:
+		return s.delete(ctx, r, w)
+	}
+	return sqlerr.Errorf(sqlerr.FeatureNotSupported, "statement result %T not supported", res)
+}
+
+func (s *Session) drop(ctx context.Context, d *planner.Drop, w pgwire.ResultWriter) error {
+	tag := "DROP TABLE"
+	if d.Kind == catalog.KindMaterializedView {
+		tag = "DROP MATERIALIZED VIEW"
+	}
+	for _, name := range d.Names {
+		rel, ok := s.e.Catalog().ByName(name)
+		if !ok {
+			if d.IfExists {
+				if err := w.Notice(pgwire.Notice{Message: fmt.Sprintf("%s %q does not exist, skipping", d.Kind, name)}); err != nil {
+					return err
+				}
+				continue
+			}
+			return sqlerr.Errorf(sqlerr.UndefinedTable, "%s %q does not exist", d.Kind, name)
+		}
+		if rel.Kind != d.Kind {
+			e := sqlerr.Errorf(sqlerr.WrongObjectType, "%q is not a %s", name, d.Kind)
+			e.Hint = fmt.Sprintf("Use DROP %s to remove a %s.", upper(string(rel.Kind)), rel.Kind)
+			return e
+		}
+		if err := s.e.Drop(ctx, name, d.Cascade); err != nil {
+			return err
+		}
+	}
+	return w.Complete(tag)
+}
+
+func (s *Session) transaction(t *pg_query.TransactionStmt, w pgwire.ResultWriter) error {
+	switch t.Kind {
+	case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
+		if s.inBlock {
+			if err := w.Notice(pgwire.Notice{Severity: "WARNING", Code: sqlerr.Code("25001"),
+				Message: "there is already a transaction in progress"}); err != nil {
+				return err
+			}
+		}
+		s.inBlock = true
+		return w.Complete("BEGIN")
+	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
+		return s.endBlock("COMMIT", w)
+	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+		return s.endBlock("ROLLBACK", w)
+	}
+	return sqlerr.New(sqlerr.FeatureNotSupported, "savepoints and two-phase commit are not supported")
+}
+
+func (s *Session) endBlock(tag string, w pgwire.ResultWriter) error {
+	if !s.inBlock {
+		if err := w.Notice(pgwire.Notice{Severity: "WARNING", Code: sqlerr.Code("25P01"),
+			Message: "there is no transaction in progress"}); err != nil {
+			return err
+		}
+	}
+	s.inBlock = false
+	return w.Complete(tag)
+}

@@ -1,0 +1,268 @@
+package session
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluice-db/sluice/internal/pgwire"
+	"github.com/sluice-db/sluice/internal/sql/parser"
+	"github.com/sluice-db/sluice/internal/sql/planner"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// The planner binds no parameters, so a prepared statement keeps its text
+// and, at each Execute, substitutes the bound values as typed literals
+// ('…'::type) for $1…$n before parsing and planning it again. Parameter
+// types the client did not declare are inferred from the text where that
+// is cheap (a cast, a comparison with or assignment to a known column, an
+// INSERT's VALUES position); the rest stay unknown, which pgwire sends as
+// text, and their literal is untyped so the planner infers it as Postgres
+// infers an unknown literal.
+
+// prepared is a pgwire.Statement.
+type prepared struct {
+	s      *Session
+	sql    string
+	params []types.Type
+	cols   []pgwire.Column
+}
+
+func (p *prepared) ParamTypes() []types.Type { return p.params }
+func (p *prepared) Columns() []pgwire.Column { return p.cols }
+
+// Prepare implements pgwire.Session.
+func (s *Session) Prepare(ctx context.Context, sql string, declared []types.Type) (pgwire.Statement, error) {
+	sts, err := parser.Parse(sql)
+	if err != nil {
+		return nil, err
+	}
+	if len(sts) > 1 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
+	}
+	p := &prepared{s: s, sql: sql}
+	n, err := paramCount(sql)
+	if err != nil {
+		return nil, err
+	}
+	p.params = make([]types.Type, max(n, len(declared)))
+	copy(p.params, declared)
+	if len(sts) == 0 {
+		return p, nil
+	}
+	s.inferParams(&sts[0], p.params)
+	p.cols, err = s.describeStatement(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Execute implements pgwire.Statement.
+func (p *prepared) Execute(ctx context.Context, params []types.Datum, w pgwire.ResultWriter) error {
+	sql, err := substitute(p.sql, p.params, params)
+	if err != nil {
+		return err
+	}
+	return p.s.Query(ctx, sql, w)
+}
+
+// describeStatement finds the result columns without side effects: a
+// SELECT is planned with NULL parameters; SHOW, DESCRIBE, EXPLAIN and
+// catalog queries only read, so they are run into a recording writer.
+func (s *Session) describeStatement(ctx context.Context, p *prepared) ([]pgwire.Column, error) {
+	nulls := make([]types.Datum, len(p.params))
+	sql, err := substitute(p.sql, p.params, nulls)
+	if err != nil {
+		return nil, err
+	}
+	sts, err := parser.Parse(sql)
+	if err != nil || len(sts) != 1 {
+		return nil, err
+	}
+	st := &sts[0]
+	readOnly := st.Kind == parser.KindShowTables || st.Kind == parser.KindShowMaterializedViews ||
+		st.Kind == parser.KindDescribe || st.Kind == parser.KindShowJobs
+	if st.Kind == parser.KindStandard {
+		switch n := st.Node.Node.(type) {
+		case *pg_query.Node_SelectStmt:
+			if !s.isCatalogQuery(n.SelectStmt) {
+				res, err := s.p.Plan(ctx, st)
+				if err != nil {
+					return nil, err
+				}
+				return columnsOf(res.(*planner.Query)), nil
+			}
+			readOnly = true
+		case *pg_query.Node_VariableShowStmt, *pg_query.Node_ExplainStmt:
+			readOnly = true
+		}
+	}
+	if !readOnly {
+		return nil, nil
+	}
+	rec := &recorder{}
+	if err := s.execute(ctx, st, rec); err != nil {
+		return nil, err
+	}
+	return rec.cols, nil
+}
+
+// paramCount returns the highest $n in sql.
+func paramCount(sql string) (int, error) {
+	res, err := pg_query.Scan(sql)
+	if err != nil {
+		return 0, nil // the parser reports the problem
+	}
+	n := 0
+	for _, t := range res.Tokens {
+		if t.Token == pg_query.Token_PARAM {
+			k, err := strconv.Atoi(sql[t.Start+1 : t.End])
+			if err != nil {
+				return 0, sqlerr.Errorf(sqlerr.SyntaxError, "bad parameter %s", sql[t.Start:t.End])
+			}
+			n = max(n, k)
+		}
+	}
+	return n, nil
+}
+
+// substitute replaces every $n in sql with params[n-1] as a literal.
+func substitute(sql string, ts []types.Type, params []types.Datum) (string, error) {
+	res, err := pg_query.Scan(sql)
+	if err != nil || len(ts) == 0 {
+		return sql, nil
+	}
+	var b strings.Builder
+	last := 0
+	for _, t := range res.Tokens {
+		if t.Token != pg_query.Token_PARAM {
+			continue
+		}
+		k, _ := strconv.Atoi(sql[t.Start+1 : t.End])
+		if k < 1 || k > len(params) {
+			return "", sqlerr.Errorf(sqlerr.Code("42P02"), "there is no parameter $%d", k)
+		}
+		b.WriteString(sql[last:t.Start])
+		b.WriteString(literal(params[k-1], ts[k-1]))
+		last = int(t.End)
+	}
+	b.WriteString(sql[last:])
+	return b.String(), nil
+}
+
+// literal spells d as SQL: a quoted string in the type's text format,
+// cast to the type when it is known.
+func literal(d types.Datum, t types.Type) string {
+	known := t.ID != types.Unknown
+	if d == nil {
+		if known {
+			return "NULL::" + t.String()
+		}
+		return "NULL"
+	}
+	text, ok := d.(string)
+	if known || !ok {
+		text = types.FormatDatum(d, t)
+	}
+	q := "'" + strings.ReplaceAll(text, "'", "''") + "'"
+	if known {
+		return "(" + q + "::" + t.String() + ")"
+	}
+	return q
+}
+
+var (
+	reCast     = regexp.MustCompile(`\$(\d+)\s*::\s*([A-Za-z_][A-Za-z_0-9 ]*?)\b`)
+	reColParam = regexp.MustCompile(`(?i)([A-Za-z_][A-Za-z_0-9]*)\s*(?:=|<>|!=|<=|>=|<|>)\s*\$(\d+)`)
+	reParamCol = regexp.MustCompile(`(?i)\$(\d+)\s*(?:=|<>|!=|<=|>=|<|>)\s*(?:[A-Za-z_][A-Za-z_0-9]*\.)?([A-Za-z_][A-Za-z_0-9]*)`)
+)
+
+// inferParams fills unknown entries of ts from the statement's text.
+func (s *Session) inferParams(st *parser.Statement, ts []types.Type) {
+	setIf := func(k int, t types.Type) {
+		if k >= 1 && k <= len(ts) && ts[k-1].ID == types.Unknown {
+			ts[k-1] = t
+		}
+	}
+	for _, m := range reCast.FindAllStringSubmatch(st.Input, -1) {
+		k, _ := strconv.Atoi(m[1])
+		if t, ok := types.ParseTypeName(strings.ToLower(strings.TrimSpace(m[2]))); ok {
+			setIf(k, t)
+		}
+	}
+	if st.Node != nil {
+		if ins := st.Node.GetInsertStmt(); ins != nil {
+			s.inferInsert(ins, setIf)
+		}
+	}
+	colType := s.columnTyper(st.Input)
+	for _, m := range reColParam.FindAllStringSubmatch(st.Input, -1) {
+		k, _ := strconv.Atoi(m[2])
+		if t, ok := colType(m[1]); ok {
+			setIf(k, t)
+		}
+	}
+	for _, m := range reParamCol.FindAllStringSubmatch(st.Input, -1) {
+		k, _ := strconv.Atoi(m[1])
+		if t, ok := colType(m[2]); ok {
+			setIf(k, t)
+		}
+	}
+}
+
+// inferInsert types the parameters of INSERT … VALUES by their target
+// columns.
+func (s *Session) inferInsert(ins *pg_query.InsertStmt, setIf func(int, types.Type)) {
+	rel, ok := s.e.Catalog().ByName(ins.Relation.GetRelname())
+	if !ok || ins.SelectStmt.GetSelectStmt() == nil {
+		return
+	}
+	var targets []types.Type
+	if len(ins.Cols) == 0 {
+		targets = visibleTypes(rel)
+	}
+	for _, c := range ins.Cols {
+		name := c.GetResTarget().GetName()
+		for _, col := range rel.Columns {
+			if col.Name == name {
+				targets = append(targets, col.Type)
+			}
+		}
+	}
+	for _, l := range ins.SelectStmt.GetSelectStmt().ValuesLists {
+		for i, it := range l.GetList().GetItems() {
+			if pr := it.GetParamRef(); pr != nil && i < len(targets) {
+				setIf(int(pr.Number), targets[i])
+			}
+		}
+	}
+}
+
+// columnTyper looks a column name up in the relations the text names.
+func (s *Session) columnTyper(sql string) func(string) (types.Type, bool) {
+	lower := strings.ToLower(sql)
+	var rels []map[string]types.Type
+	for _, r := range s.relations("") {
+		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(r.Name) + `\b`).MatchString(lower) {
+			continue
+		}
+		m := map[string]types.Type{}
+		for _, c := range r.Columns {
+			m[c.Name] = c.Type
+		}
+		rels = append(rels, m)
+	}
+	return func(col string) (types.Type, bool) {
+		for _, m := range rels {
+			if t, ok := m[strings.ToLower(col)]; ok {
+				return t, true
+			}
+		}
+		return types.Type{}, false
+	}
+}

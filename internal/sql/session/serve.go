@@ -1,0 +1,89 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/sluice-db/sluice/internal/engine"
+	"github.com/sluice-db/sluice/internal/pgwire"
+	"github.com/sluice-db/sluice/internal/task"
+)
+
+// Server is a pgwire server whose sessions run on one engine: what the
+// playground binary, the peer-suite runner and tests start.
+type Server struct {
+	addr  string
+	group *task.Group
+}
+
+// Serve starts serving ln with a Handler over e until Close. pcfg
+// configures the protocol (users for SCRAM); cfg the sessions.
+func Serve(ctx context.Context, e *engine.Engine, ln net.Listener, pcfg pgwire.Config, cfg Config) (*Server, error) {
+	srv, err := pgwire.NewServer(NewHandler(e, cfg), pcfg)
+	if err != nil {
+		return nil, err
+	}
+	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
+	g.Go(gctx, "pgwire", func(ctx context.Context) error { return srv.Serve(ctx, ln) })
+	return &Server{addr: ln.Addr().String(), group: g}, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string { return s.addr }
+
+// DSN is a connection URL for user root and database dev.
+func (s *Server) DSN() string {
+	return fmt.Sprintf("postgres://root@%s/dev?sslmode=disable", s.addr)
+}
+
+// Close stops accepting, ends every connection and waits for them.
+func (s *Server) Close() error {
+	s.group.Cancel()
+	return s.group.Wait()
+}
+
+// Playground is an in-memory engine with a server in front of it, for
+// tests and for running test suites file by file on fresh state.
+type Playground struct {
+	Engine *engine.Engine
+	Server *Server
+}
+
+// StartPlayground opens an in-memory engine and serves it on a free
+// loopback port.
+func StartPlayground(ctx context.Context, opts engine.Options, cfg Config) (*Playground, error) {
+	opts.InMemory, opts.Dir = true, ""
+	if opts.BarrierInterval == 0 {
+		opts.BarrierInterval = 10 * time.Millisecond
+	}
+	e, err := engine.Open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = e.Close()
+		return nil, err
+	}
+	if cfg.Parallelism == 0 {
+		cfg.Parallelism = opts.Parallelism
+	}
+	srv, err := Serve(ctx, e, ln, pgwire.Config{}, cfg)
+	if err != nil {
+		_ = ln.Close()
+		_ = e.Close()
+		return nil, err
+	}
+	return &Playground{Engine: e, Server: srv}, nil
+}
+
+// Close stops the server, then the engine.
+func (p *Playground) Close() error {
+	serr := p.Server.Close()
+	if err := p.Engine.Close(); err != nil {
+		return err
+	}
+	return serr
+}

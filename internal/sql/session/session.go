@@ -1,0 +1,147 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/sluice-db/sluice/internal/engine"
+	"github.com/sluice-db/sluice/internal/pgwire"
+	"github.com/sluice-db/sluice/internal/sql/parser"
+	"github.com/sluice-db/sluice/internal/sql/planner"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// Config configures a Handler.
+type Config struct {
+	// ChunkSize is the batch executor's rows per chunk (0: default).
+	ChunkSize int
+	// ServerVersion is what version() and SHOW server_version report
+	// (default pgwire.DefaultServerVersion).
+	ServerVersion string
+	// Clock returns now() for each statement (default time.Now).
+	Clock  func() time.Time
+	Logger *slog.Logger
+	// Parallelism is what EXPLAIN assumes for distributed fragments; set
+	// it to the engine's (default: the number of cores).
+	Parallelism int
+}
+
+// Handler is a pgwire.Handler serving SQL over one engine.
+type Handler struct {
+	e   *engine.Engine
+	cfg Config
+}
+
+// NewHandler returns a handler whose sessions run statements on e.
+func NewHandler(e *engine.Engine, cfg Config) *Handler {
+	if cfg.ServerVersion == "" {
+		cfg.ServerVersion = pgwire.DefaultServerVersion
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Parallelism <= 0 {
+		cfg.Parallelism = runtime.NumCPU()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{e: e, cfg: cfg}
+}
+
+// NewSession implements pgwire.Handler. Every database name is accepted:
+// Sluice has one namespace, and RisingWave scripts connect to "dev".
+func (h *Handler) NewSession(_ context.Context, p pgwire.StartupParams) (pgwire.Session, error) {
+	s := &Session{h: h, e: h.e, p: planner.New(h.e.Catalog(), h.e), user: p.User, db: p.Database, pid: p.ProcessID}
+	startup := map[string]string{}
+	for k, v := range p.Settings {
+		if _, ok := knownVars()[k]; ok {
+			startup[k] = v
+		}
+	}
+	if p.ApplicationName != "" {
+		startup["application_name"] = p.ApplicationName
+	}
+	s.vars = newVars(startup)
+	return s, nil
+}
+
+// Session is one connection's SQL state: its settings and whether it is
+// inside a BEGIN block. pgwire calls it from one goroutine at a time.
+type Session struct {
+	h    *Handler
+	e    *engine.Engine
+	p    *planner.Planner
+	vars *vars
+	user string
+	db   string
+	pid  uint32
+	// inBlock is set between BEGIN and COMMIT/ROLLBACK. Statements still
+	// run (and commit) one at a time; the block only changes what
+	// ReadyForQuery reports, so drivers that wrap work in transactions
+	// keep working.
+	inBlock bool
+}
+
+var _ pgwire.Session = (*Session)(nil)
+var _ pgwire.TxStatusReporter = (*Session)(nil)
+
+// TxStatus implements pgwire.TxStatusReporter.
+func (s *Session) TxStatus() pgwire.TxStatus {
+	if s.inBlock {
+		return pgwire.TxInBlock
+	}
+	return pgwire.TxIdle
+}
+
+// Close implements pgwire.Session.
+func (s *Session) Close() {}
+
+// Query implements pgwire.Session: it runs each statement of sql in turn.
+func (s *Session) Query(ctx context.Context, sql string, w pgwire.ResultWriter) error {
+	sts, err := parser.Parse(sql)
+	if err != nil {
+		return err
+	}
+	if len(sts) == 0 {
+		return w.EmptyQuery()
+	}
+	for i := range sts {
+		if err := s.run(ctx, &sts[i], w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run executes one statement under the session's statement_timeout and
+// turns a cancellation into 57014.
+func (s *Session) run(ctx context.Context, st *parser.Statement, w pgwire.ResultWriter) error {
+	_, tv, _ := s.vars.get("statement_timeout")
+	if ms, _ := strconv.Atoi(tv); ms > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(ms)*time.Millisecond,
+			sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to statement timeout"))
+		defer cancel()
+	}
+	err := s.execute(ctx, st, w)
+	if err != nil && ctx.Err() != nil {
+		if cause, ok := sqlerr.As(context.Cause(ctx)); ok {
+			return cause
+		}
+		if _, ok := sqlerr.As(err); !ok || errors.Is(err, context.Canceled) {
+			return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to user request")
+		}
+	}
+	return err
+}
+
+// now is the statement's now().
+func (s *Session) now() types.DTimestamptz {
+	return types.DTimestamptz(s.h.cfg.Clock().UnixMicro())
+}
