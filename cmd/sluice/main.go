@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sql/session"
+	"github.com/sluice-db/sluice/internal/task"
 )
 
 type config struct {
@@ -90,7 +91,9 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		return err
 	}
 	defer e.Close()
-	srv, err := serveMetrics(c.dashboardAddr, e)
+	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
+	defer func() { _ = g.Wait() }()
+	srv, err := serveMetrics(gctx, g, c.dashboardAddr, e)
 	if err != nil {
 		return err
 	}
@@ -142,7 +145,7 @@ func serveSQL(ctx context.Context, c config, e *engine.Engine, log *slog.Logger)
 
 // serveMetrics serves the Go runtime, process and engine metrics on
 // /metrics.
-func serveMetrics(addr string, e *engine.Engine) (*http.Server, error) {
+func serveMetrics(ctx context.Context, g *task.Group, addr string, e *engine.Engine) (*http.Server, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if err := e.RegisterMetrics(reg); err != nil {
@@ -155,6 +158,11 @@ func serveMetrics(addr string, e *engine.Engine) (*http.Server, error) {
 		return nil, fmt.Errorf("dashboard address %s: %w", addr, err)
 	}
 	srv := &http.Server{Addr: ln.Addr().String(), Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
+	g.Go(ctx, "metrics-http", func(context.Context) error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
 	return srv, nil
 }

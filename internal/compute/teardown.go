@@ -65,10 +65,9 @@ func (n *Node) stop(j *job) {
 func (n *Node) wait(ctx context.Context, jobs []*job) error {
 	for _, j := range jobs {
 		if j.group != nil {
-			done := make(chan struct{})
-			go func() { _ = j.group.Wait(); close(done) }()
 			select {
-			case <-done:
+			case <-j.group.Idle():
+				_ = j.group.Wait() // returns at once; releases the WaitGroup
 			case <-ctx.Done():
 				return fmt.Errorf("compute: job %d did not exit: %w", j.id, ctx.Err())
 			}

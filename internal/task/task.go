@@ -29,6 +29,10 @@ type Group struct {
 	mu     struct {
 		sync.Mutex
 		err error
+		// running counts live goroutines; idle is closed when it drops to
+		// zero (and replaced when it rises again).
+		running int
+		idle    chan struct{}
 	}
 }
 
@@ -43,13 +47,43 @@ func NewGroup(ctx context.Context) (*Group, context.Context) {
 // group; the first one is what Wait returns.
 func (g *Group) Go(ctx context.Context, name string, fn func(ctx context.Context) error) {
 	g.wg.Add(1)
+	g.mu.Lock()
+	if g.mu.running == 0 {
+		g.mu.idle = make(chan struct{})
+	}
+	g.mu.running++
+	g.mu.Unlock()
 	go func() {
 		defer g.wg.Done()
+		defer g.exited()
 		err := Run(ctx, name, fn)
 		if err != nil {
 			g.fail(err)
 		}
 	}()
+}
+
+func (g *Group) exited() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.mu.running--
+	if g.mu.running == 0 {
+		close(g.mu.idle)
+	}
+}
+
+// Idle returns a channel closed once no goroutine of the group is running,
+// so a caller can wait for the group with a deadline (select on it and
+// ctx.Done()) without starting a goroutine of its own.
+func (g *Group) Idle() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mu.running == 0 {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	return g.mu.idle
 }
 
 // Run calls fn, turning a panic into a *PanicError.

@@ -30,3 +30,25 @@ func TestFirstErrorWins(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestIdle(t *testing.T) {
+	g, ctx := NewGroup(context.Background())
+	select {
+	case <-g.Idle():
+	default:
+		t.Fatal("an empty group is not idle")
+	}
+	release := make(chan struct{})
+	g.Go(ctx, "blocked", func(context.Context) error { <-release; return nil })
+	idle := g.Idle()
+	select {
+	case <-idle:
+		t.Fatal("idle while a goroutine runs")
+	default:
+	}
+	close(release)
+	<-idle
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
