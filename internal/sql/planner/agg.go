@@ -85,6 +85,11 @@ func (s *aggScope) hook(n *pg_query.Node) (typed, bool, error) {
 			return typed{expr.Input(i, g.t), g.t}, true, nil
 		}
 	}
+	if t.d.Kind == expr.KindInput {
+		if g, ok := s.grouped(t.d.Index); ok {
+			return g, true, nil
+		}
+	}
 	if cr := n.GetColumnRef(); cr != nil {
 		qual, name, _ := columnName(cr)
 		if qual != "" {
@@ -94,6 +99,41 @@ func (s *aggScope) hook(n *pg_query.Node) (typed, bool, error) {
 			"column %q must appear in the GROUP BY clause or be used in an aggregate function", name)
 	}
 	return typed{}, false, nil
+}
+
+// grouped finds the FROM scope's column i among the group keys. A column
+// its table's grouped primary key determines becomes a group key too
+// (grouping by it changes no group), as Postgres allows.
+func (s *aggScope) grouped(i int) (typed, bool) {
+	if k := s.groupIndex(i); k >= 0 {
+		return typed{expr.Input(k, s.groups[k].t), s.groups[k].t}, true
+	}
+	if !s.dependent(i) {
+		return typed{}, false
+	}
+	t := s.from.scope.cols[i].typ
+	s.groups = append(s.groups, typed{expr.Input(i, t), t})
+	return typed{expr.Input(len(s.groups)-1, t), t}, true
+}
+
+func (s *aggScope) groupIndex(i int) int {
+	in := expr.Input(i, s.from.scope.cols[i].typ)
+	return slices.IndexFunc(s.groups, func(g typed) bool { return descEqual(g.d, in) })
+}
+
+// dependent reports whether scope column i comes from a table scan whose
+// primary key columns are all group keys.
+func (s *aggScope) dependent(i int) bool {
+	cols := s.from.scope.cols
+	if cols[i].src == 0 {
+		return false
+	}
+	for j, c := range cols {
+		if c.src == cols[i].src && c.key && s.groupIndex(j) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // register binds an aggregate call and returns its index among the calls.
@@ -255,14 +295,20 @@ func (q *query) aggregate(from *relExpr, s *pg_query.SelectStmt) (*relExpr, *bin
 		}
 	}
 	sc.from.clause = "WHERE"
-	b := &binder{q: q, scope: from, schema: sc.schema, hook: sc.hook}
+	b := &binder{q: q, scope: from, schema: sc.schema, hook: sc.hook, grouped: sc.grouped}
 	// Bind everything above the aggregation once to collect its calls;
 	// the caller binds them again, finding the calls registered.
 	for _, n := range s.TargetList {
-		if v := n.GetResTarget().Val; v.GetColumnRef() == nil || !isStar(v.GetColumnRef()) {
-			if _, err := b.bind(v); err != nil {
+		v := n.GetResTarget().Val
+		if cr := v.GetColumnRef(); cr != nil && isStar(cr) {
+			qual, _, _ := columnName(cr)
+			if _, err := q.star(b, qual, cr.Location); err != nil {
 				return nil, nil, err
 			}
+			continue
+		}
+		if _, err := b.bind(v); err != nil {
+			return nil, nil, err
 		}
 	}
 	if s.HavingClause != nil {

@@ -89,6 +89,11 @@ func (p *Planner) createView(ctx context.Context, st *parser.Statement, cs *pg_q
 	if err != nil {
 		return nil, err
 	}
+	// As in Postgres, a shorter column list renames only the leading
+	// columns; a longer one is an error (createas.c's message).
+	if len(cs.Into.ColNames) > len(r.visible()) {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "too many column names were specified")
+	}
 	if err := q.aliasColumns(r, &pg_query.Alias{Aliasname: cs.Into.Rel.Relname, Colnames: cs.Into.ColNames}); err != nil {
 		return nil, err
 	}

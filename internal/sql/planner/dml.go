@@ -87,14 +87,36 @@ func (p *Planner) insert(st *parser.Statement, s *pg_query.InsertStmt) (Result, 
 	if err != nil {
 		return nil, err
 	}
+	ins := &insertTargets{cols: targets, names: s.Cols}
 	sel := s.SelectStmt.GetSelectStmt()
 	if sel == nil {
-		return q.insertRows(rel, targets, nil)
+		return q.insertRows(rel, ins, nil)
 	}
 	if len(sel.ValuesLists) > 0 && sel.Op == pg_query.SetOperation_SETOP_NONE && len(sel.SortClause) == 0 && sel.LimitCount == nil {
-		return q.insertRows(rel, targets, sel.ValuesLists)
+		return q.insertRows(rel, ins, sel.ValuesLists)
 	}
-	return q.insertSelect(rel, targets, sel)
+	return q.insertSelect(rel, ins, sel)
+}
+
+// insertTargets is the columns an INSERT writes: its column list, or
+// (names empty) the table's visible columns in order.
+type insertTargets struct {
+	cols  []int
+	names []*pg_query.Node
+}
+
+// fit checks that got values fill the targets and returns the columns
+// they go to. Without a column list, as in Postgres, fewer values than
+// columns fill the leading ones and the rest stay NULL. extra is the
+// location of the first value beyond the targets, if any.
+func (t *insertTargets) fit(q *query, got int, extra func(i int) int32) ([]int, error) {
+	switch {
+	case got > len(t.cols):
+		return nil, errAt(q.st, sqlerr.SyntaxError, extra(len(t.cols)), "INSERT has more expressions than target columns")
+	case got < len(t.cols) && len(t.names) > 0:
+		return nil, errAt(q.st, sqlerr.SyntaxError, t.names[got].GetResTarget().Location, "INSERT has more target columns than expressions")
+	}
+	return t.cols[:got], nil
 }
 
 // insertColumns maps the statement's column list to table columns.
@@ -119,17 +141,22 @@ func (q *query) insertColumns(rel *catalog.Relation, s *pg_query.InsertStmt) ([]
 
 // insertRows evaluates constant VALUES rows strictly; an INSERT with no
 // VALUES (DEFAULT VALUES) inserts one row of NULLs.
-func (q *query) insertRows(rel *catalog.Relation, targets []int, lists []*pg_query.Node) (Result, error) {
+func (q *query) insertRows(rel *catalog.Relation, ins *insertTargets, lists []*pg_query.Node) (Result, error) {
 	b := &binder{q: q, clause: "VALUES"}
 	vis := visibleColumns(rel)
 	if lists == nil {
 		return &Insert{Table: rel, Rows: []types.Row{make(types.Row, len(vis))}}, nil
 	}
+	first := lists[0].GetList().GetItems()
+	targets, err := ins.fit(q, len(first), func(i int) int32 { return location(first[i]) })
+	if err != nil {
+		return nil, err
+	}
 	var rows []types.Row
 	for _, l := range lists {
 		items := l.GetList().GetItems()
-		if err := countCheck(q, len(items), len(targets), location(items[0])); err != nil {
-			return nil, err
+		if len(items) != len(first) {
+			return nil, errAt(q.st, sqlerr.SyntaxError, location(items[0]), "VALUES lists must all be the same length")
 		}
 		row := make(types.Row, len(vis))
 		for i, it := range items {
@@ -155,17 +182,7 @@ func (q *query) insertRows(rel *catalog.Relation, targets []int, lists []*pg_que
 	return &Insert{Table: rel, Rows: rows}, nil
 }
 
-func countCheck(q *query, got, want int, loc int32) error {
-	switch {
-	case got > want:
-		return errAt(q.st, sqlerr.SyntaxError, loc, "INSERT has more expressions than target columns")
-	case got < want:
-		return errAt(q.st, sqlerr.SyntaxError, loc, "INSERT has more target columns than expressions")
-	}
-	return nil
-}
-
-func (q *query) insertSelect(rel *catalog.Relation, targets []int, sel *pg_query.SelectStmt) (Result, error) {
+func (q *query) insertSelect(rel *catalog.Relation, ins *insertTargets, sel *pg_query.SelectStmt) (Result, error) {
 	r, ord, err := q.selectStmt(sel, true)
 	if err != nil {
 		return nil, err
@@ -174,7 +191,8 @@ func (q *query) insertSelect(rel *catalog.Relation, targets []int, sel *pg_query
 		r = q.topN(r, ord.by, ord.limit, ord.offset)
 	}
 	src := r.visible()
-	if err := countCheck(q, len(src), len(targets), -1); err != nil {
+	targets, err := ins.fit(q, len(src), func(int) int32 { return -1 })
+	if err != nil {
 		return nil, err
 	}
 	b := &binder{q: q, scope: r}
@@ -255,12 +273,16 @@ func (p *Planner) update(st *parser.Statement, s *pg_query.UpdateStmt) (Result, 
 		if newVals[i] != nil {
 			return nil, errAt(st, sqlerr.Code("42601"), rt.Location, "multiple assignments to same column %q", rt.Name)
 		}
+		val, err := q.assignedValue(rt.Val)
+		if err != nil {
+			return nil, err
+		}
 		t := typed{expr.Null(rel.Columns[i].Type), rel.Columns[i].Type}
-		if rt.Val.GetSetToDefault() == nil {
-			if t, err = b.bind(rt.Val); err != nil {
+		if val.GetSetToDefault() == nil {
+			if t, err = b.bind(val); err != nil {
 				return nil, err
 			}
-			if t, err = b.assign(t, rel.Columns[i], location(rt.Val)); err != nil {
+			if t, err = b.assign(t, rel.Columns[i], location(val)); err != nil {
 				return nil, err
 			}
 		}
@@ -278,4 +300,24 @@ func (p *Planner) update(st *parser.Statement, s *pg_query.UpdateStmt) (Result, 
 		outs = append(outs, outCol{t: t, name: c.Name, hidden: c.Hidden})
 	}
 	return &Update{Table: rel, Query: rawQuery(q.project(r, outs, false))}, nil
+}
+
+// assignedValue is the expression an UPDATE SET item assigns: its value,
+// or for SET (a, b) = (x, y) the row item at the column's position.
+func (q *query) assignedValue(n *pg_query.Node) (*pg_query.Node, error) {
+	m := n.GetMultiAssignRef()
+	if m == nil {
+		return n, nil
+	}
+	row := m.Source.GetRowExpr()
+	if row == nil {
+		if m.Source.GetSubLink() != nil {
+			return nil, errAt(q.st, sqlerr.FeatureNotSupported, location(m.Source), "UPDATE … SET (…) = (SELECT …) is not supported")
+		}
+		return nil, errAt(q.st, sqlerr.SyntaxError, location(m.Source), "source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression")
+	}
+	if len(row.Args) != int(m.Ncolumns) {
+		return nil, errAt(q.st, sqlerr.SyntaxError, row.Location, "number of columns does not match number of values")
+	}
+	return row.Args[m.Colno-1], nil
 }

@@ -11,7 +11,11 @@
 //     Backfill leaves over their state table, CTEs and subqueries are
 //     planned in place, comma-separated items become equi-joins using the
 //     WHERE conjuncts that relate them), then WHERE, GROUP BY/aggregates/
-//     HAVING, the select list, DISTINCT, and ORDER BY … LIMIT as top-N.
+//     HAVING, the select list, DISTINCT, and ORDER BY … LIMIT (or FETCH …
+//     WITH TIES) as top-N. GROUP BY also admits columns a grouped primary
+//     key determines, and SELECT * over grouped columns. INTERSECT and
+//     EXCEPT become a per-branch count(*) over the tagged UNION ALL of
+//     both sides, grouped by every column, then a filter on the counts.
 //  3. Expressions are bound by binder into expr.Desc; every composite node
 //     is type-checked by expr.Build, and function overloads by
 //     expr.ResolveFunc, so the planner and the executors agree on types.

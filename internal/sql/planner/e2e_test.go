@@ -35,6 +35,16 @@ func viewCases() []viewCase {
 			[]string{"a,a2,b,e"}},
 		{"having_v", "SELECT g, sum(v) FILTER (WHERE v > 10) AS s FROM t1 GROUP BY g HAVING count(*) > 1",
 			[]string{"1 20"}},
+		{"star_grouped", "SELECT * FROM (SELECT g, v > 15 AS big FROM t1) s GROUP BY big, g",
+			[]string{"1 f", "1 t", "2 t", "NULL t"}},
+		{"by_pk", "SELECT t1.*, v + 1 AS w, count(t2.name) AS n FROM t1 LEFT JOIN t2 ON t1.id = t2.id GROUP BY t1.id HAVING v < 40",
+			[]string{"1 1 10 11 2", "2 1 20 21 1", "3 2 30 31 0"}},
+		{"ties", "SELECT id, g FROM t1 ORDER BY g FETCH FIRST 1 ROWS WITH TIES",
+			[]string{"1 1", "2 1"}},
+		{"isect", "SELECT g FROM t1 INTERSECT SELECT id FROM t2",
+			[]string{"1", "2"}},
+		{"exc", "SELECT id AS x, 1 AS one FROM t2 EXCEPT SELECT g, 1 FROM t1",
+			[]string{"5 1"}},
 		{"top2", "SELECT id, v FROM t1 ORDER BY v DESC LIMIT 2",
 			[]string{"3 30", "4 40"}},
 		{"top_offset", "SELECT id FROM t1 ORDER BY id LIMIT 2 OFFSET 1",
@@ -166,5 +176,40 @@ func TestBatchOrdering(t *testing.T) {
 	}
 	if names := []string{q.Columns[0].Name, q.Columns[1].Name}; strings.Join(names, ",") != "id,dv" {
 		t.Errorf("columns %v", names)
+	}
+}
+
+// TestInsertShortRow: without a column list, as in Postgres, fewer values
+// than columns fill the leading columns and leave the rest NULL.
+func TestInsertShortRow(t *testing.T) {
+	s := newSession(t)
+	s.exec("CREATE TABLE s (a int, b int, c varchar)")
+	s.exec("INSERT INTO s VALUES (1, 2), (4, 5)")
+	s.exec("INSERT INTO s SELECT 3")
+	if err := s.e.Flush(s.ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := sorted("1 2 NULL", "4 5 NULL", "3 NULL NULL")
+	if got := s.query("SELECT * FROM s"); !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// TestUpdateMultiAssign: SET (a, b) = (x, y) assigns each row item to its
+// column, all computed from the old row.
+func TestUpdateMultiAssign(t *testing.T) {
+	s := newSession(t)
+	s.exec("CREATE TABLE u (a int, b int, c varchar)")
+	s.exec("INSERT INTO u VALUES (1, 2, 'x'), (10, 20, 'y')")
+	if err := s.e.Flush(s.ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.exec("UPDATE u SET (a, b) = (b + 5, a), c = c || c WHERE a = 1")
+	if err := s.e.Flush(s.ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := sorted("7 1 xx", "10 20 y")
+	if got := s.query("SELECT * FROM u"); !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
 	}
 }

@@ -26,6 +26,9 @@ type binder struct {
 	// schema returns the types Input(i) refers to; nil means scope's.
 	schema func() []types.Type
 	hook   func(n *pg_query.Node) (typed, bool, error)
+	// grouped, set above a GROUP BY, finds scope column i among the
+	// group keys, so that SELECT * can expand to grouped columns.
+	grouped func(i int) (typed, bool)
 	// clause names where aggregates are not allowed ("WHERE", …); empty
 	// when the hook handles them.
 	clause string

@@ -18,6 +18,11 @@ type column struct {
 	name   string
 	typ    types.Type
 	hidden bool // carried for the stream key; not part of SELECT *
+	// src numbers the table scan the column comes straight from (0: none),
+	// and key says it is part of that table's declared primary key, so
+	// GROUP BY can see which columns the key determines.
+	src int
+	key bool
 }
 
 // relExpr is a planned relational expression: a plan node and the names
@@ -54,6 +59,7 @@ type query struct {
 	streaming bool
 	ctes      []map[string]*cte
 	deps      []uint32
+	scans     int
 }
 
 type cte struct {
@@ -78,9 +84,16 @@ func (q *query) scanRelation(rel *catalog.Relation, qual string) *relExpr {
 	}
 	cols := make([]int, len(rel.Columns))
 	out := &relExpr{}
+	src := 0
+	if rel.Kind == catalog.KindTable && len(rel.PK) > 0 &&
+		!slices.ContainsFunc(rel.PK, func(k int) bool { return rel.Columns[k].Hidden }) {
+		q.scans++
+		src = q.scans
+	}
 	for i, c := range rel.Columns {
 		cols[i] = i
-		out.cols = append(out.cols, column{qual: qual, name: c.Name, typ: c.Type, hidden: c.Hidden})
+		out.cols = append(out.cols, column{qual: qual, name: c.Name, typ: c.Type, hidden: c.Hidden,
+			src: src, key: src != 0 && slices.Contains(rel.PK, i)})
 	}
 	out.node = &plan.Node{Kind: plan.KindBackfill, Schema: slices.Clone(rel.Table.Types), StreamKey: slices.Clone(rel.PK),
 		Backfill: &plan.Backfill{Upstream: rel.Table, Columns: cols, ProgressTable: source.ProgressTable(0)}}

@@ -125,6 +125,9 @@ func (q *query) finish(r *relExpr, s *pg_query.SelectStmt, by []plan.ColumnOrder
 	if err != nil {
 		return nil, nil, err
 	}
+	if s.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES {
+		return q.withTies(r, by, limit, offset, top)
+	}
 	if top && !q.streaming {
 		return r, &ordering{by: by, limit: limit, offset: offset}, nil
 	}
@@ -134,11 +137,27 @@ func (q *query) finish(r *relExpr, s *pg_query.SelectStmt, by []plan.ColumnOrder
 	return q.topN(r, by, limit, offset), nil, nil
 }
 
+// withTies plans FETCH FIRST n ROWS WITH TIES as a top-N, also in a batch
+// query, whose caller then only sorts the rows.
+func (q *query) withTies(r *relExpr, by []plan.ColumnOrder, limit, offset int64, top bool) (*relExpr, *ordering, error) {
+	if len(by) == 0 {
+		return nil, nil, sqlerr.New(sqlerr.SyntaxError, "WITH TIES cannot be specified without ORDER BY clause")
+	}
+	if limit < 0 {
+		// FETCH FIRST NULL ROWS: no limit, so no ties to add.
+		r = q.topN(r, by, -1, offset)
+	} else {
+		r = q.topN(r, by, limit, offset)
+		r.node.TopN.WithTies = true
+	}
+	if top && !q.streaming {
+		return r, &ordering{by: by, limit: -1}, nil
+	}
+	return r, nil, nil
+}
+
 // limits evaluates LIMIT and OFFSET, which must be constant.
 func (q *query) limits(s *pg_query.SelectStmt) (limit, offset int64, err error) {
-	if s.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES {
-		return 0, 0, sqlerr.New(sqlerr.FeatureNotSupported, "FETCH … WITH TIES is not supported")
-	}
 	limit = -1
 	if s.LimitCount != nil {
 		if limit, err = q.constInt(s.LimitCount, "LIMIT", -1); err != nil {
@@ -231,7 +250,7 @@ func (q *query) targets(b *binder, list []*pg_query.Node) ([]outCol, error) {
 }
 
 func (q *query) star(b *binder, qual string, loc int32) ([]outCol, error) {
-	if b.schema != nil {
+	if b.schema != nil && b.grouped == nil {
 		return nil, errAt(q.st, sqlerr.GroupingError, loc, "SELECT * is not allowed with GROUP BY or aggregates")
 	}
 	if b.scope == nil {
@@ -243,7 +262,21 @@ func (q *query) star(b *binder, qual string, loc int32) ([]outCol, error) {
 		if qual != "" && c.qual != qual {
 			continue
 		}
-		outs = append(outs, outCol{t: typed{expr.Input(i, c.typ), c.typ}, name: c.name, qual: c.qual})
+		t := typed{expr.Input(i, c.typ), c.typ}
+		if b.grouped != nil {
+			// Above a GROUP BY, * expands to column references, each of
+			// which must be grouped, as in Postgres.
+			var ok bool
+			if t, ok = b.grouped(i); !ok {
+				name := c.name
+				if c.qual != "" {
+					name = c.qual + "." + name
+				}
+				return nil, errAt(q.st, sqlerr.GroupingError, loc,
+					"column %q must appear in the GROUP BY clause or be used in an aggregate function", name)
+			}
+		}
+		outs = append(outs, outCol{t: t, name: c.name, qual: c.qual})
 	}
 	if qual != "" && len(outs) == 0 {
 		return nil, errAt(q.st, sqlerr.UndefinedTable, loc, "missing FROM-clause entry for table %q", qual)
