@@ -44,6 +44,9 @@ type ViewSpec struct {
 	// Background returns as soon as the job is registered, without
 	// waiting for its backfill.
 	Background bool
+	// RateLimit, when set, limits the job's rows per second from its first
+	// row (0: start paused); ALTER … SET RATE_LIMIT changes it later.
+	RateLimit *int64
 }
 
 // IDs allocates n fresh ids for a planner building a view's state tables.
@@ -116,7 +119,18 @@ func (e *Engine) CreateMaterializedView(ctx context.Context, spec ViewSpec) (*ca
 	rel := &catalog.Relation{ID: ids.Next(), Name: spec.Name, Kind: catalog.KindMaterializedView,
 		Columns: spec.Columns, PK: spec.PK, Definition: spec.Definition, DependsOn: spec.DependsOn,
 		Table: plan.Table{ID: ids.Next(), Types: ts, PK: spec.PK, DistKey: spec.PK}}
-	return rel, e.createJob(ctx, rel, spec.Plan, ids, spec.Background)
+	if spec.RateLimit != nil {
+		if *spec.RateLimit < 0 {
+			return nil, sqlerr.Errorf(sqlerr.InvalidParameterValue, "rate limit must not be negative: %d", *spec.RateLimit)
+		}
+		limit := *spec.RateLimit
+		e.ctl.update(rel.ID, func(jc *jobControl) { jc.rate = &limit })
+	}
+	err = e.createJob(ctx, rel, spec.Plan, ids, spec.Background)
+	if err != nil {
+		e.ctl.forget(rel.ID)
+	}
+	return rel, err
 }
 
 func columnTypes(cols []catalog.Column) []types.Type {
@@ -148,9 +162,14 @@ func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *pl
 		return err
 	}
 	if background {
+		e.finishInBackground(rel)
 		return nil
 	}
 	if err := e.waitCreated(ctx, rel); err != nil {
+		if errors.Is(err, errJobGone) {
+			// CANCEL JOBS or DROP took it down already.
+			return sqlerr.New(sqlerr.QueryCanceled, "canceling statement: the job was cancelled or dropped")
+		}
 		dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = e.dropRelations(dropCtx, []*catalog.Relation{rel})
@@ -193,6 +212,10 @@ func (e *Engine) deploy(ctx context.Context, rel *catalog.Relation) error {
 	if err != nil || !started {
 		return err
 	}
+	// Before the coordinator knows the job no barrier reaches it, so no
+	// source or backfill has emitted a row yet: a rate limit given with
+	// the CREATE holds from the first row.
+	e.reapplyControl(rel)
 	if _, err := e.coord.AddJob(ctx, jobSpec(rel), adds); err != nil && !errors.Is(err, barrier.ErrJobExists) {
 		return fmt.Errorf("register job %s: %w", rel.Name, err)
 	}
@@ -250,8 +273,36 @@ func (e *Engine) waitCreated(ctx context.Context, rel *catalog.Relation) error {
 		}
 		return err
 	}
+	return e.markCreated(ctx, rel)
+}
+
+// errJobGone says a job was cancelled or dropped while it was created.
+var errJobGone = errors.New("engine: job cancelled or dropped while being created")
+
+// markCreated records that rel caught up, unless it was dropped or
+// cancelled meanwhile: under deployMu, which drops hold while they mark
+// their relations, so a cancelled job is never brought back.
+func (e *Engine) markCreated(ctx context.Context, rel *catalog.Relation) error {
+	e.deployMu.Lock()
+	defer e.deployMu.Unlock()
+	cur, ok := e.catalog.ByID(rel.ID)
+	if !ok || cur.State != catalog.StateCreating {
+		return errJobGone
+	}
 	rel.State = catalog.StateCreated
 	return e.catalog.Put(ctx, rel)
+}
+
+// finishInBackground marks a background-created job created once it has
+// caught up; until then SHOW JOBS lists it and CANCEL JOBS may drop it.
+// It runs in the engine's group, so Close stops it.
+func (e *Engine) finishInBackground(rel *catalog.Relation) {
+	e.group.Go(e.trunc.ctx, "create-"+rel.Name, func(ctx context.Context) error {
+		if err := e.waitCreated(ctx, rel); err != nil && ctx.Err() == nil {
+			e.log.Info("background create ended", "relation", rel.Name, "err", err)
+		}
+		return nil
+	})
 }
 
 func cancelled(ctx context.Context) error {

@@ -18,4 +18,13 @@
 // wait for exit); tell the coordinator, which removes their actors from
 // in-flight epochs and discards their uncommitted writes; delete their
 // state in the background; delete the catalog entries.
+//
+// Control that changes how fast a job runs, never what it computes (ALTER
+// … SET RATE_LIMIT, PAUSE, RESUME: control.go), goes straight to the
+// job's actors through compute.Node.Control, without a barrier. The
+// settings live in engine memory: Rebuild and a new job's deploy apply
+// them again before any barrier reaches the rebuilt actors' sources; a
+// process restart forgets them. A view created in the background (jobs.go)
+// is finished by a goroutine of the engine's group, listed by Jobs while
+// it is creating, and CancelJobs drops it like DROP does.
 package engine

@@ -63,6 +63,9 @@ func (e *Engine) dropRelations(ctx context.Context, rels []*catalog.Relation) er
 	if err != nil {
 		return err
 	}
+	for _, r := range rels {
+		e.ctl.forget(r.ID)
+	}
 	if err := e.coord.DropJobs(ctx, jobs); err != nil {
 		// The coordinator did not know some job (it was dropped during a
 		// recovery, or never registered): finish its cleanup here.

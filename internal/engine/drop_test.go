@@ -212,3 +212,52 @@ func TestCrashMidDropFinishesOnRecovery(t *testing.T) {
 		t.Fatalf("t = %v, %v; want its 2 rows", rows, err)
 	}
 }
+
+// TestViewOverGlobalAggregate: a view reading a keyless view (a global
+// aggregate's single row) backfills it and follows its updates.
+func TestViewOverGlobalAggregate(t *testing.T) {
+	ctx := context.Background()
+	e := openTest(t, t.TempDir())
+	ii := []catalog.Column{{Name: "k", Type: types.TInt64}, {Name: "v", Type: types.TInt64}}
+	tbl, err := e.CreateTable(ctx, TableSpec{Name: "t", Columns: ii, PK: []int{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(rows string) {
+		t.Helper()
+		if err := e.Write(ctx, "t", types.MustParseChunk([]types.Type{types.TInt64, types.TInt64}, rows)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("+ 1 10\n+ 2 20")
+	b := newBuilder(ctx, e)
+	g, err := e.CreateMaterializedView(ctx, b.view("g", b.simpleAgg(b.scan(tbl), countStar(), sumOf(1)), []string{"n", "s"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = newBuilder(ctx, e)
+	if _, err := e.CreateMaterializedView(ctx, b.view("gg", b.simpleAgg(b.scan(g), countStar(), maxOf(0, types.TInt64)), []string{"rows", "n"})); err != nil {
+		t.Fatal(err)
+	}
+	check := func(want string) {
+		t.Helper()
+		if err := e.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := e.Scan(ctx, "gg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(rows); got != want {
+			t.Fatalf("gg = %s, want %s", got, want)
+		}
+	}
+	check("[[1 2]]")
+	write("+ 3 30")
+	check("[[1 3]]")
+	if err := e.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write("- 1 10")
+	check("[[1 2]]")
+}

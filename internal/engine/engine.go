@@ -50,6 +50,7 @@ type Engine struct {
 	rowIDs   rowIDAllocator
 	trunc    truncator
 	rowErrs  rowErrorCounter
+	ctl      controlSettings
 	closeOne sync.Once
 }
 
@@ -92,6 +93,13 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := e.waitRecovered(ctx, 1); err != nil {
 		_ = e.Close()
 		return nil, err
+	}
+	// Jobs a previous process was still creating finish in the background
+	// (or are cancelled by CANCEL JOBS).
+	for _, r := range cat.All() {
+		if r.State == catalog.StateCreating {
+			e.finishInBackground(r)
+		}
 	}
 	return e, nil
 }

@@ -60,6 +60,7 @@ func (e *Engine) Rebuild(ctx context.Context) ([]barrier.JobSpec, error) {
 		}
 		specs = append(specs, jobSpec(r))
 	}
+	e.reapplyControls(live)
 	return specs, nil
 }
 

@@ -8,8 +8,9 @@
 //     in turn under the session's statement_timeout, and a cancelled
 //     context (psql's Ctrl-C, a timeout) becomes 57014.
 //  2. execute dispatches. Sluice's own statements (FLUSH, RECOVER, SHOW
-//     TABLES / MATERIALIZED VIEWS, DESCRIBE) come from the parser with
-//     their own Kind; SET/SHOW/RESET (setshow.go, vars.go), BEGIN/COMMIT/
+//     TABLES / MATERIALIZED VIEWS, DESCRIBE, and the job controls of
+//     control.go: ALTER … SET RATE_LIMIT / PAUSE / RESUME, SHOW JOBS,
+//     CANCEL JOBS) come from the parser with their own Kind; SET/SHOW/RESET (setshow.go, vars.go), BEGIN/COMMIT/
 //     ROLLBACK, EXPLAIN (explain.go) and COPY FROM STDIN (copy.go) are
 //     handled here from pg_query's AST; SELECTs that read pg_catalog /
 //     information_schema or call version(), current_schema(), … are
@@ -17,7 +18,9 @@
 //     else goes to the planner.
 //  3. Planner results run as: CREATE TABLE / MATERIALIZED VIEW through the
 //     engine (which leaves nothing behind on failure; IF NOT EXISTS gives
-//     a NOTICE), DROP per name (IF EXISTS, CASCADE, 2BP01 from the
+//     a NOTICE; background_ddl returns before the backfill, and
+//     backfill_rate_limit caps a new view's rows per second from its
+//     first row), DROP per name (IF EXISTS, CASCADE, 2BP01 from the
 //     engine), SELECT through internal/batch on one committed snapshot
 //     with rows streamed to the client, and INSERT/UPDATE/DELETE as
 //     chunks written with engine.Write (UPDATE as UpdateDelete+UpdateInsert

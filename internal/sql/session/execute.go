@@ -34,6 +34,12 @@ func (s *Session) execute(ctx context.Context, st *parser.Statement, w pgwire.Re
 		return s.showRelations(ctx, catalog.KindMaterializedView, w)
 	case parser.KindDescribe:
 		return s.describe(ctx, st.Name, w)
+	case parser.KindAlterRateLimit, parser.KindAlterPause, parser.KindAlterResume:
+		return s.alterControl(ctx, st, w)
+	case parser.KindShowJobs:
+		return s.showJobs(ctx, w)
+	case parser.KindCancelJobs:
+		return s.cancelJobs(ctx, st, w)
 	}
 	return sqlerr.Errorf(sqlerr.FeatureNotSupported, "%s is not supported yet", st.Kind)
 }
@@ -99,6 +105,11 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 		return w.Complete("CREATE TABLE")
 	case *planner.CreateView:
 		r.Spec.Background = s.vars.bool("background_ddl")
+		limit, err := s.viewRateLimit()
+		if err != nil {
+			return err
+		}
+		r.Spec.RateLimit = limit
 		if _, err := s.e.CreateMaterializedView(ctx, r.Spec); err != nil {
 			return err
 		}

@@ -31,6 +31,7 @@ func knownVars() map[string]*varSpec {
 		implicit,
 		{name: "streaming_parallelism", def: "default", check: checkParallelism, desc: "Actors per fragment of new streaming jobs (accepted; the engine default is used)."},
 		boolVar("background_ddl", "false", "CREATE MATERIALIZED VIEW returns before its backfill is done."),
+		{name: "backfill_rate_limit", def: "default", check: checkRateLimit, desc: "Rows per second a new materialized view reads while it backfills (DEFAULT: no limit)."},
 		boolVar("rw_streaming_enable_delta_join", "false", "Planner knob, accepted and ignored."),
 		twoPhase,
 		boolVar("rw_force_two_phase_agg", "false", "Planner knob, accepted and ignored."),

@@ -25,10 +25,10 @@ type upstreamKeys struct {
 }
 
 func newUpstreamKeys(t plan.Table) (*upstreamKeys, error) {
+	// A table without a primary key (a view over a global aggregate) holds
+	// at most one row per vnode; its key is empty, and a position is then
+	// the empty key, which must stay distinct from "no position" (nil).
 	k := &upstreamKeys{pk: t.PK, orders: t.Orders}
-	if len(t.PK) == 0 {
-		return nil, fmt.Errorf("source: backfill of table %d without a primary key", t.ID)
-	}
 	if t.Orders != nil && len(t.Orders) != len(t.PK) {
 		return nil, fmt.Errorf("source: table %d has %d orders for %d pk columns", t.ID, len(t.Orders), len(t.PK))
 	}
@@ -71,7 +71,7 @@ func (k *upstreamKeys) keyAt(dst []byte, c *types.Chunk, i int) ([]byte, error) 
 	for j, col := range k.pk {
 		k.scratch[j] = c.Cols[col].Get(i)
 	}
-	return codec.EncodeKey(dst, k.scratch, k.pkTypes, k.orders)
+	return nonNil(codec.EncodeKey(dst, k.scratch, k.pkTypes, k.orders))
 }
 
 // keyOf appends a full row's pk key to dst.
@@ -79,7 +79,7 @@ func (k *upstreamKeys) keyOf(dst []byte, row types.Row) ([]byte, error) {
 	for j, col := range k.pk {
 		k.scratch[j] = row[col]
 	}
-	return codec.EncodeKey(dst, k.scratch, k.pkTypes, k.orders)
+	return nonNil(codec.EncodeKey(dst, k.scratch, k.pkTypes, k.orders))
 }
 
 // pkOfKey decodes a key back into the pk row the snapshot scan resumes
@@ -90,8 +90,19 @@ func (k *upstreamKeys) pkOfKey(key []byte) (types.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	if row == nil {
+		row = types.Row{} // the empty key of a keyless table: resume after it
+	}
 	if len(rest) != 0 {
 		return nil, fmt.Errorf("source: %d trailing bytes after scan position", len(rest))
 	}
 	return row, nil
+}
+
+// nonNil keeps an empty key distinct from "no key".
+func nonNil(key []byte, err error) ([]byte, error) {
+	if key == nil && err == nil {
+		key = []byte{}
+	}
+	return key, err
 }
