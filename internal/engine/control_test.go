@@ -118,7 +118,7 @@ func TestRateLimitZeroHoldsRowsBack(t *testing.T) {
 func TestShowAndCancelJobs(t *testing.T) {
 	ctx := context.Background()
 	e := openTest(t, t.TempDir())
-	const rows = 3000
+	const rows = 12000 // well above the rate limiter's burst (4 chunks)
 	tbl := kvTable(ctx, t, e, rows)
 	if err := e.Flush(ctx); err != nil {
 		t.Fatal(err)

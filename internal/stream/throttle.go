@@ -5,8 +5,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-db/sluice/internal/types"
 	"golang.org/x/time/rate"
 )
+
+// minBurst is the smallest token bucket, in rows: four default chunks.
+const minBurst = 4 * types.DefaultChunkSize
 
 // Throttle is an actor's pace: unlimited, limited to a rate of rows per
 // second, or paused. The control channel changes it at any moment; an
@@ -38,7 +42,13 @@ func (t *Throttle) SetRateLimit(rowsPerSec int64) {
 	t.mu.limit = rowsPerSec
 	t.mu.limiter = nil
 	if rowsPerSec > 0 {
-		t.mu.limiter = rate.NewLimiter(rate.Limit(rowsPerSec), int(max(rowsPerSec, 1)))
+		// The burst holds a few whole chunks, so a chunk waits as one
+		// reservation: an executor interrupted by a barrier cancels the
+		// reservation and, since the bucket keeps filling meanwhile, gets
+		// the chunk through on a later try. With a burst below the chunk
+		// size a chunk would be paid for in pieces, and an interruption
+		// every barrier interval could waste the paid pieces forever.
+		t.mu.limiter = rate.NewLimiter(rate.Limit(rowsPerSec), int(max(rowsPerSec, minBurst)))
 	}
 	t.notifyLocked()
 }

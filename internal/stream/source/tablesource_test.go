@@ -284,23 +284,24 @@ func TestTableSourcePauseBlocksDataNotBarriers(t *testing.T) {
 
 func TestTableSourceRateLimit(t *testing.T) {
 	store := streamtest.OpenStore(t)
-	h := newSrcHarness(t, store, 10)
-	h.thr.SetRateLimit(100) // 100 rows/s, burst 100
+	h := newSrcHarness(t, store, 1024)
+	// 2000 rows/s; the token bucket holds four default chunks (4096 rows),
+	// so the 904 rows beyond it take at least ~0.45 s.
+	h.thr.SetRateLimit(2000)
 	h.barrier(1)
 	expectText(t, next(t, h.src), "barrier 1")
+	const want = 5000 // above the 4096-row bucket
+	for range want / 100 {
+		appendDML(t, store, strings.Repeat("+ 1 'a'\n", 100))
+	}
 	start := time.Now()
 	rows := 0
-	for i := range 15 {
-		appendDML(t, store, strings.Repeat("+ 1 'a'\n", 10))
-		_ = i
-	}
-	for rows < 150 {
+	for rows < want {
 		m := next(t, h.src)
 		rows += m.Chunk.Cardinality()
 	}
-	// 150 rows at 100/s with a burst of 100 take at least ~0.5 s.
-	if d := time.Since(start); d < 400*time.Millisecond {
-		t.Fatalf("150 rows passed in %v despite a 100 rows/s limit", d)
+	if d := time.Since(start); d < 350*time.Millisecond {
+		t.Fatalf("%d rows passed in %v despite a 2000 rows/s limit", rows, d)
 	}
 }
 
