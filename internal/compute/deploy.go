@@ -221,9 +221,23 @@ func (n *Node) run(g *task.Group, ctx context.Context, a *actor) {
 	gen := n.gen.Load()
 	g.Go(ctx, fmt.Sprintf("actor-%d", a.id), func(ctx context.Context) error {
 		err := task.Run(ctx, fmt.Sprintf("actor-%d", a.id), a.a.Run)
+		n.release(a)
 		if err != nil && !deliberate(ctx, err) {
 			n.events.ActorFailed(a.id, gen, err)
 		}
 		return nil
 	})
+}
+
+// release lets go of what the actor's executors hold outside the state
+// tables, after its goroutine has returned.
+func (n *Node) release(a *actor) {
+	n.mu.Lock()
+	es := a.executors
+	n.mu.Unlock()
+	for _, e := range es {
+		if r, ok := e.(stream.Releaser); ok {
+			r.Release()
+		}
+	}
 }

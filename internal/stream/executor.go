@@ -23,6 +23,15 @@ type Executor interface {
 	Schema() []types.Type
 }
 
+// Releaser is implemented by executors that hold a resource beyond their
+// state tables (a backfill's storage snapshot). The actor's owner calls
+// Release once the actor's goroutine has returned, however it ended: a
+// stop while the executor is not inside Next never reaches its own
+// cleanup.
+type Releaser interface {
+	Release()
+}
+
 // Env is what building an actor's executors needs from the compute node.
 type Env struct {
 	Store   *storage.Store

@@ -227,6 +227,10 @@ func (b *Backfill) maybeSnapshot() error {
 	return nil
 }
 
+// Release closes the scan's snapshot; the compute node calls it after the
+// actor has returned (stream.Releaser).
+func (b *Backfill) Release() { b.closeSnap() }
+
 func (b *Backfill) closeSnap() {
 	if b.snap != nil {
 		_ = b.snap.Close()
