@@ -97,6 +97,8 @@ func (b *builder) buildKind(d Desc, depth int) (Expr, error) {
 		return buildGreatest(d.Kind == KindGreatest, args)
 	case KindIn, KindNotIn:
 		return buildIn(d.Kind == KindNotIn, args)
+	case KindArray:
+		return buildArray(args, d.Type)
 	}
 	return nil, errBuild("unknown kind %q", d.Kind)
 }

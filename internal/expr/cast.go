@@ -49,6 +49,8 @@ func castExprOf(e Expr, to types.Type) (Expr, error) {
 		return &naryExpr{args: []Expr{e}, typ: to, strict: true, fn: parseCast(to)}, nil
 	case to.ID == types.Varchar:
 		return &naryExpr{args: []Expr{e}, typ: to, strict: true, fn: formatCast(from)}, nil
+	case from.IsArray() && to.IsArray():
+		return newArrayCast(e, to)
 	case from.IsInteger():
 		return castFromInt(e, to)
 	case from.IsFloat():

@@ -44,6 +44,10 @@ func CanImplicitCast(from, to types.Type) bool {
 	if from == to || from.ID == types.Unknown {
 		return true
 	}
+	if from.IsArray() || to.IsArray() {
+		// int[] → bigint[] as int → bigint; an array never becomes a scalar.
+		return from.IsArray() && to.IsArray() && CanImplicitCast(from.ElemType(), to.ElemType())
+	}
 	if rf, rt := numericRank(from), numericRank(to); rf > 0 && rt > 0 {
 		// Every number widens to a later one; real widens only to double.
 		return rf < rt && (from.ID != types.Float32 || to.ID == types.Float64)
@@ -66,6 +70,11 @@ func CommonType(a, b types.Type) (types.Type, bool) {
 		return b, true
 	case b.ID == types.Unknown:
 		return a, true
+	case a.IsArray() && b.IsArray():
+		if e, ok := CommonType(a.ElemType(), b.ElemType()); ok {
+			return types.ArrayOf(e), true
+		}
+		return types.Type{}, false
 	}
 	if ra, rb := numericRank(a), numericRank(b); ra > 0 && rb > 0 {
 		if a.ID == types.Float32 || b.ID == types.Float32 {
@@ -106,6 +115,9 @@ func CanCast(from, to types.Type) bool {
 	}
 	if from == to || from.ID == types.Unknown || from.ID == types.Varchar || to.ID == types.Varchar {
 		return true
+	}
+	if from.IsArray() || to.IsArray() {
+		return from.IsArray() && to.IsArray() && CanCast(from.ElemType(), to.ElemType())
 	}
 	if numericRank(from) > 0 && numericRank(to) > 0 {
 		return true

@@ -85,8 +85,12 @@ func (e *cmpExpr[T]) Eval(ctx *Context, c *types.Chunk) (types.Column, error) {
 	if e.ordered != nil {
 		e.ordered(e.op, a.Vals[:n], bv, konst, out.Vals)
 	} else {
+		// A NULL slot's value is the type's zero (a nil *apd.Decimal),
+		// which compare functions need not handle.
 		for i := range out.Vals {
-			out.Vals[i] = e.op.test(e.compare(a.Vals[i], bv[i]))
+			if !out.Nulls.Get(i) {
+				out.Vals[i] = e.op.test(e.compare(a.Vals[i], bv[i]))
+			}
 		}
 	}
 	zeroNulls(out)
@@ -198,6 +202,8 @@ func newCompare(op cmpOp, t types.Type, l, r Expr) (Expr, error) {
 		return &cmpExpr[types.DTimestamptz]{op: op, l: l, r: r, compare: cmp.Compare[types.DTimestamptz], ordered: orderedLoop[types.DTimestamptz]}, nil
 	case types.Interval:
 		return &cmpExpr[types.DInterval]{op: op, l: l, r: r, compare: types.CompareInterval}, nil
+	case types.Array:
+		return &cmpExpr[types.DArray]{op: op, l: l, r: r, compare: types.CompareArray}, nil
 	}
 	return nil, errBuild("no comparison for %s", t)
 }

@@ -27,6 +27,9 @@ type Context struct {
 	// Location is the session time zone used to convert between timestamp
 	// and timestamptz and to truncate timestamptz; nil means UTC.
 	Location *time.Location
+	// StableRandom makes random() a hash of its row instead of a draw, so
+	// that a streaming job retracts the value it inserted (see randomExpr).
+	StableRandom bool
 
 	rowErrors atomic.Uint64
 }

@@ -57,6 +57,11 @@ const (
 	KindIn Kind = "in"
 	// KindNotIn is NOT (Args[0] IN (Args[1:]...)).
 	KindNotIn Kind = "not_in"
+	// KindArray is ARRAY[Args...]: a one-dimensional array of the Args,
+	// each converted to the element type. Type, when set, is the array
+	// type (needed for an empty ARRAY[]); otherwise it is the array of the
+	// Args' common type (text when all are unknown).
+	KindArray Kind = "array"
 )
 
 // Desc describes an expression as plain data: it has no func values, so it

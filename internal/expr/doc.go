@@ -38,4 +38,7 @@
 // returns numeric, date_part double precision; string functions count
 // characters and compare in byte order (C collation); timestamptz is
 // converted in Context.Location (UTC when nil); now() is Context.Now.
+// Arrays are one-dimensional with lower bound 1 (array.go, array_funcs.go):
+// their functions are registered once per element type rather than as
+// polymorphic anyarray signatures.
 package expr

@@ -51,6 +51,10 @@ func newRegistry() registry {
 	registerStrings(r)
 	registerDatetime(r)
 	registerMath(r)
+	registerRandom(r)
+	registerTypmod(r)
+	registerArrays(r)
+	registerSlices(r)
 	return r
 }
 
@@ -129,6 +133,12 @@ func homogeneous(cands []overload, args []types.Type) *overload {
 	if ct.ID == types.Unknown {
 		ct = types.TVarchar
 	}
+	if ct.ID == types.Float32 && !allOf(args, types.Float32) {
+		// Postgres has float4-with-float8 operators and prefers float8,
+		// the preferred numeric type, for the coerced side: real * int
+		// is double precision, not real.
+		ct = types.TFloat64
+	}
 	for i := range cands {
 		o := &cands[i]
 		if !o.arityOK(len(args)) {
@@ -143,6 +153,16 @@ func homogeneous(cands []overload, args []types.Type) *overload {
 		}
 	}
 	return nil
+}
+
+// allOf reports whether every arg of a known type has type id.
+func allOf(args []types.Type, id types.ID) bool {
+	for _, a := range args {
+		if a.ID != id && a.ID != types.Unknown {
+			return false
+		}
+	}
+	return true
 }
 
 // buildFunc resolves name over the built args, casts each arg to its

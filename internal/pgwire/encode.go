@@ -68,6 +68,8 @@ func appendBinary(dst []byte, d types.Datum, oid uint32) ([]byte, error) {
 		dst = binary.BigEndian.AppendUint64(dst, uint64(x.Micros))
 		dst = binary.BigEndian.AppendUint32(dst, uint32(x.Days))
 		return binary.BigEndian.AppendUint32(dst, uint32(x.Months)), nil
+	case types.DArray:
+		return appendBinaryArray(dst, x, oid)
 	}
 	return dst, fmt.Errorf("pgwire: cannot send datum of Go type %T", d)
 }
@@ -145,6 +147,8 @@ func decodeBinary(b []byte, t types.Type) (types.Datum, error) {
 		return string(b), nil
 	case types.Bytea:
 		return append([]byte{}, b...), nil // b aliases the read buffer
+	case types.Array:
+		return decodeBinaryArray(b, t)
 	case types.Date:
 		if len(b) != 4 {
 			return nil, errBinary(t, b)

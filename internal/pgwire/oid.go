@@ -79,6 +79,9 @@ var oidTypes = map[uint32]types.Type{
 // OIDOf returns the Postgres OID of t (varchar for Varchar, unknown for
 // Unknown).
 func OIDOf(t types.Type) uint32 {
+	if t.IsArray() {
+		return arrayOIDOf(t)
+	}
 	if oid, ok := typeOIDs[t.ID]; ok {
 		return oid
 	}
@@ -89,6 +92,9 @@ func OIDOf(t types.Type) uint32 {
 // and 705 give Unknown. Other OIDs are not supported (0A000).
 func TypeOfOID(oid uint32) (types.Type, error) {
 	if t, ok := oidTypes[oid]; ok {
+		return t, nil
+	}
+	if t, ok := arrayTypeOfOID(oid); ok {
 		return t, nil
 	}
 	return types.TUnknown, sqlerr.Errorf(sqlerr.FeatureNotSupported,

@@ -130,6 +130,11 @@ func NewColumn(t Type, capacity int) (Column, error) {
 		return &Vec[DTimestamptz]{Typ: t, Vals: make([]DTimestamptz, 0, capacity)}, nil
 	case Interval:
 		return &Vec[DInterval]{Typ: t, Vals: make([]DInterval, 0, capacity)}, nil
+	case Array:
+		if !t.Valid() {
+			break
+		}
+		return &Vec[DArray]{Typ: t, Vals: make([]DArray, 0, capacity)}, nil
 	case Unknown:
 		// An untyped NULL column (SELECT NULL): carried as varchar NULLs.
 		return &Vec[string]{Typ: t, Vals: make([]string, 0, capacity)}, nil

@@ -56,6 +56,8 @@ func Compare(a, b Datum) int {
 		return cmp.Compare(x, b.(DTimestamptz))
 	case DInterval:
 		return CompareInterval(x, b.(DInterval))
+	case DArray:
+		return CompareArray(x, b.(DArray))
 	}
 	panic("types: Compare of unknown datum")
 }

@@ -19,6 +19,7 @@ import (
 //	Timestamp              DTimestamp
 //	Timestamptz            DTimestamptz
 //	Interval               DInterval
+//	Array                  DArray (elements of the element type)
 //
 // SQL NULL is the nil Datum, whatever the type.
 type Datum = any
@@ -86,6 +87,8 @@ func CheckDatum(d Datum, t Type) error {
 		_, ok = d.(DTimestamptz)
 	case Interval:
 		_, ok = d.(DInterval)
+	case Array:
+		ok = checkArray(d, t.ElemType())
 	}
 	if !ok {
 		return fmt.Errorf("datum %T is not a valid %s value", d, t)

@@ -4,10 +4,14 @@
 //
 // The flow, step by step:
 //
-//  1. A SQL type is a Type (an ID plus nothing else for now; parameters such
-//     as numeric precision are checked at the edge and not carried).
+//  1. A SQL type is a Type: an ID, plus the element ID for a one-dimensional
+//     Array (integer[] is {Array, Int32}); parameters such as numeric
+//     precision are checked at the edge and not carried. Types compare with
+//     ==.
 //  2. One value is a Datum: a Go value whose dynamic type is fixed by the SQL
-//     type (see datum.go); SQL NULL is the nil Datum.
+//     type (see datum.go); SQL NULL is the nil Datum. An array is a DArray of
+//     element datums (array.go: Postgres's {a,"b c",NULL} text form and its
+//     element-wise ordering).
 //  3. Many values of one type are a Column: a Vec[T] holding a plain Go slice
 //     and a null bitmap. Kernels type-assert to the concrete Vec and loop.
 //  4. A Chunk is columns plus a per-row Op (Insert, Delete, UpdateDelete,

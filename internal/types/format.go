@@ -68,6 +68,8 @@ func FormatDatumAppend(dst []byte, d Datum, t Type) []byte {
 		return appendTimestamp(dst, int64(x), true)
 	case DInterval:
 		return appendInterval(dst, x)
+	case DArray:
+		return appendArray(dst, x, t.ElemType())
 	}
 	// A Datum of a Go type outside the fixed set is a bug in the caller.
 	panic("types: FormatDatumAppend of unknown datum type")
@@ -101,6 +103,10 @@ func ParseDatum(s string, t Type) (Datum, error) {
 		return parseTimestamptz(s)
 	case Interval:
 		return parseInterval(s)
+	case Array:
+		if t.Valid() {
+			return parseArray(s, t.ElemType())
+		}
 	}
 	return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "cannot parse values of %s", t)
 }

@@ -1,6 +1,9 @@
 package types
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // ID names a SQL data type.
 type ID uint8
@@ -23,33 +26,38 @@ const (
 	Timestamp
 	Timestamptz
 	Interval
+	// Array is a one-dimensional array; Type.Elem names the element type.
+	Array
 	numIDs
 )
 
 // Type is a SQL data type. It is a small value type so it can be compared
 // with ==; parameters (varchar length, numeric precision) are enforced when a
-// value is cast and are not carried here.
+// value is cast and are not carried here. Elem is the element type of an
+// Array and zero for every other type, so integer[] == integer[] and
+// integer[] != text[] with plain ==.
 type Type struct {
-	ID ID
+	ID   ID
+	Elem ID `json:",omitempty"`
 }
 
 // Convenient Type values.
 var (
-	TUnknown     = Type{Unknown}
-	TBool        = Type{Bool}
-	TInt16       = Type{Int16}
-	TInt32       = Type{Int32}
-	TInt64       = Type{Int64}
-	TFloat32     = Type{Float32}
-	TFloat64     = Type{Float64}
-	TDecimal     = Type{Decimal}
-	TVarchar     = Type{Varchar}
-	TBytea       = Type{Bytea}
-	TDate        = Type{Date}
-	TTime        = Type{Time}
-	TTimestamp   = Type{Timestamp}
-	TTimestamptz = Type{Timestamptz}
-	TInterval    = Type{Interval}
+	TUnknown     = Type{ID: Unknown}
+	TBool        = Type{ID: Bool}
+	TInt16       = Type{ID: Int16}
+	TInt32       = Type{ID: Int32}
+	TInt64       = Type{ID: Int64}
+	TFloat32     = Type{ID: Float32}
+	TFloat64     = Type{ID: Float64}
+	TDecimal     = Type{ID: Decimal}
+	TVarchar     = Type{ID: Varchar}
+	TBytea       = Type{ID: Bytea}
+	TDate        = Type{ID: Date}
+	TTime        = Type{ID: Time}
+	TTimestamp   = Type{ID: Timestamp}
+	TTimestamptz = Type{ID: Timestamptz}
+	TInterval    = Type{ID: Interval}
 )
 
 var typeNames = [numIDs]string{
@@ -68,18 +76,42 @@ var typeNames = [numIDs]string{
 	Timestamp:   "timestamp without time zone",
 	Timestamptz: "timestamp with time zone",
 	Interval:    "interval",
+	Array:       "array",
 }
 
 // String returns the Postgres name of the type.
 func (t Type) String() string {
+	if t.ID == Array {
+		return t.ElemType().String() + "[]"
+	}
 	if t.ID < numIDs {
 		return typeNames[t.ID]
 	}
 	return fmt.Sprintf("type(%d)", t.ID)
 }
 
-// Valid reports whether the type is one Sluice knows.
-func (t Type) Valid() bool { return t.ID < numIDs }
+// Valid reports whether the type is one Sluice knows: a scalar type, or an
+// array of a known scalar type other than unknown (arrays do not nest).
+func (t Type) Valid() bool {
+	if t.ID == Array {
+		return t.Elem != Unknown && t.Elem != Array && t.Elem < numIDs
+	}
+	return t.ID < numIDs && t.Elem == 0
+}
+
+// ArrayOf returns the type of one-dimensional arrays of elem.
+func ArrayOf(elem Type) Type { return Type{ID: Array, Elem: elem.ID} }
+
+// IsArray reports whether t is an array type.
+func (t Type) IsArray() bool { return t.ID == Array }
+
+// ElemType returns the element type of an array type (unknown for others).
+func (t Type) ElemType() Type {
+	if t.ID != Array {
+		return TUnknown
+	}
+	return Type{ID: t.Elem}
+}
 
 // IsInteger reports whether the type is smallint, integer or bigint.
 func (t Type) IsInteger() bool { return t.ID == Int16 || t.ID == Int32 || t.ID == Int64 }
@@ -121,8 +153,24 @@ var typeAliases = map[string]Type{
 	"interval": TInterval,
 }
 
-// ParseTypeName resolves a Postgres type name (lower case) to a Type.
+// ParseTypeName resolves a Postgres type name (lower case) to a Type. A
+// trailing "[]" (or Postgres's leading underscore, _int4) names the array
+// type of the element.
 func ParseTypeName(name string) (Type, bool) {
+	if elem, ok := strings.CutSuffix(name, "[]"); ok {
+		return parseArrayOf(strings.TrimSpace(elem))
+	}
+	if elem, ok := strings.CutPrefix(name, "_"); ok {
+		return parseArrayOf(elem)
+	}
 	t, ok := typeAliases[name]
 	return t, ok
+}
+
+func parseArrayOf(elem string) (Type, bool) {
+	t, ok := typeAliases[elem]
+	if !ok || t.ID == Unknown {
+		return Type{}, false
+	}
+	return ArrayOf(t), true
 }

@@ -19,14 +19,18 @@
 //     escaped as 0x00 0xFF and terminated by 0x00 0x01; interval as its
 //     128-bit span (types.IntervalSpan); numeric as a tag (-Inf, negative,
 //     zero, positive, +Inf, NaN), an order-preserving varint exponent and
-//     base-100 digit pairs, trailing zeros dropped (key_decimal.go).
+//     base-100 digit pairs, trailing zeros dropped (key_decimal.go); an
+//     array as 0x01 + element or 0x02 for a NULL element, ended by 0x00, so
+//     arrays order element-wise with NULL elements last, then shorter first
+//     (key_array.go).
 //  3. DecodeKey reverses a key, giving back the normalized value where the
 //     order is coarser than the representation: 1.00 → 1, -0 → 0, '24
 //     hours' → '1 day', any NaN → the canonical NaN. Whatever must round
 //     trip exactly is also stored in the row's value.
 //  4. The row itself is written with EncodeValue: a null bitmap, then each
 //     non-NULL column in a compact form (zigzag varints, length-prefixed
-//     strings, raw float bits, numeric as form/sign/exponent/coefficient).
+//     strings, raw float bits, numeric as form/sign/exponent/coefficient,
+//     arrays as a count, an element null bitmap and the elements).
 //     DecodeValue round-trips exactly and rejects every malformed input
 //     with an error wrapping ErrCorrupt; it never panics and never aliases
 //     its input.

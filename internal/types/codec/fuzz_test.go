@@ -38,6 +38,12 @@ func addValueSeeds(f *testing.F) {
 		}
 		f.Add([]byte{3, 7, 6, 13, 5}, enc)
 	}
+	arr := []types.Type{types.ArrayOf(types.TInt32), types.ArrayOf(types.TVarchar)}
+	enc, err := EncodeValue(nil, types.Row{types.DArray{int64(1), nil, int64(-3)}, types.DArray{"a", ""}}, arr)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte{14, 15}, enc)
 }
 
 // FuzzDecodeValue: arbitrary bytes never panic; whatever decodes
@@ -76,6 +82,13 @@ func FuzzDecodeKey(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add([]byte{6, 7, 13}, []byte{0x40, 0x00, 0x80}, key)
+	arr := []types.Type{types.ArrayOf(types.TInt32), types.ArrayOf(types.TVarchar)}
+	key, err = EncodeKey(nil, types.Row{types.DArray{int64(1), nil}, types.DArray{"b", "a\x00"}}, arr,
+		[]Order{{Desc: true}, {}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte{14, 15}, []byte{0x40, 0x00}, key)
 	f.Fuzz(func(t *testing.T, typeSeed, orderSeed, data []byte) {
 		ts := typesFromSeed(typeSeed)
 		orders := ordersFromSeed(orderSeed)

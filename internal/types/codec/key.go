@@ -145,6 +145,8 @@ func appendKeyDatum(dst []byte, d types.Datum, t types.Type) ([]byte, error) {
 		if v, ok := d.([]byte); ok {
 			return appendKeyBytes(dst, v), nil
 		}
+	case types.Array:
+		return appendKeyArray(dst, d, t)
 	default:
 		return appendKeyTemporal(dst, d, t)
 	}
@@ -237,6 +239,8 @@ func decodeKeyDatum(r *keyReader, t types.Type) (types.Datum, error) {
 		return types.DTimestamptz(v), err
 	case types.Interval:
 		return r.interval()
+	case types.Array:
+		return r.array(t)
 	}
 	return nil, fmt.Errorf("codec: no key encoding for %s", t)
 }

@@ -72,6 +72,8 @@ func appendValueDatum(dst []byte, d types.Datum, t types.Type) ([]byte, error) {
 		if v, ok := d.([]byte); ok {
 			return append(binary.AppendUvarint(dst, uint64(len(v))), v...), nil
 		}
+	case types.Array:
+		return appendValueArray(dst, d, t)
 	default:
 		return appendValueTemporal(dst, d, t)
 	}

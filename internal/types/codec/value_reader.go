@@ -41,6 +41,8 @@ func (r *valueReader) datum(t types.Type) (types.Datum, error) {
 		return types.DTimestamptz(v), err
 	case types.Interval:
 		return r.interval()
+	case types.Array:
+		return r.array(t)
 	}
 	return nil, fmt.Errorf("codec: no value encoding for %s", t)
 }
