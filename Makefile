@@ -1,6 +1,7 @@
 # The one test command: what `.ci/run` runs and what a newcomer runs.
 # It installs what the tests need (Debian's PostgreSQL server, used as a
-# correctness oracle by the sqllogictest runner's tests) and fails loudly
+# correctness oracle by the sqllogictest runner's tests; Java and the
+# PostgreSQL JDBC driver for the session's client tests) and fails loudly
 # when something cannot be had.
 
 GO ?= go
@@ -22,6 +23,16 @@ deps:
 			echo "error: PostgreSQL server missing; run: sudo apt-get install -y postgresql"; exit 1; \
 		fi; }
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "error: initdb still missing after install"; exit 1; }
+	@{ command -v javac >/dev/null && ls /usr/share/java/postgresql.jar >/dev/null 2>&1; } || { \
+		echo "installing Java and the PostgreSQL JDBC driver (client tests)"; \
+		if [ "$$(id -u)" = 0 ]; then \
+			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jdk-headless libpostgresql-jdbc-java >/dev/null) || \
+				{ echo "error: apt-get install default-jdk-headless libpostgresql-jdbc-java failed"; exit 1; }; \
+		else \
+			echo "error: Java or the JDBC driver missing; run: sudo apt-get install -y default-jdk-headless libpostgresql-jdbc-java"; exit 1; \
+		fi; }
+	@{ command -v java >/dev/null && command -v javac >/dev/null && ls /usr/share/java/postgresql.jar >/dev/null 2>&1; } || \
+		{ echo "error: java, javac or /usr/share/java/postgresql.jar still missing after install"; exit 1; }
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

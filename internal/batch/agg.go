@@ -159,8 +159,8 @@ func (g *aggregation) accumulate(call *plan.AggCall, acc *accumulator, r types.R
 		return nil
 	}
 	v := r[call.Args[0]]
-	if v == nil {
-		return nil // every aggregate but count(*) skips NULLs
+	if v == nil && call.Kind != plan.AggArrayAgg {
+		return nil // every aggregate but count(*) and array_agg skips NULLs
 	}
 	if acc.seen != nil {
 		k, err := keyOf(r, call.Args, g.in)
@@ -187,8 +187,11 @@ func (g *aggregation) accumulate(call *plan.AggCall, acc *accumulator, r types.R
 		} else {
 			acc.falses++
 		}
-	case plan.AggStringAgg:
-		part := types.Row{v, r[call.Args[1]]}
+	case plan.AggStringAgg, plan.AggArrayAgg:
+		part := types.Row{v, nil}
+		if call.Kind == plan.AggStringAgg {
+			part[1] = r[call.Args[1]]
+		}
 		for _, o := range call.OrderBy {
 			part = append(part, r[o.Column])
 		}
@@ -239,6 +242,8 @@ func (g *aggregation) output(call *plan.AggCall, acc *accumulator) (types.Datum,
 		return acc.trues > 0, nil
 	case plan.AggStringAgg:
 		return stringAgg(call, acc.parts), nil
+	case plan.AggArrayAgg:
+		return arrayAgg(call, acc.parts), nil
 	}
 	if acc.n == 0 {
 		return nil, nil
@@ -314,14 +319,7 @@ func stringAgg(call *plan.AggCall, parts []types.Row) types.Datum {
 	if len(parts) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(parts, func(a, b types.Row) int {
-		for i, o := range call.OrderBy {
-			if c := compareOrdered(a[2+i], b[2+i], o.Order); c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
+	sortParts(call, parts)
 	var sb strings.Builder
 	for i, p := range parts {
 		if i > 0 {
@@ -333,6 +331,33 @@ func stringAgg(call *plan.AggCall, parts []types.Row) types.Datum {
 		return []byte(sb.String())
 	}
 	return sb.String()
+}
+
+// sortParts orders string_agg/array_agg inputs (value, delimiter, order
+// columns...) by the ORDER BY columns, keeping arrival order on ties.
+func sortParts(call *plan.AggCall, parts []types.Row) {
+	slices.SortStableFunc(parts, func(a, b types.Row) int {
+		for i, o := range call.OrderBy {
+			if c := compareOrdered(a[2+i], b[2+i], o.Order); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+}
+
+// arrayAgg collects the values, NULLs included, in ORDER BY order; no
+// input rows give NULL.
+func arrayAgg(call *plan.AggCall, parts []types.Row) types.Datum {
+	if len(parts) == 0 {
+		return nil
+	}
+	sortParts(call, parts)
+	out := make(types.DArray, len(parts))
+	for i, p := range parts {
+		out[i] = p[0]
+	}
+	return out
 }
 
 func asString(d types.Datum) string {

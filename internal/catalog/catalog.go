@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -45,6 +46,14 @@ type Column struct {
 	Name   string
 	Type   types.Type
 	Hidden bool `json:",omitempty"` // e.g. _row_id
+	// Default is the SQL text of the column's DEFAULT expression (empty:
+	// NULL), bound anew by every INSERT that needs it.
+	Default string `json:",omitempty"`
+	// NotNull refuses NULL writes (NOT NULL, and primary key columns).
+	NotNull bool `json:",omitempty"`
+	// Mod is the type modifier (numeric(p, s), varchar(n)), enforced on
+	// every write; nil for none.
+	Mod *types.Modifier `json:",omitempty"`
 }
 
 // Relation is a table or materialized view.
@@ -75,12 +84,31 @@ type JobRecord struct {
 	MaterializeFragment uint32
 	// StateTables lists every state table id of the job, for deletion.
 	StateTables []uint32
+	// Control is what ALTER … SET RATE_LIMIT / PAUSE asked of the job (or
+	// backfill_rate_limit at its CREATE). It is recorded here, durably,
+	// before the actors are told, and applied to every rebuild of the job
+	// (recovery, restart) before a barrier reaches it. A record written
+	// before this field existed decodes as no limit, not paused, which is
+	// what that build did after a restart, so the catalog's format did not
+	// change.
+	Control JobControl `json:",omitzero"`
+}
+
+// JobControl is a job's pace: how fast it runs, never what it computes.
+type JobControl struct {
+	// RateLimit is rows per second into the job; nil: no limit, 0: no
+	// rows (paused by the limit).
+	RateLimit *int64 `json:",omitempty"`
+	Paused    bool   `json:",omitempty"`
 }
 
 // Catalog holds the relations in memory, backed by the store.
 type Catalog struct {
 	store *storage.Store
-	mu    struct {
+	// writeMu serializes writers, so that Update's read-modify-write of a
+	// relation loses no concurrent change.
+	writeMu sync.Mutex
+	mu      struct {
 		sync.Mutex
 		byID   map[uint32]*Relation
 		nextID uint32
@@ -136,6 +164,34 @@ func relKey(id uint32) string { return fmt.Sprintf("%s%010d", relPrefix, id) }
 
 // Put writes a relation durably (create or update).
 func (c *Catalog) Put(ctx context.Context, r *Relation) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	return c.put(ctx, r)
+}
+
+// Update changes relation id durably: f gets a copy of the current record
+// and may change it, or fail, which leaves the record as it was. It
+// returns the record as written.
+func (c *Catalog) Update(ctx context.Context, id uint32, f func(*Relation) error) (*Relation, error) {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	r, ok := c.ByID(id)
+	if !ok {
+		return nil, fmt.Errorf("catalog: relation %d: %w", id, ErrNotFound)
+	}
+	if err := f(r); err != nil {
+		return nil, err
+	}
+	if err := c.put(ctx, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ErrNotFound says a relation does not exist.
+var ErrNotFound = errors.New("no such relation")
+
+func (c *Catalog) put(ctx context.Context, r *Relation) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("catalog: encode %s: %w", r.Name, err)
@@ -169,6 +225,8 @@ func clone(r *Relation) *Relation {
 
 // Delete removes a relation durably.
 func (c *Catalog) Delete(ctx context.Context, id uint32) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
 	if err := c.store.DeleteMeta(ctx, relKey(id)); err != nil {
 		return err
 	}

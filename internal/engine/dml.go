@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/cockroachdb/apd/v3"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -26,6 +29,12 @@ func (e *Engine) Write(ctx context.Context, table string, c *types.Chunk) error 
 	if rel.AppendOnly && hasRetraction(c) {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "append-only table does not support update or delete")
 	}
+	if err := applyModifiers(rel, c); err != nil {
+		return err
+	}
+	if err := checkNotNull(rel, c); err != nil {
+		return err
+	}
 	c, err := e.withRowIDs(ctx, rel, c.Compact())
 	if err != nil {
 		return err
@@ -36,6 +45,65 @@ func (e *Engine) Write(ctx context.Context, table string, c *types.Chunk) error 
 	}
 	_, err = e.store.AppendDML(ctx, rel.Table.ID, payload)
 	return err
+}
+
+// applyModifiers enforces the columns' type modifiers on the rows
+// written (numeric(p, s) rounds, or refuses an overflow; varchar(n)
+// refuses a longer value), in place: the chunk is this write's own.
+func applyModifiers(rel *catalog.Relation, c *types.Chunk) error {
+	for j, col := range rel.Columns {
+		if col.Mod == nil || j >= len(c.Cols) {
+			continue
+		}
+		for i := 0; i < c.Capacity(); i++ {
+			if !c.Visible(i) || c.Cols[j].IsNull(i) {
+				continue
+			}
+			d, err := col.Mod.Apply(c.Cols[j].Get(i), col.Type, false)
+			if err != nil {
+				return err
+			}
+			if err := setDatum(c.Cols[j], i, d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// setDatum overwrites row i of a column a modifier applies to.
+func setDatum(col types.Column, i int, d types.Datum) error {
+	switch v := col.(type) {
+	case *types.Vec[*apd.Decimal]:
+		v.Vals[i] = d.(*apd.Decimal)
+	case *types.Vec[string]:
+		v.Vals[i] = d.(string)
+	case *types.Vec[types.DTimestamp]:
+		v.Vals[i] = d.(types.DTimestamp)
+	case *types.Vec[types.DTimestamptz]:
+		v.Vals[i] = d.(types.DTimestamptz)
+	case *types.Vec[types.DTime]:
+		v.Vals[i] = d.(types.DTime)
+	default:
+		return fmt.Errorf("engine: type modifier on a %s column", col.Type())
+	}
+	return nil
+}
+
+// checkNotNull refuses a chunk that writes NULL to a NOT NULL column (a
+// primary key column included), before anything is logged.
+func checkNotNull(rel *catalog.Relation, c *types.Chunk) error {
+	for j, col := range rel.Columns {
+		if !col.NotNull || j >= len(c.Cols) {
+			continue
+		}
+		for i := 0; i < c.Capacity(); i++ {
+			if c.Visible(i) && c.Op(i).IsInsert() && c.Cols[j].IsNull(i) {
+				return sqlerr.Errorf(sqlerr.Code("23502"), "null value in column %q of relation %q violates not-null constraint", col.Name, rel.Name)
+			}
+		}
+	}
+	return nil
 }
 
 func hasRetraction(c *types.Chunk) bool {

@@ -135,6 +135,8 @@ const (
 	AggBoolAnd   AggKind = "bool_and"
 	AggBoolOr    AggKind = "bool_or"
 	AggStringAgg AggKind = "string_agg"
+	// AggArrayAgg collects its input, NULLs included, into an array.
+	AggArrayAgg AggKind = "array_agg"
 )
 
 // AggCall is one aggregate in an Agg node.
@@ -145,7 +147,7 @@ type AggCall struct {
 	Distinct bool
 	// Filter, if set, is a boolean expression over the input row.
 	Filter *expr.Desc `json:",omitempty"`
-	// OrderBy orders string_agg's inputs.
+	// OrderBy orders string_agg's and array_agg's inputs.
 	OrderBy []ColumnOrder `json:",omitempty"`
 	Type    types.Type
 	// Table holds per-group state that cannot be kept as a running value
@@ -205,6 +207,11 @@ type Backfill struct {
 // Merge receives from the actors of an upstream fragment.
 type Merge struct {
 	UpstreamFragment uint32
+	// Port tells apart several edges from one upstream fragment into one
+	// fragment: a view reading one table twice (a UNION ALL of two
+	// filters of it) backfills it twice, and each backfill needs its own
+	// channels. Zero for the first edge.
+	Port uint32 `json:",omitempty"`
 }
 
 // DispatchKind says how a fragment's output is spread over the actors of a
@@ -253,6 +260,8 @@ type UpstreamEdge struct {
 	UpstreamFragment uint32
 	Downstream       uint32
 	Kind             DispatchKind
+	// Port matches the Merge node that reads this edge (see Merge.Port).
+	Port uint32 `json:",omitempty"`
 }
 
 // Fragment returns the fragment with the given id, or nil.

@@ -87,6 +87,9 @@ func aggCall(call plan.AggCall, in []types.Type, g []types.Row) (types.Datum, er
 	if call.Kind == plan.AggCountStar {
 		return int64(len(args)), nil
 	}
+	if call.Kind == plan.AggArrayAgg {
+		return arrayAgg(args), nil
+	}
 	var vals []types.Datum
 	for _, a := range args {
 		if a[0] != nil {
@@ -173,6 +176,24 @@ func boolAgg(vals []types.Datum, and bool) types.Datum {
 
 // stringAgg joins values in an unspecified order; callers compare it only
 // as a multiset of parts, so it sorts them.
+// arrayAgg ignores ORDER BY, like stringAgg: values sorted, NULLs last.
+func arrayAgg(args []types.Row) types.Datum {
+	if len(args) == 0 {
+		return nil
+	}
+	out := make(types.DArray, len(args))
+	for i, a := range args {
+		out[i] = a[0]
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i] == nil || out[j] == nil {
+			return out[j] == nil && out[i] != nil
+		}
+		return types.Compare(out[i], out[j]) < 0
+	})
+	return out
+}
+
 func stringAgg(args []types.Row) types.Datum {
 	var parts []string
 	for _, a := range args {

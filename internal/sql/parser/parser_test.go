@@ -105,3 +105,29 @@ func TestSyntaxErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestDeparseExprRoundTrip(t *testing.T) {
+	for _, src := range []string{"42", "'none'", "now()", "1 + 2 * 3", "'2024-01-01'::date", "NULL"} {
+		n, err := ParseExpr(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		text, err := DeparseExpr(n)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		again, err := ParseExpr(text)
+		if err != nil {
+			t.Fatalf("%s → %s: %v", src, text, err)
+		}
+		if text2, _ := DeparseExpr(again); text2 != text {
+			t.Fatalf("%s: deparse not stable: %q then %q", src, text, text2)
+		}
+	}
+	if _, err := ParseExpr("1, 2"); err == nil {
+		t.Fatal("two expressions accepted")
+	}
+	if _, err := ParseExpr("1 FROM t"); err == nil {
+		t.Fatal("a FROM accepted")
+	}
+}

@@ -173,7 +173,7 @@ func (s *aggScope) bindCall(f *pg_query.FuncCall) (*aggCall, error) {
 		}
 		c.filter = &t
 	}
-	if c.kind == plan.AggStringAgg {
+	if c.kind == plan.AggStringAgg || c.kind == plan.AggArrayAgg {
 		for _, o := range f.AggOrder {
 			sb := o.GetSortBy()
 			t, err := fb.bind(sb.Node)
@@ -261,6 +261,11 @@ func (s *aggScope) resolveKind(c *aggCall, name string, f *pg_query.FuncCall) er
 		c.kind = plan.AggStringAgg
 		if arg.ID == types.Varchar && c.args[1].t.ID == types.Varchar {
 			c.typ = arg
+		}
+	case "array_agg":
+		c.kind = plan.AggArrayAgg
+		if arr := types.ArrayOf(arg); arr.Valid() {
+			c.typ = arr
 		}
 	}
 	if c.typ.ID == types.Unknown {

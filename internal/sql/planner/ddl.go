@@ -36,9 +36,21 @@ func (p *Planner) createTable(st *parser.Statement, cs *pg_query.CreateStmt) (Re
 			if err != nil {
 				return nil, err
 			}
-			spec.Columns = append(spec.Columns, catalog.Column{Name: cd.Colname, Type: t})
+			mod, err := typeModifier(q, cd.TypeName, t)
+			if err != nil {
+				return nil, err
+			}
+			col := catalog.Column{Name: cd.Colname, Type: t, Mod: mod}
 			for _, c := range cd.Constraints {
-				if con := c.GetConstraint(); con != nil && con.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
+				con := c.GetConstraint()
+				if con == nil {
+					continue
+				}
+				isPK, err := q.columnConstraint(&col, con)
+				if err != nil {
+					return nil, err
+				}
+				if isPK {
 					if pkNames != nil {
 						return nil, errAt(st, sqlerr.Code("42P16"), con.Location, "multiple primary keys for table %q are not allowed", spec.Name)
 					}
@@ -46,10 +58,11 @@ func (p *Planner) createTable(st *parser.Statement, cs *pg_query.CreateStmt) (Re
 					pkLoc = con.Location
 				}
 			}
+			spec.Columns = append(spec.Columns, col)
 		case *pg_query.Node_Constraint:
 			con := x.Constraint
 			if con.Contype != pg_query.ConstrType_CONSTR_PRIMARY {
-				continue
+				return nil, unsupportedConstraint(q, con)
 			}
 			if pkNames != nil {
 				return nil, errAt(st, sqlerr.Code("42P16"), con.Location, "multiple primary keys for table %q are not allowed", spec.Name)
@@ -72,6 +85,7 @@ func (p *Planner) createTable(st *parser.Statement, cs *pg_query.CreateStmt) (Re
 			return nil, errAt(st, sqlerr.Code("42701"), pkLoc, "column %q appears twice in primary key constraint", name)
 		}
 		spec.PK = append(spec.PK, i)
+		spec.Columns[i].NotNull = true
 	}
 	return &CreateTable{Spec: spec, IfNotExists: cs.IfNotExists}, nil
 }
@@ -89,10 +103,15 @@ func (p *Planner) createView(ctx context.Context, st *parser.Statement, cs *pg_q
 	if err != nil {
 		return nil, err
 	}
-	// As in Postgres, a shorter column list renames only the leading
-	// columns; a longer one is an error (createas.c's message).
-	if len(cs.Into.ColNames) > len(r.visible()) {
-		return nil, sqlerr.New(sqlerr.SyntaxError, "too many column names were specified")
+	// A column list must name every column. Postgres lets a shorter list
+	// rename only the leading columns; RisingWave refuses it, and so does
+	// Sluice: a view's column names are its interface to the views built
+	// on it, and a list that stops early is far more often a mistake.
+	if n, want := len(cs.Into.ColNames), len(r.visible()); n > 0 && n != want {
+		if n > want {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "too many column names were specified")
+		}
+		return nil, sqlerr.Errorf(sqlerr.SyntaxError, "the column list names %d of the query's %d columns; name every column or leave the list out", n, want)
 	}
 	if err := q.aliasColumns(r, &pg_query.Alias{Aliasname: cs.Into.Rel.Relname, Colnames: cs.Into.ColNames}); err != nil {
 		return nil, err

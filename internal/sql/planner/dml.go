@@ -140,12 +140,13 @@ func (q *query) insertColumns(rel *catalog.Relation, s *pg_query.InsertStmt) ([]
 }
 
 // insertRows evaluates constant VALUES rows strictly; an INSERT with no
-// VALUES (DEFAULT VALUES) inserts one row of NULLs.
+// VALUES (DEFAULT VALUES) inserts one row of defaults.
 func (q *query) insertRows(rel *catalog.Relation, ins *insertTargets, lists []*pg_query.Node) (Result, error) {
 	b := &binder{q: q, clause: "VALUES"}
 	vis := visibleColumns(rel)
 	if lists == nil {
-		return &Insert{Table: rel, Rows: []types.Row{make(types.Row, len(vis))}}, nil
+		row, err := q.defaultRow(rel, vis)
+		return &Insert{Table: rel, Rows: []types.Row{row}}, err
 	}
 	first := lists[0].GetList().GetItems()
 	targets, err := ins.fit(q, len(first), func(i int) int32 { return location(first[i]) })
@@ -158,7 +159,10 @@ func (q *query) insertRows(rel *catalog.Relation, ins *insertTargets, lists []*p
 		if len(items) != len(first) {
 			return nil, errAt(q.st, sqlerr.SyntaxError, location(items[0]), "VALUES lists must all be the same length")
 		}
-		row := make(types.Row, len(vis))
+		row, err := q.defaultRow(rel, vis)
+		if err != nil {
+			return nil, err
+		}
 		for i, it := range items {
 			if it.GetSetToDefault() != nil {
 				continue
@@ -171,7 +175,7 @@ func (q *query) insertRows(rel *catalog.Relation, ins *insertTargets, lists []*p
 			if t, err = b.assign(t, col, location(it)); err != nil {
 				return nil, err
 			}
-			d, err := evalConst(t, col.Type)
+			d, err := q.evalConst(t, col.Type)
 			if err != nil {
 				return nil, withPos(q.st, err, location(it))
 			}
@@ -199,7 +203,10 @@ func (q *query) insertSelect(rel *catalog.Relation, ins *insertTargets, sel *pg_
 	var outs []outCol
 	for _, ci := range visibleColumns(rel) {
 		col := rel.Columns[ci]
-		t := typed{expr.Null(col.Type), col.Type}
+		t, err := q.defaultOf(col)
+		if err != nil {
+			return nil, err
+		}
 		if k := slices.Index(targets, ci); k >= 0 {
 			c := r.cols[src[k]]
 			if t, err = b.assign(typed{expr.Input(src[k], c.typ), c.typ}, col, -1); err != nil {
@@ -277,7 +284,10 @@ func (p *Planner) update(st *parser.Statement, s *pg_query.UpdateStmt) (Result, 
 		if err != nil {
 			return nil, err
 		}
-		t := typed{expr.Null(rel.Columns[i].Type), rel.Columns[i].Type}
+		t, err := q.defaultOf(rel.Columns[i])
+		if err != nil {
+			return nil, err
+		}
 		if val.GetSetToDefault() == nil {
 			if t, err = b.bind(val); err != nil {
 				return nil, err
@@ -320,4 +330,24 @@ func (q *query) assignedValue(n *pg_query.Node) (*pg_query.Node, error) {
 		return nil, errAt(q.st, sqlerr.SyntaxError, row.Location, "number of columns does not match number of values")
 	}
 	return row.Args[m.Colno-1], nil
+}
+
+// defaultRow is a row of the visible columns' defaults, evaluated now
+// (once per row, so a volatile default such as random() varies).
+func (q *query) defaultRow(rel *catalog.Relation, vis []int) (types.Row, error) {
+	row := make(types.Row, len(vis))
+	for k, ci := range vis {
+		col := rel.Columns[ci]
+		if col.Default == "" {
+			continue
+		}
+		t, err := q.defaultOf(col)
+		if err != nil {
+			return nil, err
+		}
+		if row[k], err = q.evalConst(t, col.Type); err != nil {
+			return nil, err
+		}
+	}
+	return row, nil
 }

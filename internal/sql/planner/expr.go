@@ -87,6 +87,10 @@ func (b *binder) bind(n *pg_query.Node) (typed, error) {
 		return b.unified(k, name, x.MinMaxExpr.Location, x.MinMaxExpr.Args)
 	case *pg_query.Node_SqlvalueFunction:
 		return b.sqlValue(x.SqlvalueFunction)
+	case *pg_query.Node_AArrayExpr:
+		return b.arrayExpr(x.AArrayExpr, types.TUnknown)
+	case *pg_query.Node_AIndirection:
+		return b.indirection(x.AIndirection)
 	case *pg_query.Node_SubLink:
 		return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, x.SubLink.Location, "subqueries in expressions are not supported")
 	case *pg_query.Node_ParamRef:
@@ -166,17 +170,24 @@ func (b *binder) constant(c *pg_query.A_Const) (typed, error) {
 }
 
 // typeName resolves a pg_query type name; parameters (varchar(n),
-// numeric(p,s)) are accepted and not kept.
+// numeric(p,s)) and array bounds (int[3]) are accepted and not kept, as
+// Postgres does not enforce them either.
 func typeName(q *query, tn *pg_query.TypeName) (types.Type, error) {
-	if len(tn.ArrayBounds) > 0 {
-		return types.Type{}, errAt(q.st, sqlerr.FeatureNotSupported, tn.Location, "array types are not supported")
+	if len(tn.ArrayBounds) > 1 {
+		return types.Type{}, errAt(q.st, sqlerr.FeatureNotSupported, tn.Location, "multidimensional arrays are not supported")
 	}
 	var name string
 	if len(tn.Names) > 0 {
 		name = tn.Names[len(tn.Names)-1].GetString_().Sval
 	}
 	if t, ok := types.ParseTypeName(strings.ToLower(name)); ok {
-		return t, nil
+		if len(tn.ArrayBounds) == 0 {
+			return t, nil
+		}
+		if t.IsArray() || t.ID == types.Unknown {
+			return types.Type{}, errAt(q.st, sqlerr.FeatureNotSupported, tn.Location, "multidimensional arrays are not supported")
+		}
+		return types.ArrayOf(t), nil
 	}
 	return types.Type{}, errAt(q.st, sqlerr.UndefinedObject, tn.Location, "type %q does not exist", name)
 }
@@ -185,6 +196,22 @@ func (b *binder) typeCast(c *pg_query.TypeCast) (typed, error) {
 	to, err := typeName(b.q, c.TypeName)
 	if err != nil {
 		return typed{}, err
+	}
+	mod, err := typeModifier(b.q, c.TypeName, to)
+	if err != nil {
+		return typed{}, err
+	}
+	t, err := b.castTo(c, to)
+	if err != nil || mod == nil {
+		return t, err
+	}
+	return b.check(withModifier(t, mod).d, c.Location)
+}
+
+func (b *binder) castTo(c *pg_query.TypeCast, to types.Type) (typed, error) {
+	if a, ok := isArrayExpr(c.Arg); ok && to.IsArray() {
+		// ARRAY[...]::t[] types the elements (and allows ARRAY[]).
+		return b.arrayExpr(a, to)
 	}
 	arg, err := b.bind(c.Arg)
 	if err != nil {
@@ -468,6 +495,10 @@ func location(n *pg_query.Node) int32 {
 		return x.AExpr.Location
 	case *pg_query.Node_FuncCall:
 		return x.FuncCall.Location
+	case *pg_query.Node_AArrayExpr:
+		return x.AArrayExpr.Location
+	case *pg_query.Node_AIndirection:
+		return location(x.AIndirection.Arg)
 	case *pg_query.Node_BoolExpr:
 		return x.BoolExpr.Location
 	case *pg_query.Node_CaseExpr:

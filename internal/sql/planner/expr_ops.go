@@ -48,6 +48,8 @@ func (b *binder) aExpr(a *pg_query.A_Expr) (typed, error) {
 		return b.in(a, name == "<>")
 	case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
 		return b.between(a)
+	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
+		return b.quantified(a, a.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL)
 	}
 	return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, a.Location, "operator form %s is not supported", strings.TrimPrefix(a.Kind.String(), "AEXPR_"))
 }
@@ -141,7 +143,7 @@ func (b *binder) between(a *pg_query.A_Expr) (typed, error) {
 // aggNames are the aggregate functions Sluice maintains.
 var aggNames = map[string]bool{
 	"count": true, "sum": true, "avg": true, "min": true, "max": true,
-	"bool_and": true, "bool_or": true, "every": true, "string_agg": true,
+	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "array_agg": true,
 }
 
 func funcName(f *pg_query.FuncCall) string {
@@ -177,6 +179,9 @@ func (b *binder) funcCall(f *pg_query.FuncCall) (typed, error) {
 // textConcatArgs applies Postgres's text || anynonarray: when one side is
 // text (or an untyped literal) the other is converted to text.
 func (b *binder) textConcatArgs(l, r typed) (typed, typed) {
+	if l.t.IsArray() || r.t.IsArray() {
+		return l, r // array concatenation, append or prepend
+	}
 	isText := func(t typed) bool { return t.t.ID == types.Varchar || t.t.ID == types.Unknown }
 	toText := func(t typed) typed {
 		if isText(t) || t.t.ID == types.Bytea {

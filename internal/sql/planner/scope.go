@@ -60,6 +60,8 @@ type query struct {
 	ctes      []map[string]*cte
 	deps      []uint32
 	scans     int
+	// now is the statement's now() for values evaluated at plan time.
+	now types.DTimestamptz
 }
 
 type cte struct {

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"slices"
+	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -205,6 +206,20 @@ func (q *query) constInt(n *pg_query.Node, what string, ifNull int64) (int64, er
 
 // evalConst evaluates a constant expression strictly, as type to.
 func evalConst(t typed, to types.Type) (types.Datum, error) {
+	return evalConstAt(t, to, 0)
+}
+
+// evalConst evaluates a value of the statement (an INSERT's VALUES, a
+// default) strictly, as type to, with now() the statement's time: the
+// same for every row, as in Postgres.
+func (q *query) evalConst(t typed, to types.Type) (types.Datum, error) {
+	if q.now == 0 {
+		q.now = types.DTimestamptz(time.Now().UnixMicro())
+	}
+	return evalConstAt(t, to, q.now)
+}
+
+func evalConstAt(t typed, to types.Type, now types.DTimestamptz) (types.Datum, error) {
 	d := t.d
 	if t.t != to {
 		d = expr.Cast(d, to)
@@ -213,7 +228,7 @@ func evalConst(t typed, to types.Type) (types.Datum, error) {
 	if err != nil {
 		return nil, err
 	}
-	return expr.EvalRow(&expr.Context{Strict: true}, e, nil, nil)
+	return expr.EvalRow(&expr.Context{Strict: true, Now: now}, e, nil, nil)
 }
 
 // targets binds the select list, expanding * and t.*.
@@ -301,6 +316,10 @@ func derivedName(n *pg_query.Node) string {
 		}
 	case *pg_query.Node_CaseExpr:
 		return "case"
+	case *pg_query.Node_AArrayExpr:
+		return "array"
+	case *pg_query.Node_AIndirection:
+		return derivedName(x.AIndirection.Arg) // tags[1] is named tags
 	case *pg_query.Node_CoalesceExpr:
 		return "coalesce"
 	case *pg_query.Node_NullIfExpr:

@@ -13,10 +13,11 @@ import (
 
 // Sluice has no real system catalogs. Queries that read pg_catalog or
 // information_schema, or call the session-information functions, are
-// recognised here and answered from the catalog (pgcatalog.go has the
-// psql \d family); any other catalog query gets an empty result with the
-// columns its target list names, which is what drivers probing optional
-// features cope with best.
+// recognised here and answered from the catalog: catalogeval.go evaluates
+// them over virtual system tables (pgcatalog.go notes what psql's \d
+// family sends). A query the evaluator cannot run (it mixes in user
+// tables, say) gets an empty result with the columns its target list
+// names, which is what drivers probing optional features cope with best.
 
 // sessionFuncs are functions answered from the session.
 var sessionFuncs = map[string]bool{
@@ -31,7 +32,7 @@ func (s *Session) isCatalogQuery(sel *pg_query.SelectStmt) bool {
 		return s.isCatalogQuery(sel.Larg) || s.isCatalogQuery(sel.Rarg)
 	}
 	if len(sel.FromClause) == 0 {
-		return len(sel.TargetList) > 0 && allSessionTargets(sel.TargetList)
+		return len(sel.TargetList) > 0 && (allSessionTargets(sel.TargetList) || callsCatalogFunc(sel.TargetList))
 	}
 	return readsSystemCatalog(sel)
 }
@@ -40,6 +41,9 @@ func allSessionTargets(list []*pg_query.Node) bool {
 	for _, n := range list {
 		v := n.GetResTarget().GetVal()
 		if tc := v.GetTypeCast(); tc != nil {
+			if tc.Arg.GetAConst() != nil && plannerType(tc.TypeName) {
+				return false // a typed literal ('{1,2}'::int[]) is parsed by the planner
+			}
 			v = tc.Arg
 		}
 		switch {
@@ -51,6 +55,27 @@ func allSessionTargets(list []*pg_query.Node) bool {
 		}
 	}
 	return true
+}
+
+// plannerType reports whether the planner knows the type tn names.
+func plannerType(tn *pg_query.TypeName) bool {
+	_, ok := types.ParseTypeName(strings.ToLower(typeNameOf(tn)))
+	return ok
+}
+
+// callsCatalogFunc reports whether a FROM-less target list calls one of
+// the catalog helpers catalogfuncs.go knows (pg_*, has_*_privilege,
+// set_config, txid_current, …): such a query is evaluated, not planned.
+func callsCatalogFunc(list []*pg_query.Node) bool {
+	found := false
+	for _, n := range list {
+		walkFuncs(n, func(f *pg_query.FuncCall) {
+			name := funcName(f)
+			found = found || strings.HasPrefix(name, "pg_") || strings.HasPrefix(name, "has_") ||
+				sessionFuncs[name] || name == "set_config" || name == "txid_current" || name == "format_type"
+		})
+	}
+	return found
 }
 
 func funcName(f *pg_query.FuncCall) string {
@@ -77,6 +102,15 @@ func readsSystemCatalog(sel *pg_query.SelectStmt) bool {
 		case *pg_query.Node_JoinExpr:
 			walk(x.JoinExpr.Larg)
 			walk(x.JoinExpr.Rarg)
+		case *pg_query.Node_RangeFunction:
+			// pg_get_keywords(), pg_show_all_settings(), …
+			for _, f := range x.RangeFunction.Functions {
+				for _, it := range f.GetList().GetItems() {
+					if fc := it.GetFuncCall(); fc != nil && strings.HasPrefix(funcName(fc), "pg_") {
+						found = true
+					}
+				}
+			}
 		case *pg_query.Node_RangeSubselect:
 			walk(x.RangeSubselect.Subquery)
 		case *pg_query.Node_SelectStmt:
@@ -88,6 +122,12 @@ func readsSystemCatalog(sel *pg_query.SelectStmt) bool {
 	for _, f := range sel.FromClause {
 		walk(f)
 	}
+	if sel.WithClause != nil {
+		for _, cte := range sel.WithClause.Ctes {
+			q := cte.GetCommonTableExpr().GetCtequery().GetSelectStmt()
+			found = found || (q != nil && readsSystemCatalog(q))
+		}
+	}
 	return found
 }
 
@@ -97,10 +137,10 @@ func (s *Session) maybeCatalogQuery(ctx context.Context, st *parser.Statement, s
 	if !s.isCatalogQuery(sel) {
 		return false, nil
 	}
-	if sel.Op == pg_query.SetOperation_SETOP_NONE && len(sel.FromClause) == 0 {
+	if sel.Op == pg_query.SetOperation_SETOP_NONE && len(sel.FromClause) == 0 && allSessionTargets(sel.TargetList) {
 		return true, s.sessionInfo(ctx, sel.TargetList, w)
 	}
-	if cols, rows, ok := s.psqlQuery(st.SQL()); ok {
+	if cols, rows, err := s.evalCatalog(sel); err == nil {
 		return true, writeRows(ctx, w, cols, rows)
 	}
 	return true, writeRows(ctx, w, targetColumns(sel), nil)
@@ -160,10 +200,13 @@ func (s *Session) sessionValue(v *pg_query.Node) (string, types.Datum) {
 	case "pg_is_in_recovery":
 		return name, "f"
 	case "current_setting":
-		if len(f.Args) == 1 && f.Args[0].GetAConst() != nil {
-			_, val, err := s.vars.get(constText(f.Args[0].GetAConst()))
-			if err == nil {
+		if len(f.Args) >= 1 && f.Args[0].GetAConst() != nil {
+			key := constText(f.Args[0].GetAConst())
+			if _, val, err := s.vars.get(key); err == nil {
 				return name, val
+			}
+			if v, ok := readOnlySetting(key); ok {
+				return name, v[1]
 			}
 		}
 	}

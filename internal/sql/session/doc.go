@@ -14,7 +14,8 @@
 //     ROLLBACK, EXPLAIN (explain.go) and COPY FROM STDIN (copy.go) are
 //     handled here from pg_query's AST; SELECTs that read pg_catalog /
 //     information_schema or call version(), current_schema(), … are
-//     answered from the catalog (catalogq.go, pgcatalog.go); everything
+//     answered from the catalog (catalogq.go; catalogeval.go evaluates
+//     them over the virtual system tables of catalogtables.go); everything
 //     else goes to the planner.
 //  3. Planner results run as: CREATE TABLE / MATERIALIZED VIEW through the
 //     engine (which leaves nothing behind on failure; IF NOT EXISTS gives

@@ -177,7 +177,7 @@ func literal(d types.Datum, t types.Type) string {
 }
 
 var (
-	reCast     = regexp.MustCompile(`\$(\d+)\s*::\s*([A-Za-z_][A-Za-z_0-9 ]*?)\b`)
+	reCast     = regexp.MustCompile(`\$(\d+)\s*::\s*([A-Za-z_][A-Za-z_0-9 ]*?)\b(\s*\[\s*\d*\s*\])?`)
 	reColParam = regexp.MustCompile(`(?i)([A-Za-z_][A-Za-z_0-9]*)\s*(?:=|<>|!=|<=|>=|<|>)\s*\$(\d+)`)
 	reParamCol = regexp.MustCompile(`(?i)\$(\d+)\s*(?:=|<>|!=|<=|>=|<|>)\s*(?:[A-Za-z_][A-Za-z_0-9]*\.)?([A-Za-z_][A-Za-z_0-9]*)`)
 )
@@ -191,7 +191,11 @@ func (s *Session) inferParams(st *parser.Statement, ts []types.Type) {
 	}
 	for _, m := range reCast.FindAllStringSubmatch(st.Input, -1) {
 		k, _ := strconv.Atoi(m[1])
-		if t, ok := types.ParseTypeName(strings.ToLower(strings.TrimSpace(m[2]))); ok {
+		name := strings.ToLower(strings.TrimSpace(m[2]))
+		if m[3] != "" {
+			name += "[]" // $1::int[]
+		}
+		if t, ok := types.ParseTypeName(name); ok {
 			setIf(k, t)
 		}
 	}

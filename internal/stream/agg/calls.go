@@ -67,6 +67,10 @@ func resultType(k plan.AggKind, arg types.Type) (types.Type, error) {
 		if arg.ID == types.Varchar || arg.ID == types.Bytea {
 			return arg, nil
 		}
+	case plan.AggArrayAgg:
+		if arr := types.ArrayOf(arg); arr.Valid() {
+			return arr, nil
+		}
 	default:
 		return types.Type{}, fmt.Errorf("unknown aggregate %q", k)
 	}
@@ -113,7 +117,7 @@ func newCallSpec(call plan.AggCall, in []types.Type) (*callSpec, error) {
 	if call.Distinct && call.Kind == plan.AggCountStar {
 		return nil, fmt.Errorf("count(DISTINCT *) is not an aggregate")
 	}
-	if len(call.OrderBy) > 0 && call.Kind != plan.AggStringAgg {
+	if len(call.OrderBy) > 0 && call.Kind != plan.AggStringAgg && call.Kind != plan.AggArrayAgg {
 		return nil, fmt.Errorf("%s does not take ORDER BY", call.Kind)
 	}
 	for _, o := range call.OrderBy {
@@ -139,7 +143,7 @@ func newCallSpec(call plan.AggCall, in []types.Type) (*callSpec, error) {
 		s.filter = f
 	}
 	switch call.Kind {
-	case plan.AggMin, plan.AggMax, plan.AggStringAgg:
+	case plan.AggMin, plan.AggMax, plan.AggStringAgg, plan.AggArrayAgg:
 		s.tableBacked = true
 	default:
 		s.running = true

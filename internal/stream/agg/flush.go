@@ -166,7 +166,29 @@ func (a *Agg) tableOutput(ctx context.Context, g *group, call *callSpec) (types.
 		})
 		return first, err
 	}
+	if call.Kind == plan.AggArrayAgg {
+		return a.arrayAgg(ctx, g, call)
+	}
 	return a.stringAgg(ctx, g, call)
+}
+
+// arrayAgg collects the group's values (NULLs included) in key order, the
+// ORDER BY columns leading the key; a group with no rows is NULL.
+func (a *Agg) arrayAgg(ctx context.Context, g *group, call *callSpec) (types.Datum, error) {
+	var out types.DArray
+	err := call.vt.scan(ctx, g.key, func(vals types.Row, n int64) bool {
+		if call.Distinct {
+			n = min(n, 1)
+		}
+		for range n {
+			out = append(out, vals[len(vals)-1])
+		}
+		return true
+	})
+	if err != nil || out == nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // stringAgg concatenates the group's values in key order (the ORDER BY

@@ -136,7 +136,7 @@ func (a *Agg) applyCall(ctx context.Context, g *group, ci int, call *callSpec, c
 		return nil
 	}
 	col := c.Cols[call.Args[0]]
-	if col.IsNull(i) {
+	if col.IsNull(i) && call.Kind != plan.AggArrayAgg { // array_agg keeps NULLs
 		return nil
 	}
 	if !call.tableBacked {

@@ -45,6 +45,7 @@ func ResultLayout(in []types.Type, groupKeys []int, calls []plan.AggCall) Layout
 //
 //	min, max, DISTINCT x:  group keys, x            (max orders x DESC)
 //	string_agg(x, d ORDER BY o...):  group keys, o..., x, d
+//	array_agg(x ORDER BY o...):      group keys, o..., x
 func CallLayout(in []types.Type, groupKeys []int, call plan.AggCall) (l Layout, ok bool) {
 	cols, orders := callValueColumns(call)
 	if cols == nil {
@@ -74,14 +75,17 @@ func callValueColumns(call plan.AggCall) ([]int, []codec.Order) {
 		return []int{call.Args[0]}, []codec.Order{{}}
 	case plan.AggMax:
 		return []int{call.Args[0]}, []codec.Order{{Desc: true}}
-	case plan.AggStringAgg:
+	case plan.AggStringAgg, plan.AggArrayAgg:
 		var cols []int
 		var orders []codec.Order
 		for _, o := range call.OrderBy {
 			cols = append(cols, o.Column)
 			orders = append(orders, o.Order)
 		}
-		return append(cols, call.Args...), append(orders, codec.Order{}, codec.Order{})
+		for range call.Args {
+			orders = append(orders, codec.Order{})
+		}
+		return append(cols, call.Args...), orders
 	}
 	if call.Distinct && len(call.Args) > 0 {
 		return []int{call.Args[0]}, []codec.Order{{}}
