@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/pprof"
+	"strconv"
 
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
@@ -75,7 +77,7 @@ func (n *Node) connectInternal(jb *plan.Job, byFrag map[uint32][]*actor) error {
 				return fmt.Errorf("compute: fragment %d dispatches to unknown fragment %d", fr.ID, d.Downstream)
 			}
 			for k, up := range byFrag[fr.ID] {
-				disp, err := n.connect(up, k, down, fr.ID, d)
+				disp, err := n.connect(up, k, down, inputKey{frag: fr.ID}, d)
 				if err != nil {
 					return err
 				}
@@ -96,7 +98,8 @@ func (n *Node) connectUpstreamsLocked(jb *plan.Job, byFrag map[uint32][]*actor) 
 			return nil, fmt.Errorf("compute: upstream fragment %d has %d actors, downstream %d has %d", e.UpstreamFragment, len(ups), e.Downstream, len(down))
 		}
 		for k, up := range ups {
-			disp, err := n.connect(up, k, down, e.UpstreamFragment, plan.Dispatch{Kind: plan.DispatchNoShuffle, Downstream: e.Downstream})
+			key := inputKey{frag: e.UpstreamFragment, port: e.Port}
+			disp, err := n.connect(up, k, down, key, plan.Dispatch{Kind: plan.DispatchNoShuffle, Downstream: e.Downstream})
 			if err != nil {
 				return nil, err
 			}
@@ -126,10 +129,10 @@ func (n *Node) fragmentActorsLocked(frag uint32) []*actor {
 // connect makes the channels from upstream actor up (index k of its
 // fragment) to the downstream actors d connects it with, and returns up's
 // dispatcher for them.
-func (n *Node) connect(up *actor, k int, down []*actor, upFrag uint32, d plan.Dispatch) (stream.Dispatcher, error) {
+func (n *Node) connect(up *actor, k int, down []*actor, key inputKey, d plan.Dispatch) (stream.Dispatcher, error) {
 	link := func(to *actor) *stream.Output {
 		out, in := stream.NewChannel(up.id, to.id, n.cfg.ChannelCapacity)
-		to.inputs[upFrag] = append(to.inputs[upFrag], in)
+		to.inputs[key] = append(to.inputs[key], in)
 		to.feeds = append(to.feeds, out)
 		return out
 	}
@@ -178,6 +181,7 @@ func (n *Node) Start(ctx context.Context, jobID uint32) error {
 		if err := n.buildActor(g, gctx, a); err != nil {
 			g.Cancel()
 			_ = g.Wait()
+			n.releaseJob(j)
 			n.forget(j)
 			return err
 		}
@@ -197,10 +201,10 @@ func (n *Node) buildActor(g *task.Group, ctx context.Context, a *actor) error {
 		a.executors = append(a.executors, e)
 		n.mu.Unlock()
 	}
-	merges := func(frag uint32) ([]*stream.Input, error) {
-		ins, ok := a.inputs[frag]
+	merges := func(m *plan.Merge) ([]*stream.Input, error) {
+		ins, ok := a.inputs[inputKey{frag: m.UpstreamFragment, port: m.Port}]
 		if !ok {
-			return nil, fmt.Errorf("compute: actor %d has no inputs from fragment %d", a.id, frag)
+			return nil, fmt.Errorf("compute: actor %d has no inputs from fragment %d port %d", a.id, m.UpstreamFragment, m.Port)
 		}
 		return ins, nil
 	}
@@ -220,8 +224,13 @@ func (n *Node) buildActor(g *task.Group, ctx context.Context, a *actor) error {
 func (n *Node) run(g *task.Group, ctx context.Context, a *actor) {
 	gen := n.gen.Load()
 	g.Go(ctx, fmt.Sprintf("actor-%d", a.id), func(ctx context.Context) error {
-		err := task.Run(ctx, fmt.Sprintf("actor-%d", a.id), a.a.Run)
-		n.release(a)
+		// The labels mark every goroutine of the job in a goroutine profile:
+		// goroutines the actor starts (input pumps, blocking waits) inherit
+		// them, so a test or an operator can tell a leaked one by its job.
+		var err error
+		pprof.Do(ctx, ActorLabels(a.job, a.id), func(ctx context.Context) {
+			err = task.Run(ctx, fmt.Sprintf("actor-%d", a.id), a.a.Run)
+		})
 		if err != nil && !deliberate(ctx, err) {
 			n.events.ActorFailed(a.id, gen, err)
 		}
@@ -229,8 +238,22 @@ func (n *Node) run(g *task.Group, ctx context.Context, a *actor) {
 	})
 }
 
-// release lets go of what the actor's executors hold outside the state
-// tables, after its goroutine has returned.
+// ActorLabels are the pprof labels of an actor's goroutines: "job" and
+// "actor", as decimal ids.
+func ActorLabels(job uint32, actor stream.ActorID) pprof.LabelSet {
+	return pprof.Labels("job", strconv.FormatUint(uint64(job), 10), "actor", strconv.FormatUint(uint64(actor), 10))
+}
+
+// releaseJob lets go of what the job's executors hold outside the state
+// tables (a backfill's snapshot). Only once every goroutine of the job has
+// exited: an actor's Run may return while a join's input pumps are still
+// inside a backfill's Next.
+func (n *Node) releaseJob(j *job) {
+	for _, a := range j.actors {
+		n.release(a)
+	}
+}
+
 func (n *Node) release(a *actor) {
 	n.mu.Lock()
 	es := a.executors

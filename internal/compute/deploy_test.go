@@ -34,8 +34,11 @@ func TestDeployValuesIntoMaterialize(t *testing.T) {
 	if got := h.node.Jobs(); !slices.Equal(got, []uint32{1}) {
 		t.Fatalf("Jobs = %v", got)
 	}
-	if _, _, ok := h.node.JobProgress(1); ok {
-		t.Fatal("a job without backfill reports progress")
+	if _, done, running := h.node.JobProgress(1); !running || !done {
+		t.Fatalf("a started job without backfill: running %v, done %v", running, done)
+	}
+	if _, _, running := h.node.JobProgress(99); running {
+		t.Fatal("an unknown job reports running")
 	}
 
 	for epoch := uint64(1); epoch <= 4; epoch++ {

@@ -58,8 +58,8 @@ type actor struct {
 	a        *stream.Actor
 	inbox    chan *stream.Barrier
 	// inputs holds the receiving ends of channels into this actor, by
-	// upstream fragment.
-	inputs map[uint32][]*stream.Input
+	// upstream fragment and port.
+	inputs map[inputKey][]*stream.Input
 	// dispatchers built before start.
 	dispatchers []stream.Dispatcher
 	throttle    *stream.Throttle
@@ -97,10 +97,10 @@ func (n *Node) newActor(id stream.ActorID, jobID uint32, fr *plan.Fragment, vnod
 	inbox := make(chan *stream.Barrier, inboxCapacity)
 	env := &stream.Env{
 		Store: n.store, ActorID: id, VNodes: vnodes, Throttle: th,
-		Expr: &expr.Context{OnRowError: n.cfg.OnRowError}, ChunkSize: n.cfg.ChunkSize,
+		Expr: &expr.Context{OnRowError: n.cfg.OnRowError, StableRandom: true}, ChunkSize: n.cfg.ChunkSize,
 		CacheEntries: n.cfg.CacheEntries, Barriers: inbox,
 	}
-	return &actor{id: id, job: jobID, fragment: fr.ID, inbox: inbox, inputs: map[uint32][]*stream.Input{},
+	return &actor{id: id, job: jobID, fragment: fr.ID, inbox: inbox, inputs: map[inputKey][]*stream.Input{},
 		throttle: th, env: env, root: fr.Root}
 }
 
@@ -173,3 +173,9 @@ func deliberate(ctx context.Context, err error) bool {
 
 // Generation returns the node's current generation (see Events.ActorFailed).
 func (n *Node) Generation() uint64 { return n.gen.Load() }
+
+// inputKey names one edge into an actor: the upstream fragment, and the
+// port telling apart several edges from that fragment (plan.Merge.Port).
+type inputKey struct {
+	frag, port uint32
+}

@@ -14,6 +14,16 @@ import (
 // cancellation at least once per output chunk, so this takes
 // milliseconds). Unknown jobs are skipped: dropping is idempotent.
 func (n *Node) DropJobs(ctx context.Context, ids []uint32) error {
+	return n.StopJobs(ids)(ctx)
+}
+
+// StopJobs is DropJobs without the wait: the jobs are detached and their
+// actors cancelled before it returns; the returned wait blocks until
+// their goroutines have exited, releases what they held and forgets the
+// jobs. An immediate DROP returns before waiting (the store fences the
+// actors' writes off, see storage.DiscardActor) so that its latency does
+// not include getting cancelled goroutines scheduled on busy cores.
+func (n *Node) StopJobs(ids []uint32) (wait func(ctx context.Context) error) {
 	n.mu.Lock()
 	var jobs []*job
 	var feeds []*stream.Output
@@ -47,7 +57,7 @@ func (n *Node) DropJobs(ctx context.Context, ids []uint32) error {
 	for _, j := range jobs {
 		n.stop(j)
 	}
-	return n.wait(ctx, jobs)
+	return func(ctx context.Context) error { return n.wait(ctx, jobs) }
 }
 
 func (n *Node) stop(j *job) {
@@ -68,6 +78,7 @@ func (n *Node) wait(ctx context.Context, jobs []*job) error {
 			select {
 			case <-j.group.Idle():
 				_ = j.group.Wait() // returns at once; releases the WaitGroup
+				n.releaseJob(j)
 			case <-ctx.Done():
 				return fmt.Errorf("compute: job %d did not exit: %w", j.id, ctx.Err())
 			}
@@ -110,13 +121,15 @@ type Progress interface {
 	Progress() (scanned int64, done bool)
 }
 
-// JobProgress sums the progress of a job's backfill executors. ok is
-// false when the job has none (it has nothing to catch up on).
-func (n *Node) JobProgress(jobID uint32) (scanned int64, done bool, ok bool) {
+// JobProgress sums the progress of a job's backfill executors. running
+// is false until the job's actors are built and started (also while a
+// recovery rebuilds it), and for a job this node does not have; done is
+// true when every backfill has finished, and for a running job with none.
+func (n *Node) JobProgress(jobID uint32) (scanned int64, done bool, running bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	j, found := n.mu.jobs[jobID]
-	if !found {
+	if !found || j.group == nil {
 		return 0, false, false
 	}
 	done = true
@@ -126,9 +139,8 @@ func (n *Node) JobProgress(jobID uint32) (scanned int64, done bool, ok bool) {
 				s, d := p.Progress()
 				scanned += s
 				done = done && d
-				ok = true
 			}
 		}
 	}
-	return scanned, done, ok
+	return scanned, done, true
 }

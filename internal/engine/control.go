@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/sluice-db/sluice/internal/catalog"
@@ -9,58 +10,19 @@ import (
 	"github.com/sluice-db/sluice/internal/stream"
 )
 
-// jobControl is what ALTER … SET RATE_LIMIT and ALTER … PAUSE asked of one
-// job. It lives in engine memory only: a recovery's rebuilt actors get it
-// again, a restart of the process forgets it.
-type jobControl struct {
-	rate   *int64 // nil: no limit
-	paused bool
-}
-
-// controlSettings remembers every job's control settings by relation id.
+// controlSettings serializes ALTER … SET RATE_LIMIT / PAUSE / RESUME. The
+// settings themselves live in the catalog (catalog.JobControl), so they
+// survive a restart and a recovery; the lock keeps two ALTERs of one job
+// from recording one setting and sending the other.
 type controlSettings struct {
-	mu   sync.Mutex
-	jobs map[uint32]jobControl
-}
-
-func (c *controlSettings) update(id uint32, f func(*jobControl)) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.jobs == nil {
-		c.jobs = map[uint32]jobControl{}
-	}
-	jc := c.jobs[id]
-	f(&jc)
-	if jc.rate == nil && !jc.paused {
-		delete(c.jobs, id)
-		return
-	}
-	c.jobs[id] = jc
-}
-
-func (c *controlSettings) snapshot() map[uint32]jobControl {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make(map[uint32]jobControl, len(c.jobs))
-	for id, jc := range c.jobs {
-		out[id] = jc
-	}
-	return out
-}
-
-func (c *controlSettings) forget(id uint32) {
-	c.update(id, func(jc *jobControl) { *jc = jobControl{} })
+	mu sync.Mutex
 }
 
 // SetRateLimit limits the rows per second every actor of name's job lets
-// in (sources and backfill); 0 pauses, nil removes the limit. It goes
-// through the actors' control inbox and so takes effect at once, whatever
-// the barriers are doing.
+// in (sources and backfill); 0 pauses, nil removes the limit. The setting
+// is recorded durably first, then sent through the actors' control inbox,
+// so it takes effect at once, whatever the barriers are doing.
 func (e *Engine) SetRateLimit(ctx context.Context, name string, rowsPerSec *int64) error {
-	rel, err := e.controlTarget(name)
-	if err != nil {
-		return err
-	}
 	if rowsPerSec != nil && *rowsPerSec < 0 {
 		return sqlerr.Errorf(sqlerr.InvalidParameterValue, "rate limit must not be negative: %d", *rowsPerSec)
 	}
@@ -69,19 +31,43 @@ func (e *Engine) SetRateLimit(ctx context.Context, name string, rowsPerSec *int6
 		v := *rowsPerSec
 		limit = &v
 	}
-	e.ctl.update(rel.ID, func(jc *jobControl) { jc.rate = limit })
-	e.node.Control(actorsOf(rel), rateControl(limit))
-	return nil
+	return e.setControl(ctx, name, func(jc *catalog.JobControl) { jc.RateLimit = limit },
+		rateControl(limit))
 }
 
-// SetPaused pauses or resumes every actor of name's job at once.
+// SetPaused pauses or resumes every actor of name's job at once, durably.
 func (e *Engine) SetPaused(ctx context.Context, name string, paused bool) error {
+	return e.setControl(ctx, name, func(jc *catalog.JobControl) { jc.Paused = paused },
+		stream.ControlPause{Paused: paused})
+}
+
+// setControl records a change of name's JobControl in the catalog and then
+// sends c to the job's actors. Recording first is what makes it durable:
+// the ALTER is acknowledged only after the catalog write is synced. A
+// recovery racing with it is covered either way: Rebuild reads the
+// catalog after starting the new actors, so it either sees this change or
+// this send, coming after the write, reaches the started actors.
+func (e *Engine) setControl(ctx context.Context, name string, change func(*catalog.JobControl), c stream.Control) error {
 	rel, err := e.controlTarget(name)
 	if err != nil {
 		return err
 	}
-	e.ctl.update(rel.ID, func(jc *jobControl) { jc.paused = paused })
-	e.node.Control(actorsOf(rel), stream.ControlPause{Paused: paused})
+	e.ctl.mu.Lock()
+	defer e.ctl.mu.Unlock()
+	rel, err = e.catalog.Update(ctx, rel.ID, func(r *catalog.Relation) error {
+		if r.State == catalog.StateDropping {
+			return catalog.ErrNotFound
+		}
+		change(&r.Job.Control)
+		return nil
+	})
+	if errors.Is(err, catalog.ErrNotFound) {
+		return sqlerr.Errorf(sqlerr.UndefinedTable, "relation %q does not exist", name)
+	}
+	if err != nil {
+		return err
+	}
+	e.node.Control(actorsOf(rel), c)
 	return nil
 }
 
@@ -103,41 +89,39 @@ func rateControl(limit *int64) stream.ControlRateLimit {
 	return stream.ControlRateLimit{RowsPerSec: *limit}
 }
 
-// reapplyControls gives rebuilt actors the settings their predecessors
-// had, and forgets the settings of relations that are gone. Rebuild calls
-// it after starting the actors (control reaches only started actors). A
-// concurrent SetRateLimit records its setting before it sends it, and the
-// snapshot here is taken after the start, so either this snapshot holds
-// the setting or the send reaches the started actors.
+// reapplyControls gives rebuilt actors the settings recorded for their
+// jobs. Rebuild calls it after starting the actors (control reaches only
+// started actors) and before it returns the jobs to the coordinator, so
+// before any barrier reaches them: no source has emitted a row and no
+// backfill has scanned one, and a paused job stays paused. live is read
+// from the catalog again here, not taken from before the start, for the
+// reason setControl gives.
 func (e *Engine) reapplyControls(live []*catalog.Relation) {
-	settings := e.ctl.snapshot()
-	alive := map[uint32]bool{}
 	for _, r := range live {
-		alive[r.ID] = true
-		if jc, ok := settings[r.ID]; ok {
-			e.apply(r, jc)
-		}
-	}
-	for id := range settings {
-		if !alive[id] {
-			e.ctl.forget(id)
+		if cur, ok := e.catalog.ByID(r.ID); ok {
+			e.apply(cur)
 		}
 	}
 }
 
-// reapplyControl gives one newly deployed job its recorded settings.
+// reapplyControl gives one newly deployed job its recorded settings (the
+// CREATE's backfill_rate_limit, or an ALTER that came first).
 func (e *Engine) reapplyControl(rel *catalog.Relation) {
-	if jc, ok := e.ctl.snapshot()[rel.ID]; ok {
-		e.apply(rel, jc)
+	if cur, ok := e.catalog.ByID(rel.ID); ok {
+		e.apply(cur)
 	}
 }
 
-func (e *Engine) apply(rel *catalog.Relation, jc jobControl) {
-	ids := actorsOf(rel)
-	if jc.rate != nil {
-		e.node.Control(ids, rateControl(jc.rate))
+func (e *Engine) apply(rel *catalog.Relation) {
+	jc := rel.Job.Control
+	if rel.Job.Plan == nil || (jc.RateLimit == nil && !jc.Paused) {
+		return
 	}
-	if jc.paused {
+	ids := actorsOf(rel)
+	if jc.RateLimit != nil {
+		e.node.Control(ids, rateControl(jc.RateLimit))
+	}
+	if jc.Paused {
 		e.node.Control(ids, stream.ControlPause{Paused: true})
 	}
 }

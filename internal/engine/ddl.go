@@ -123,14 +123,12 @@ func (e *Engine) CreateMaterializedView(ctx context.Context, spec ViewSpec) (*ca
 		if *spec.RateLimit < 0 {
 			return nil, sqlerr.Errorf(sqlerr.InvalidParameterValue, "rate limit must not be negative: %d", *spec.RateLimit)
 		}
+		// Recorded with the job's first catalog write, so it holds from
+		// the first row and after any restart, like an ALTER's.
 		limit := *spec.RateLimit
-		e.ctl.update(rel.ID, func(jc *jobControl) { jc.rate = &limit })
+		rel.Job.Control.RateLimit = &limit
 	}
-	err = e.createJob(ctx, rel, spec.Plan, ids, spec.Background)
-	if err != nil {
-		e.ctl.forget(rel.ID)
-	}
-	return rel, err
+	return rel, e.createJob(ctx, rel, spec.Plan, ids, spec.Background)
 }
 
 func columnTypes(cols []catalog.Column) []types.Type {
@@ -152,7 +150,7 @@ func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *pl
 		return sqlerr.Errorf(sqlerr.FeatureNotSupported, "cannot plan %s: %v", rel.Name, err)
 	}
 	rel.Job = catalog.JobRecord{ID: rel.ID, Plan: job, Actors: assignActors(job, ids),
-		MaterializeFragment: job.Fragments[0].ID, StateTables: job.StateTables()}
+		MaterializeFragment: job.Fragments[0].ID, StateTables: job.StateTables(), Control: rel.Job.Control}
 	rel.State = catalog.StateCreating
 	if err := e.catalog.Put(ctx, rel); err != nil {
 		return err
@@ -256,10 +254,29 @@ func (e *Engine) abandon(rel *catalog.Relation) {
 // waitCreated waits for the job's backfill and one commit after it, then
 // marks the relation created.
 func (e *Engine) waitCreated(ctx context.Context, rel *catalog.Relation) error {
+	ctx, done := e.creates.watch(ctx, rel.ID)
+	defer done()
+	if err := e.waitCaughtUpOne(ctx, rel); err != nil {
+		if errors.Is(context.Cause(ctx), errJobGone) {
+			return errJobGone
+		}
+		return err
+	}
+	return e.markCreated(ctx, rel)
+}
+
+// waitCaughtUpOne waits until rel's backfill is done and an epoch after
+// that has committed.
+func (e *Engine) waitCaughtUpOne(ctx context.Context, rel *catalog.Relation) error {
 	for {
-		_, done, ok := e.node.JobProgress(rel.ID)
-		if !ok || done {
+		_, done, running := e.node.JobProgress(rel.ID)
+		if running && done {
 			break
+		}
+		// Not running: a recovery is rebuilding it (wait), or a drop or
+		// cancel took it (markCreated reports that).
+		if cur, ok := e.catalog.ByID(rel.ID); !running && (!ok || cur.State == catalog.StateDropping) {
+			return errJobGone
 		}
 		select {
 		case <-ctx.Done():
@@ -273,7 +290,7 @@ func (e *Engine) waitCreated(ctx context.Context, rel *catalog.Relation) error {
 		}
 		return err
 	}
-	return e.markCreated(ctx, rel)
+	return nil
 }
 
 // errJobGone says a job was cancelled or dropped while it was created.
@@ -285,12 +302,21 @@ var errJobGone = errors.New("engine: job cancelled or dropped while being create
 func (e *Engine) markCreated(ctx context.Context, rel *catalog.Relation) error {
 	e.deployMu.Lock()
 	defer e.deployMu.Unlock()
-	cur, ok := e.catalog.ByID(rel.ID)
-	if !ok || cur.State != catalog.StateCreating {
+	_, err := e.catalog.Update(ctx, rel.ID, func(cur *catalog.Relation) error {
+		if cur.State != catalog.StateCreating {
+			return errJobGone
+		}
+		// The current record, not rel: an ALTER may have changed it.
+		cur.State = catalog.StateCreated
+		return nil
+	})
+	if errors.Is(err, catalog.ErrNotFound) {
 		return errJobGone
 	}
-	rel.State = catalog.StateCreated
-	return e.catalog.Put(ctx, rel)
+	if err == nil {
+		rel.State = catalog.StateCreated
+	}
+	return err
 }
 
 // finishInBackground marks a background-created job created once it has

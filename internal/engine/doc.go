@@ -19,12 +19,22 @@
 // in-flight epochs and discards their uncommitted writes; delete their
 // state in the background; delete the catalog entries.
 //
+// DROP … GRACEFUL (drop_graceful.go) marks the same way, then sends a
+// barrier carrying Stop for the jobs and waits for its epoch to commit
+// (the actors flushed their final epoch and exited) before the same
+// teardown; cancelling the wait finishes the drop immediately. RECOVER
+// MATERIALIZED VIEW (recover_job.go) tears one job and the jobs built on
+// it down the same way but keeps their catalog entries, clears their state
+// and deploys them again with new actors, backfilling from their inputs as
+// CREATE does; no other job is touched.
+//
 // Control that changes how fast a job runs, never what it computes (ALTER
 // … SET RATE_LIMIT, PAUSE, RESUME: control.go), goes straight to the
 // job's actors through compute.Node.Control, without a barrier. The
-// settings live in engine memory: Rebuild and a new job's deploy apply
-// them again before any barrier reaches the rebuilt actors' sources; a
-// process restart forgets them. A view created in the background (jobs.go)
+// settings are recorded in the job's catalog record (durably, before the
+// ALTER returns): Rebuild — after a RECOVER, a failure or a restart — and
+// a new job's deploy apply them again before any barrier reaches the
+// actors, so a paused job stays paused. A view created in the background (jobs.go)
 // is finished by a goroutine of the engine's group, listed by Jobs while
 // it is creating, and CancelJobs drops it like DROP does.
 package engine

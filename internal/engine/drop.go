@@ -2,42 +2,33 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"strings"
+	"errors"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/catalog"
-	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/stream"
 )
 
 // Drop drops a relation at once, whatever its barriers are doing. Without
 // cascade it refuses (2BP01) when other relations read it.
 func (e *Engine) Drop(ctx context.Context, name string, cascade bool) error {
-	rel, ok := e.catalog.ByName(name)
-	if !ok {
-		return sqlerr.Errorf(sqlerr.UndefinedTable, "relation %q does not exist", name)
-	}
-	closure := e.catalog.Closure(rel.ID)
-	if len(closure) > 1 && !cascade {
-		names := make([]string, 0, len(closure)-1)
-		for _, d := range closure[1:] {
-			names = append(names, d.Name)
-		}
-		err := sqlerr.Errorf(sqlerr.DependentObjectsStillExist, "cannot drop %s %s because other objects depend on it", rel.Kind, rel.Name)
-		err.Detail = fmt.Sprintf("%s depend(s) on %s", strings.Join(names, ", "), rel.Name)
-		err.Hint = "Use DROP ... CASCADE to drop the dependent objects too."
+	closure, err := e.dropTargets(name, cascade)
+	if err != nil {
 		return err
 	}
 	return e.dropRelations(ctx, closure)
 }
 
-func (e *Engine) markAndTearDown(ctx context.Context, rels []*catalog.Relation) (map[uint32][]stream.ActorID, error) {
+// markAndTearDown marks rels dropping, durably, and stops their actors.
+// It does not wait for the actors' goroutines to exit: the returned wait
+// does (the caller runs it in the background).
+func (e *Engine) markAndTearDown(ctx context.Context, rels []*catalog.Relation) (map[uint32][]stream.ActorID, func(context.Context) error, error) {
 	e.deployMu.Lock()
 	defer e.deployMu.Unlock()
 	for i := len(rels) - 1; i >= 0; i-- {
 		rels[i].State = catalog.StateDropping
 		if err := e.catalog.Put(ctx, rels[i]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	ids := make([]uint32, len(rels))
@@ -46,7 +37,21 @@ func (e *Engine) markAndTearDown(ctx context.Context, rels []*catalog.Relation) 
 		ids[i] = r.ID
 		jobs[r.ID] = actorsOf(r)
 	}
-	return jobs, e.node.DropJobs(ctx, ids)
+	return jobs, e.node.StopJobs(ids), nil
+}
+
+// awaitExit waits in the background for a dropped job's goroutines to
+// exit; they were cancelled, and their writes are fenced off in the store
+// once the coordinator has discarded them, so the DROP need not wait.
+func (e *Engine) awaitExit(wait func(context.Context) error) {
+	e.group.Go(e.trunc.ctx, "drop-await-exit", func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if err := wait(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			e.log.Error("dropped job's actors did not exit", "err", err)
+		}
+		return nil
+	})
 }
 
 // dropRelations is the immediate drop: catalog first and durable, then
@@ -59,12 +64,13 @@ func (e *Engine) dropRelations(ctx context.Context, rels []*catalog.Relation) er
 	// marks (and they are torn down below) or sees them and skips them.
 	// The coordinator is told after the lock is released: it may be
 	// waiting for the lock in a recovery.
-	jobs, err := e.markAndTearDown(ctx, rels)
+	jobs, wait, err := e.markAndTearDown(ctx, rels)
 	if err != nil {
 		return err
 	}
+	e.awaitExit(wait)
 	for _, r := range rels {
-		e.ctl.forget(r.ID)
+		e.creates.cancel(r.ID)
 	}
 	if err := e.coord.DropJobs(ctx, jobs); err != nil {
 		// The coordinator did not know some job (it was dropped during a

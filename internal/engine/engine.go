@@ -52,6 +52,11 @@ type Engine struct {
 	rowErrs  rowErrorCounter
 	ctl      controlSettings
 	closeOne sync.Once
+
+	// rebuildMu serializes RECOVER MATERIALIZED VIEW (recover_job.go).
+	rebuildMu sync.Mutex
+	// creates are the waits of CREATEs for their jobs, ended by a drop.
+	creates createWaiters
 }
 
 // Open opens the store and catalog and starts the coordinator, which

@@ -48,6 +48,11 @@ func (e *Engine) Rebuild(ctx context.Context) ([]barrier.JobSpec, error) {
 		}
 		live = append(live, r)
 	}
+	// A RECOVER MATERIALIZED VIEW a crash interrupted: clear its state
+	// again, so the job backfills from scratch instead of running on half.
+	if err := e.finishStateResets(ctx, live); err != nil {
+		return nil, err
+	}
 	for _, r := range live {
 		if _, err := e.node.Prepare(ctx, deployment(r)); err != nil {
 			return nil, fmt.Errorf("rebuild %s: %w", r.Name, err)

@@ -121,7 +121,9 @@ func (c *Coordinator) performOne(ctx context.Context, a barrier.Action) {
 		c.store.AbortUncommitted()
 	case barrier.DiscardActorWrites:
 		for _, id := range a.Actors {
-			c.store.DiscardActor(storage.ActorID(id))
+			// The actors may still be running: an immediate drop does
+			// not wait for them to exit.
+			c.store.FenceAndDiscard(storage.ActorID(id))
 		}
 	case barrier.DeleteState:
 		job := uint32(a.Job)
@@ -136,10 +138,13 @@ func (c *Coordinator) performOne(ctx context.Context, a barrier.Action) {
 
 func (c *Coordinator) inject(a barrier.Inject) {
 	b := &stream.Barrier{Epoch: a.Epoch.Curr, Checkpoint: a.Checkpoint}
-	if add, ok := a.Mutation.(barrier.Add); ok {
-		job := uint32(add.Job.ID)
+	switch mut := a.Mutation.(type) {
+	case barrier.Add:
+		job := uint32(mut.Job.ID)
 		b.Mutation = &stream.AddMutation{JobID: job, Dispatchers: c.adds[job]}
 		delete(c.adds, job)
+	case barrier.Stop:
+		b.Mutation = stopMutation(mut)
 	}
 	sources := make([]stream.ActorID, len(a.Sources))
 	for i, s := range a.Sources {

@@ -14,4 +14,9 @@
 // directly on the compute node (detach, cancel, wait) and only then tells
 // the coordinator, which removes the actors from every in-flight epoch; no
 // step waits for a barrier to pass through the job.
+//
+// The graceful variant (StopJobs) is the exception on purpose: its Stop
+// rides a barrier, for jobs that must flush a final epoch, and the caller
+// may give up on it at any time and drop the jobs at once. ResetJobs is a
+// drop that keeps the jobs' state, for RECOVER MATERIALIZED VIEW.
 package meta

@@ -1,8 +1,9 @@
 package meta
 
 import (
+	"cmp"
 	"context"
-	"errors"
+	"slices"
 	"time"
 
 	"github.com/sluice-db/sluice/internal/meta/barrier"
@@ -65,18 +66,17 @@ type evDrop struct {
 }
 
 func (e evDrop) apply(c *Coordinator) {
-	var errs []error
+	drops := make([]barrier.JobDrop, 0, len(e.jobs))
 	for job, actors := range e.jobs {
 		delete(c.adds, job)
 		ids := make([]barrier.ActorID, len(actors))
 		for i, a := range actors {
 			ids[i] = barrier.ActorID(a)
 		}
-		if err := c.m.DropActors(barrier.JobID(job), ids); err != nil {
-			errs = append(errs, err)
-		}
+		drops = append(drops, barrier.JobDrop{Job: barrier.JobID(job), Actors: ids})
 	}
-	e.reply <- errors.Join(errs...)
+	slices.SortFunc(drops, func(a, b barrier.JobDrop) int { return cmp.Compare(a.Job, b.Job) })
+	e.reply <- c.m.DropJobs(drops)
 }
 
 type evRequest struct {

@@ -149,9 +149,15 @@ func (f *fragmenter) noteBackfill(n *Node, fr *Fragment) error {
 		return fmt.Errorf("plan: fragment %d backfills upstreams of parallelism %d and %d", fr.ID, p, up.Parallelism)
 	}
 	f.par[fr.ID] = up.Parallelism
-	n.Inputs = []*Node{{Kind: KindMerge, Schema: n.Backfill.Upstream.Types, Merge: &Merge{UpstreamFragment: up.Fragment}}}
+	var port uint32
+	for _, e := range f.job.Upstreams {
+		if e.UpstreamFragment == up.Fragment && e.Downstream == fr.ID {
+			port++
+		}
+	}
+	n.Inputs = []*Node{{Kind: KindMerge, Schema: n.Backfill.Upstream.Types, Merge: &Merge{UpstreamFragment: up.Fragment, Port: port}}}
 	f.job.Upstreams = append(f.job.Upstreams, UpstreamEdge{
-		TableID: n.Backfill.Upstream.ID, UpstreamFragment: up.Fragment, Downstream: fr.ID, Kind: DispatchNoShuffle})
+		TableID: n.Backfill.Upstream.ID, UpstreamFragment: up.Fragment, Downstream: fr.ID, Kind: DispatchNoShuffle, Port: port})
 	return nil
 }
 

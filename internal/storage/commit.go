@@ -37,6 +37,9 @@ func (s *Store) stage(epoch uint64, sb *stagedBatch, gen, dropGen uint64) error 
 	if err := s.checkSealLocked(epoch, sb.table, gen, dropGen); err != nil {
 		return err
 	}
+	if _, f := s.mu.fenced[sb.owner]; f {
+		return fmt.Errorf("storage: actor %d: %w", sb.owner, ErrActorFenced)
+	}
 	s.mu.staged[epoch] = append(s.mu.staged[epoch], sb)
 	return nil
 }
@@ -204,6 +207,18 @@ func (s *Store) DiscardActor(owner ActorID) int {
 	return s.discardLocked(func(sb *stagedBatch) bool { return sb.owner == owner })
 }
 
+// FenceAndDiscard is DiscardActor for an actor that may still be running:
+// whatever it stages from now on is refused (ErrActorFenced), so nothing
+// it writes after the discard can reach a commit. An immediate DROP does
+// not wait for its actors to exit. Actor ids are never reused; a recovery
+// (AbortUncommitted) lifts the fences.
+func (s *Store) FenceAndDiscard(owner ActorID) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.fenced[owner] = struct{}{}
+	return s.discardLocked(func(sb *stagedBatch) bool { return sb.owner == owner })
+}
+
 // AbortUncommitted drops every staged batch and staged meta write, and makes
 // every open StateTable stale (its Seal fails with ErrStaleTable). Recovery
 // calls it before rebuilding actors from CommittedEpoch.
@@ -213,6 +228,7 @@ func (s *Store) AbortUncommitted() {
 	s.generation.Add(1)
 	s.discardLocked(func(*stagedBatch) bool { return true })
 	clear(s.mu.stagedMeta)
+	clear(s.mu.fenced)
 }
 
 // discardLocked releases the staged batches for which drop is true.

@@ -37,8 +37,11 @@ func (s *Store) DropTableState(ctx context.Context, tableID uint32) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	tp, dp := tablePrefix(tableID), dmlPrefix(tableID)
+	tp, dp, cp := tablePrefix(tableID), dmlPrefix(tableID), rowCountPrefix(tableID)
 	if err := b.DeleteRange(tp, prefixEnd(tp), nil); err != nil {
+		return fmt.Errorf("storage: drop table %d: %w", tableID, err)
+	}
+	if err := b.DeleteRange(cp, prefixEnd(cp), nil); err != nil {
 		return fmt.Errorf("storage: drop table %d: %w", tableID, err)
 	}
 	if err := b.DeleteRange(dp, prefixEnd(dp), nil); err != nil {
@@ -57,7 +60,7 @@ func (s *Store) DropTableState(ctx context.Context, tableID uint32) error {
 // DML records), so tests can prove a drop left nothing behind.
 func (s *Store) TableKeyCount(tableID uint32) (int, error) {
 	n := 0
-	for _, p := range [][]byte{tablePrefix(tableID), dmlPrefix(tableID), keyDMLHigh(tableID)} {
+	for _, p := range [][]byte{tablePrefix(tableID), dmlPrefix(tableID), keyDMLHigh(tableID), rowCountPrefix(tableID)} {
 		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 		if err != nil {
 			return 0, fmt.Errorf("storage: count keys of table %d: %w", tableID, err)

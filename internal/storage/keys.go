@@ -8,6 +8,7 @@ import "encoding/binary"
 //	t | tableID (4B BE) | vnode (2B BE) | memcomparable pk   state rows
 //	d | tableID (4B BE) | seq (8B BE)                      DML log records
 //	s | name                                               system keys
+//	c | tableID (4B BE) | vnode (2B BE)                    row counts (rowcount.go)
 //
 // Big-endian fixed-width integers keep numeric order equal to byte order, so
 // a table's keys are contiguous and sorted by vnode, then by primary key.
@@ -15,6 +16,9 @@ const (
 	prefixState  = 't'
 	prefixDML    = 'd'
 	prefixSystem = 's'
+	// prefixRowCount keys a table's row counts apart from its rows, so
+	// row scans never meet a count.
+	prefixRowCount = 'c'
 )
 
 // System key names. The epoch marker is written in the same batch as the

@@ -39,6 +39,7 @@ type StateTable struct {
 	keyScratch []byte
 	valScratch []byte
 	prunedUpTo uint64
+	rc         rowCounts // per-vnode row counts, when tracked
 }
 
 // entry is an uncommitted write: a row, or a tombstone when row is nil.
@@ -219,7 +220,7 @@ func (t *StateTable) Seal(epoch uint64) error {
 	}
 	t.maybePrune()
 	t.lastSealed = epoch
-	if len(t.dirty) == 0 {
+	if len(t.dirty) == 0 && len(t.rc.dirty) == 0 {
 		if err := t.store.checkSeal(epoch, t.lay.desc.ID, t.gen, t.dropGen); err != nil {
 			return t.becomeBroken(err)
 		}
@@ -242,6 +243,10 @@ func (t *StateTable) Seal(epoch uint64) error {
 			_ = b.Close()
 			return t.becomeBroken(err)
 		}
+	}
+	if err := t.sealCounts(b); err != nil {
+		_ = b.Close()
+		return t.becomeBroken(err)
 	}
 	t.sealed = append(t.sealed, sealedKeys{epoch: epoch, keys: t.dirty})
 	t.dirty = nil

@@ -62,6 +62,9 @@ type Store struct {
 		// dropGen counts DropTableState calls per table; a table opened
 		// before a drop cannot seal into the dropped table.
 		dropGen map[uint32]uint64
+		// fenced are actors whose writes DiscardActor dropped: a dropped
+		// job's actors may still run briefly after the drop returns.
+		fenced map[ActorID]struct{}
 	}
 
 	dml dmlLog
@@ -100,6 +103,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.mu.stagedMeta = make(map[uint64]map[string][]byte)
 	s.mu.committedCh = make(chan struct{})
 	s.mu.dropGen = make(map[uint32]uint64)
+	s.mu.fenced = make(map[ActorID]struct{})
 	s.dml.init()
 	epoch, err := readEpoch(db)
 	if err != nil {

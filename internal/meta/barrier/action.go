@@ -119,3 +119,30 @@ type DeleteState struct {
 
 func (DeleteState) action()          {}
 func (a DeleteState) String() string { return fmt.Sprintf("delete-state job=%d", a.Job) }
+
+// Stop is the graceful, barrier-carried stop of whole jobs: their actors
+// finish the epoch of this barrier (their writes for it are staged and
+// commit with it), pass the barrier on and exit. From the next epoch on
+// they are no longer expected. Immediate drop (DropActors) does not use
+// it; sinks that must flush a final epoch do.
+type Stop struct {
+	Jobs []JobSpec
+}
+
+func (s Stop) String() string {
+	parts := make([]string, len(s.Jobs))
+	for i, j := range s.Jobs {
+		parts[i] = j.String()
+	}
+	return "stop(" + strings.Join(parts, "; ") + ")"
+}
+func (Stop) mutation() {}
+
+// StopActors lists every actor a Stop stops.
+func (s Stop) StopActors() []ActorID {
+	var out []ActorID
+	for _, j := range s.Jobs {
+		out = append(out, j.Actors...)
+	}
+	return sortedCopy(out)
+}

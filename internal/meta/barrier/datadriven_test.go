@@ -98,6 +98,14 @@ func (h *harness) dispatch(t *testing.T, d *datadriven.TestData, out *[]string) 
 		var job uint32
 		d.ScanArgs(t, "job", &job)
 		return h.m.DropActors(JobID(job), scanActors(t, d, d.CmdArgs, "actors"))
+	case "stop":
+		return h.printEpoch(out)(h.m.StopJobs(h.now, scanJobs(t, d)))
+	case "reset":
+		var job uint32
+		d.ScanArgs(t, "job", &job)
+		return h.m.ResetActors(JobID(job), scanActors(t, d, d.CmdArgs, "actors"))
+	case "drop-jobs":
+		h.dropJobs(t, d, out)
 	case "status":
 		*out = append(*out, h.m.Status(h.now).String())
 	case "state":
@@ -201,6 +209,15 @@ func scanActors(t *testing.T, d *datadriven.TestData, args []datadriven.CmdArg, 
 		for _, v := range arg.Vals {
 			ids = append(ids, ActorID(parseUint(t, d, v)))
 		}
+	}
+	return ids
+}
+
+// scanJobs reads `jobs=(1,2)`.
+func scanJobs(t *testing.T, d *datadriven.TestData) []JobID {
+	var ids []JobID
+	for _, a := range scanActors(t, d, d.CmdArgs, "jobs") {
+		ids = append(ids, JobID(a))
 	}
 	return ids
 }

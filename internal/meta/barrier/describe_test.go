@@ -32,7 +32,21 @@ func (m *Machine) describe(base time.Time) string {
 		if p.add != nil {
 			add = p.add.String()
 		}
-		fmt.Fprintf(&b, "pending e=%d add=%s reason=%s\n", p.epoch, add, p.reason)
+		stop := ""
+		if len(p.stop) > 0 {
+			stop = fmt.Sprintf(" stop=%v", p.stop)
+		}
+		fmt.Fprintf(&b, "pending e=%d add=%s%s reason=%s\n", p.epoch, add, stop, p.reason)
+	}
+	if len(m.stopping) > 0 {
+		jobs := make([]JobID, 0, len(m.stopping))
+		for j := range m.stopping {
+			jobs = append(jobs, j)
+		}
+		slices.Sort(jobs)
+		for _, j := range jobs {
+			fmt.Fprintf(&b, "stopping job=%d stop-epoch=%d\n", j, m.stopping[j])
+		}
 	}
 	if m.droppedInRecovery != nil {
 		fmt.Fprintf(&b, "dropped-in-recovery=%s\n", formatActors(m.droppedInRecovery.sorted()))

@@ -7,8 +7,9 @@
 //
 // # The API: events in, Ready out
 //
-// Every event method (Tick, RequestBarrier, AddJob, Collected, CommitDone,
-// CommitFailed, ActorFailed, DropActors, RecoveryDone) only appends actions
+// Every event method (Tick, RequestBarrier, AddJob, StopJobs, Collected,
+// CommitDone, CommitFailed, ActorFailed, DropActors, ResetActors,
+// RecoveryDone) only appends actions
 // to an outbox; Ready drains it. We chose a Ready drain over returning
 // actions from each event because events chain (a drop completes an epoch,
 // which commits it; a commit frees room, which injects a waiting barrier)
@@ -97,6 +98,24 @@
 //     ErrUnknownActor and, crucially, never start a recovery;
 //   - dropping unknown actors changes nothing, so drops can be repeated;
 //     several jobs (a CASCADE) are dropped with one call per job.
+//
+// # The graceful stop, and resetting a job
+//
+// StopJobs(now, jobs) is the barrier-carried variant of a drop (DROP …
+// GRACEFUL), for jobs that must flush a final epoch. It schedules a
+// checkpoint barrier carrying Stop{jobs}; that epoch still expects the
+// jobs' actors, which pass it, collect it and exit, so their writes for it
+// commit with it. Later epochs neither expect them nor feed their sources.
+// The jobs stay in the topology until the caller, having seen the epoch
+// commit, tears them down and calls DropActors, which deletes their state
+// as for any drop. A caller that gives up waiting (the barrier is stuck
+// behind data) calls DropActors at once: the job leaves a Stop that is
+// still waiting for room, and the expected set of one in flight. A
+// recovery forgets every stop; the rebuilt topology decides.
+//
+// ResetActors(job, actors) is DropActors without DeleteState: RECOVER
+// MATERIALIZED VIEW tears a job's actors down, rebuilds its state and adds
+// it again (AddJob, same job id, new actors).
 //
 // # Recovery
 //

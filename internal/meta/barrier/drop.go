@@ -1,6 +1,7 @@
 package barrier
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -25,6 +26,46 @@ import (
 // harmless. Naming an actor of another job is an error (and changes nothing).
 func (m *Machine) DropActors(job JobID, actors []ActorID) error {
 	defer m.maybeCheckInvariants()
+	return m.forgetActors(job, actors, true)
+}
+
+// JobDrop names the actors of one job to drop.
+type JobDrop struct {
+	Job    JobID
+	Actors []ActorID
+}
+
+// DropJobs drops several jobs as one step (a DROP … CASCADE, a CANCEL
+// JOBS of several ids): every job leaves the in-flight epochs before any
+// of them may commit, so no epoch commits a dropped job's writes just
+// because another job of the same drop was forgotten first. A job whose
+// drop is refused (see DropActors) changes nothing; the others still drop,
+// and the errors are returned joined.
+func (m *Machine) DropJobs(drops []JobDrop) error {
+	defer m.maybeCheckInvariants()
+	var errs []error
+	for _, d := range drops {
+		if err := m.forgetActorsDeferCommit(d.Job, d.Actors, true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m.maybeCommit()
+	return errors.Join(errs...)
+}
+
+// forgetActors is DropActors; deleteState is false for ResetActors.
+func (m *Machine) forgetActors(job JobID, actors []ActorID, deleteState bool) error {
+	if err := m.forgetActorsDeferCommit(job, actors, deleteState); err != nil {
+		return err
+	}
+	// After the discard: the commit must not include the dropped writes.
+	m.maybeCommit()
+	return nil
+}
+
+// forgetActorsDeferCommit is forgetActors without the commit check, which
+// the caller makes once it has forgotten everything it means to.
+func (m *Machine) forgetActorsDeferCommit(job JobID, actors []ActorID, deleteState bool) error {
 	if err := m.checkDropOwner(job, actors); err != nil {
 		return err
 	}
@@ -32,6 +73,9 @@ func (m *Machine) DropActors(job JobID, actors []ActorID) error {
 	removed := m.removeFromTopology(job, drop)
 	for a := range m.removeFromPending(job, drop) {
 		removed[a] = struct{}{}
+	}
+	if _, running := m.jobs[job]; !running {
+		m.forgetStopping(job)
 	}
 	if m.phase != phaseRunning {
 		// Unknown ids count too: the rebuilt topology may list them.
@@ -50,11 +94,9 @@ func (m *Machine) DropActors(job JobID, actors []ActorID) error {
 		}
 	}
 	m.emit(DiscardActorWrites{Job: job, Actors: removed.sorted()})
-	if !m.jobKnown(job) {
+	if deleteState && !m.jobKnown(job) {
 		m.emit(DeleteState{Job: job})
 	}
-	// After the discard: the commit must not include the dropped writes.
-	m.maybeCommit()
 	return nil
 }
 

@@ -38,3 +38,13 @@ var (
 	// ErrWrongJob: DropActors named an actor that belongs to another job.
 	ErrWrongJob = errors.New("barrier: actor belongs to another job")
 )
+
+// Errors of the graceful stop.
+var (
+	// ErrUnknownJob: StopJobs named a job that is not running (never
+	// added, still waiting for its Add barrier, or dropped).
+	ErrUnknownJob = errors.New("barrier: job not running")
+	// ErrJobStopping: StopJobs named a job whose Stop barrier was already
+	// scheduled.
+	ErrJobStopping = errors.New("barrier: job is already stopping")
+)

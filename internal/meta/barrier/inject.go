@@ -74,7 +74,7 @@ func (m *Machine) AddJob(now time.Time, job JobSpec) (uint64, error) {
 	// A barrier carries at most one mutation; share a waiting barrier only
 	// if it has none.
 	p := m.lastPending()
-	if p == nil || p.add != nil {
+	if p == nil || p.hasMutation() {
 		p = m.reserve(ReasonAddJob)
 	} else {
 		p.reason += "," + ReasonAddJob
@@ -139,9 +139,12 @@ func (m *Machine) injectPending(now time.Time) {
 		p := m.pending[0]
 		m.pending = m.pending[1:]
 		var mut Mutation
-		if p.add != nil {
+		switch {
+		case p.add != nil:
 			m.addToTopology(*p.add)
 			mut = Add{Job: *p.add}
+		case len(p.stop) > 0:
+			mut = m.stopMutation(p.stop)
 		}
 		m.inject(now, p.epoch, true, mut, p.reason)
 	}
@@ -173,13 +176,20 @@ func (m *Machine) inject(now time.Time, epoch uint64, checkpoint bool, mut Mutat
 		Sources:    m.sources.sorted(),
 		Expected:   e.remaining.sorted(),
 	})
+	if s, ok := mut.(Stop); ok {
+		m.becomeStopping(s, epoch)
+	}
 	m.maybeCommit()
 }
 
+// allActors is the expected set of a new epoch: every actor of the
+// topology except those of stopping jobs, which exit after their Stop.
 func (m *Machine) allActors() actorSet {
 	s := make(actorSet, len(m.actorJob))
-	for a := range m.actorJob {
-		s[a] = struct{}{}
+	for a, j := range m.actorJob {
+		if _, stopping := m.stopping[j]; !stopping {
+			s[a] = struct{}{}
+		}
 	}
 	return s
 }

@@ -19,7 +19,7 @@ func (m *Machine) maybeCheckInvariants() {
 // checkInvariants reports the first broken invariant. Tests call it directly
 // after every event.
 func (m *Machine) checkInvariants() error {
-	return errors.Join(m.checkEpochs(), m.checkTopology())
+	return errors.Join(m.checkEpochs(), m.checkTopology(), m.checkStopping())
 }
 
 func (m *Machine) checkEpochs() error {
@@ -84,6 +84,38 @@ func (m *Machine) checkTopology() error {
 	for s := range m.sources {
 		if _, ok := m.actorJob[s]; !ok {
 			return fmt.Errorf("source %d is not an actor", s)
+		}
+	}
+	return nil
+}
+
+// checkStopping: a stopping job is running, fed no more barriers, and
+// stopped by one barrier only.
+func (m *Machine) checkStopping() error {
+	for j := range m.stopping {
+		spec, ok := m.jobs[j]
+		if !ok {
+			return fmt.Errorf("stopping job %d is not in the topology", j)
+		}
+		for _, s := range spec.Sources {
+			if m.sources.has(s) {
+				return fmt.Errorf("source %d of stopping job %d still gets barriers", s, j)
+			}
+		}
+	}
+	seen := map[JobID]bool{}
+	for _, p := range m.pending {
+		if p.add != nil && len(p.stop) > 0 {
+			return fmt.Errorf("pending epoch %d both adds and stops", p.epoch)
+		}
+		for _, j := range p.stop {
+			if _, ok := m.jobs[j]; !ok || seen[j] {
+				return fmt.Errorf("pending epoch %d stops job %d, not running or stopped twice", p.epoch, j)
+			}
+			if _, ok := m.stopping[j]; ok {
+				return fmt.Errorf("pending epoch %d stops job %d, already stopping", p.epoch, j)
+			}
+			seen[j] = true
 		}
 	}
 	return nil

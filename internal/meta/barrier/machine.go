@@ -54,8 +54,11 @@ type inflightEpoch struct {
 type pendingBarrier struct {
 	epoch  uint64
 	add    *JobSpec // the job this barrier starts, if any
+	stop   []JobID  // the jobs this barrier stops gracefully, if any
 	reason string
 }
+
+func (p *pendingBarrier) hasMutation() bool { return p.add != nil || len(p.stop) > 0 }
 
 // Machine is the global barrier coordinator. It is not safe for concurrent
 // use: one goroutine owns it, calls its event methods and performs the
@@ -86,6 +89,10 @@ type Machine struct {
 	jobs     map[JobID]JobSpec
 	actorJob map[ActorID]JobID
 	sources  actorSet
+	// stopping maps each job whose Stop barrier was injected to that
+	// barrier's epoch. Its actors stay in the topology (until DropActors)
+	// but are expected by no later epoch, and its sources left sources.
+	stopping map[JobID]uint64
 	// droppedInRecovery are actors dropped since the last failure. The
 	// topology passed to RecoveryDone may have been read before the drop; it
 	// is filtered through this set so a dropped job cannot come back.
@@ -112,6 +119,7 @@ func New(cfg Config, committed uint64) *Machine {
 		jobs:         make(map[JobID]JobSpec),
 		actorJob:     make(map[ActorID]JobID),
 		sources:      newActorSet(),
+		stopping:     make(map[JobID]uint64),
 	}
 	m.becomeRecovering(errStartup)
 	return m

@@ -63,7 +63,11 @@ type sim struct {
 	outstanding   uint64 // epoch of the Commit awaiting an answer, or 0
 	committed     map[uint64]bool
 	aborted       map[uint64]bool
-	handedOut     []uint64 // epochs returned by RequestBarrier/AddJob
+	handedOut     []uint64 // epochs returned by RequestBarrier/AddJob/StopJobs
+
+	stopReq   map[JobID]bool   // jobs whose StopJobs succeeded, until dropped or recovery
+	stopAt    map[JobID]uint64 // stopping jobs → epoch of their injected Stop
+	resetJobs map[JobID]bool   // jobs that left through ResetActors: no DeleteState
 }
 
 func newSim(t *rapid.T) *sim {
@@ -77,6 +81,7 @@ func newSim(t *rapid.T) *sim {
 		t: t, cfg: cfg, base: time.Unix(1000, 0),
 		live: map[JobID]JobSpec{}, adding: map[JobID]uint64{}, dropped: newActorSet(),
 		epochs: map[uint64]*simEpoch{}, committed: map[uint64]bool{}, aborted: map[uint64]bool{},
+		stopReq: map[JobID]bool{}, stopAt: map[JobID]uint64{}, resetJobs: map[JobID]bool{},
 		lastInjected: start, lastCommitted: start, durable: start, nextJob: 1, nextActor: 1,
 	}
 	s.now = s.base
@@ -107,7 +112,7 @@ func (s *sim) newJob() JobSpec {
 
 func (s *sim) step() {
 	ops := []func(){s.opTick, s.opRequest, s.opAddJob, s.opCollect, s.opCollect, s.opCollect,
-		s.opCommitAnswer, s.opFail, s.opDrop, s.opRecovered, s.opBadEvent}
+		s.opCommitAnswer, s.opFail, s.opDrop, s.opRecovered, s.opBadEvent, s.opStop}
 	ops[rapid.IntRange(0, len(ops)-1).Draw(s.t, "op")]()
 	s.process()
 }
@@ -250,7 +255,12 @@ func (s *sim) opDrop() {
 	if rapid.Bool().Draw(s.t, "withUnknown") {
 		actors = append(slices.Clone(actors), 100000+s.nextActor)
 	}
-	_ = s.mustDo("drop", func() error { return s.m.DropActors(j.ID, actors) })
+	reset := rapid.IntRange(0, 3).Draw(s.t, "reset") == 0
+	if reset {
+		_ = s.mustDo("reset", func() error { return s.m.ResetActors(j.ID, actors) })
+	} else {
+		_ = s.mustDo("drop", func() error { return s.m.DropActors(j.ID, actors) })
+	}
 	for _, a := range actors {
 		s.dropped[a] = struct{}{}
 	}
@@ -260,6 +270,11 @@ func (s *sim) opDrop() {
 		return
 	}
 	delete(s.live, j.ID)
+	delete(s.stopReq, j.ID)
+	delete(s.stopAt, j.ID)
+	if reset {
+		s.resetJobs[j.ID] = true
+	}
 	if s.recovering {
 		s.droppedInRec[j.ID] = j
 	}
@@ -321,6 +336,8 @@ func (s *sim) process() {
 			}
 			s.recovering = true
 			s.droppedInRec = map[JobID]JobSpec{}
+			clear(s.stopReq)
+			clear(s.stopAt)
 			s.outstanding = 0
 			for id := range s.adding {
 				delete(s.live, id) // its Add barrier never came
@@ -328,7 +345,11 @@ func (s *sim) process() {
 			}
 		case AbortEpochs:
 			s.onAbort(a)
-		case DiscardActorWrites, DeleteState:
+		case DeleteState:
+			if s.resetJobs[a.Job] {
+				s.t.Fatalf("delete-state for job %d, which was reset, not dropped", a.Job)
+			}
+		case DiscardActorWrites:
 		default:
 			s.t.Fatalf("unknown action %v", a)
 		}
@@ -349,6 +370,7 @@ func (s *sim) onInject(a Inject) {
 	if add, ok := a.Mutation.(Add); ok {
 		delete(s.adding, add.Job.ID)
 	}
+	s.checkStops(a)
 	s.epochs[e] = &simEpoch{expected: newActorSet(a.Expected...), collected: newActorSet(), checkpoint: a.Checkpoint}
 }
 
@@ -447,4 +469,65 @@ func (s *sim) liveActors() []ActorID {
 		out = append(out, s.live[id].Actors...)
 	}
 	return out
+}
+
+// opStop stops a random job gracefully. It must be refused exactly when
+// the machine is recovering, the job's Add barrier has not been injected
+// yet, or its stop was already requested.
+func (s *sim) opStop() {
+	ids := s.liveJobs()
+	if len(ids) == 0 {
+		return
+	}
+	id := rapid.SampledFrom(ids).Draw(s.t, "stopJob")
+	var e uint64
+	err := s.do("stop", func() (err error) { e, err = s.m.StopJobs(s.now, []JobID{id}); return err })
+	_, adding := s.adding[id]
+	switch {
+	case s.m.Status(s.now).Recovering:
+		if !errors.Is(err, ErrRecovering) {
+			s.t.Fatalf("stop while recovering: %v", err)
+		}
+	case adding:
+		if !errors.Is(err, ErrUnknownJob) {
+			s.t.Fatalf("stop of a job still being added: %v", err)
+		}
+	case s.stopReq[id]:
+		if !errors.Is(err, ErrJobStopping) {
+			s.t.Fatalf("second stop: %v", err)
+		}
+	case err != nil:
+		s.t.Fatalf("stop of running job %d: %v", id, err)
+	default:
+		s.stopReq[id] = true
+		s.handOut(e)
+	}
+}
+
+// checkStops: a Stop barrier expects every actor of the jobs it stops;
+// a barrier after it expects none of them and feeds none of their sources.
+func (s *sim) checkStops(a Inject) {
+	e := a.Epoch.Curr
+	expected, sources := newActorSet(a.Expected...), newActorSet(a.Sources...)
+	if stop, ok := a.Mutation.(Stop); ok {
+		for _, j := range stop.Jobs {
+			if !s.stopReq[j.ID] {
+				s.t.Fatalf("epoch %d stops job %d, which nobody stopped", e, j.ID)
+			}
+			for _, x := range s.live[j.ID].Actors {
+				if !expected.has(x) {
+					s.t.Fatalf("stop epoch %d does not expect actor %d of job %d", e, x, j.ID)
+				}
+			}
+			s.stopAt[j.ID] = e
+		}
+		return
+	}
+	for id, at := range s.stopAt {
+		for _, x := range s.live[id].Actors {
+			if expected.has(x) || sources.has(x) {
+				s.t.Fatalf("epoch %d after job %d's stop (epoch %d) still involves actor %d", e, id, at, x)
+			}
+		}
+	}
 }

@@ -54,6 +54,9 @@ func (m *Machine) becomeRecovering(cause error) {
 	m.inflight = nil
 	m.committing = false
 	m.pending = nil
+	// The rebuilt topology replaces the stopping jobs' actors too: a
+	// graceful drop in progress is finished by the rebuild.
+	clear(m.stopping)
 	if m.droppedInRecovery == nil {
 		m.droppedInRecovery = newActorSet()
 	}

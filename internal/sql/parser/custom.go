@@ -65,6 +65,17 @@ func appendOnly(w []word) (span struct{ start, end int }, ok bool) {
 	return span, false
 }
 
+// gracefulDrop finds the trailing GRACEFUL of `DROP MATERIALIZED VIEW …
+// GRACEFUL`, Sluice's barrier-carried drop; pg_query parses the rest.
+func gracefulDrop(w []word) (span struct{ start, end int }, ok bool) {
+	if !is(w, 0, "drop", "materialized", "view") || len(w) < 5 || !is(w, len(w)-1, "graceful") {
+		return span, false
+	}
+	last := w[len(w)-1]
+	span.start, span.end = last.start, last.end
+	return span, true
+}
+
 // parseCustom parses st's words with the hand-written grammar. ok is
 // false when the words are no custom statement (pg_query's turn).
 func parseCustom(st *Statement, w []word) (ok bool, err error) {

@@ -52,6 +52,9 @@ type Statement struct {
 	Start, End int
 	// AppendOnly is set for CREATE TABLE … APPEND ONLY.
 	AppendOnly bool
+	// Graceful is set for DROP MATERIALIZED VIEW … GRACEFUL: the drop
+	// travels as a Stop barrier and waits for the final epoch to commit.
+	Graceful bool
 
 	// Fields of the custom statements.
 
@@ -161,6 +164,10 @@ func parsePiece(sql string, p piece) (Statement, error) {
 	text := blankOutside(sql, p.start, p.end)
 	if at, ok := appendOnly(words); ok {
 		st.AppendOnly = true
+		text = blankRange(text, at.start, at.end)
+	}
+	if at, ok := gracefulDrop(words); ok {
+		st.Graceful = true
 		text = blankRange(text, at.start, at.end)
 	}
 	tree, err := pg_query.Parse(text)

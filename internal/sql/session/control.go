@@ -55,18 +55,16 @@ func objectKind(o parser.ObjectKind) catalog.Kind {
 	return catalog.KindMaterializedView
 }
 
-// showJobs answers SHOW JOBS: the jobs still being created, with how many
-// upstream rows their backfill has read.
+// showJobs answers SHOW JOBS: the jobs still being created, with their
+// backfill's progress as a percentage of the upstream rows, formatted as
+// RisingWave does ("42.17%").
 func (s *Session) showJobs(ctx context.Context, w pgwire.ResultWriter) error {
 	cols := []pgwire.Column{{Name: "Id", Type: types.TInt64}, {Name: "Name", Type: types.TVarchar},
 		{Name: "Definition", Type: types.TVarchar}, {Name: "Status", Type: types.TVarchar},
 		{Name: "Progress", Type: types.TVarchar}}
 	var rows []types.Row
 	for _, j := range s.e.Jobs() {
-		progress := strconv.FormatInt(j.Scanned, 10) + " rows"
-		if j.Done {
-			progress += " (backfill done)"
-		}
+		progress := strconv.FormatFloat(j.Progress, 'f', 2, 64) + "%"
 		rows = append(rows, types.Row{int64(j.ID), j.Name, j.Definition, strings.ToUpper(j.Status), progress})
 	}
 	return writeRows(ctx, w, cols, rows)

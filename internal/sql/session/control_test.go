@@ -1,8 +1,11 @@
 package session
 
 import (
+	"context"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +118,82 @@ func TestShowAndCancelJobsOverPgwire(t *testing.T) {
 	if got := queryStrings(t, c, "SELECT n FROM fast"); !slices.Equal(got, []string{"2000"}) {
 		t.Fatalf("fast = %q", got)
 	}
+}
+
+// TestShowJobsProgressOverPgwire: SHOW JOBS shows a rate-limited
+// backfill's progress as a percentage ("42.17%") that rises, stays below
+// 100 % while the job runs, and the job leaves the list once done.
+func TestShowJobsProgressOverPgwire(t *testing.T) {
+	p := startPlayground(t)
+	c := connect(t, p)
+	exec(t, c, "CREATE TABLE t (k int, v int)")
+	// Per actor above the limiter's burst (four chunks), so the limit bites.
+	const rows = 12000
+	for from := 1; from <= rows; from += 2000 {
+		insertRange(t, c, from, from+1999)
+	}
+	exec(t, c, "FLUSH")
+	exec(t, c, "SET background_ddl = true")
+	exec(t, c, "SET backfill_rate_limit = 1000")
+	exec(t, c, "CREATE MATERIALIZED VIEW slow AS SELECT count(*) AS n FROM t")
+	last := -1.0
+	progress := func() (float64, bool) {
+		t.Helper()
+		jobs := queryRows(t, c, "SHOW JOBS")
+		if len(jobs) == 0 {
+			return 0, false
+		}
+		if len(jobs) != 1 || len(jobs[0]) != 5 || jobs[0][1] != "slow" {
+			t.Fatalf("SHOW JOBS = %q", jobs)
+		}
+		text := jobs[0][4]
+		pct, err := strconv.ParseFloat(strings.TrimSuffix(text, "%"), 64)
+		if err != nil || !strings.HasSuffix(text, "%") || !regexp.MustCompile(`^\d+\.\d\d%$`).MatchString(text) {
+			t.Fatalf("progress %q is not a percentage like 42.17%%", text)
+		}
+		if pct < 0 || pct > 100 || pct < last {
+			t.Fatalf("progress %q after %.2f%%", text, last)
+		}
+		last = pct
+		return pct, true
+	}
+	var first float64
+	waitUntil(t, "backfill under way", func() bool { first, _ = progress(); return first > 0 })
+	if first >= 100 {
+		t.Fatalf("progress %.2f%%: the rate limit did not hold the backfill back", first)
+	}
+	waitUntil(t, "progress rises", func() bool { pct, _ := progress(); return pct > first })
+	wantTag(t, c, "ALTER MATERIALIZED VIEW slow SET BACKFILL_RATE_LIMIT = DEFAULT", "ALTER MATERIALIZED VIEW")
+	waitUntil(t, "slow created", func() bool { _, listed := progress(); return !listed })
+	exec(t, c, "FLUSH")
+	if got := queryStrings(t, c, "SELECT n FROM slow"); !slices.Equal(got, []string{strconv.Itoa(rows)}) {
+		t.Fatalf("slow = %q", got)
+	}
+}
+
+// queryRows returns every row of sql, each column as text.
+func queryRows(t *testing.T, c *pgx.Conn, sql string) [][]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rs, err := c.Query(ctx, sql, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	defer rs.Close()
+	var out [][]string
+	for rs.Next() {
+		vals := rs.RawValues()
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			row[i] = string(v)
+		}
+		out = append(out, row)
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return out
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {

@@ -24,10 +24,7 @@ func (s *Session) execute(ctx context.Context, st *parser.Statement, w pgwire.Re
 		}
 		return w.Complete("FLUSH")
 	case parser.KindRecover:
-		if err := s.e.Recover(ctx); err != nil {
-			return err
-		}
-		return w.Complete("RECOVER")
+		return s.recover(ctx, st, w)
 	case parser.KindShowTables:
 		return s.showRelations(ctx, catalog.KindTable, w)
 	case parser.KindShowMaterializedViews:
@@ -80,6 +77,9 @@ func (s *Session) executeStandard(ctx context.Context, st *parser.Statement, w p
 	if err != nil {
 		return err
 	}
+	if d, ok := res.(*planner.Drop); ok && st.Graceful {
+		return s.drop(ctx, d, true, w)
+	}
 	return s.executePlanned(ctx, res, w)
 }
 
@@ -115,7 +115,7 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 		}
 		return w.Complete("CREATE MATERIALIZED VIEW")
 	case *planner.Drop:
-		return s.drop(ctx, r, w)
+		return s.drop(ctx, r, false, w)
 	case *planner.Query:
 		return s.query(ctx, r, w, true)
 	case *planner.Insert:
@@ -128,7 +128,9 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 	return sqlerr.Errorf(sqlerr.FeatureNotSupported, "statement result %T not supported", res)
 }
 
-func (s *Session) drop(ctx context.Context, d *planner.Drop, w pgwire.ResultWriter) error {
+// drop runs DROP; graceful (DROP MATERIALIZED VIEW … GRACEFUL) sends a
+// Stop barrier and waits for the final epoch instead of dropping at once.
+func (s *Session) drop(ctx context.Context, d *planner.Drop, graceful bool, w pgwire.ResultWriter) error {
 	tag := "DROP TABLE"
 	if d.Kind == catalog.KindMaterializedView {
 		tag = "DROP MATERIALIZED VIEW"
@@ -149,11 +151,36 @@ func (s *Session) drop(ctx context.Context, d *planner.Drop, w pgwire.ResultWrit
 			e.Hint = fmt.Sprintf("Use DROP %s to remove a %s.", upper(string(rel.Kind)), rel.Kind)
 			return e
 		}
-		if err := s.e.Drop(ctx, name, d.Cascade); err != nil {
+		drop := s.e.Drop
+		if graceful {
+			drop = s.e.DropGraceful
+		}
+		if err := drop(ctx, name, d.Cascade); err != nil {
 			return err
 		}
 	}
 	return w.Complete(tag)
+}
+
+// recover runs RECOVER (every job, from the last committed epoch) or
+// RECOVER MATERIALIZED VIEW name (that view and the views built on it,
+// rebuilt from their inputs). Both are superuser commands; the playground
+// makes every user a superuser (is_superuser is on for all), so there is
+// nobody to refuse yet.
+func (s *Session) recover(ctx context.Context, st *parser.Statement, w pgwire.ResultWriter) error {
+	switch {
+	case st.Name == "":
+		if err := s.e.Recover(ctx); err != nil {
+			return err
+		}
+	case st.Object != parser.ObjectMaterializedView:
+		return sqlerr.Errorf(sqlerr.FeatureNotSupported, "RECOVER %s is not supported; use RECOVER MATERIALIZED VIEW or RECOVER", upper(string(st.Object)))
+	default:
+		if err := s.e.RecoverJob(ctx, st.Name); err != nil {
+			return err
+		}
+	}
+	return w.Complete("RECOVER")
 }
 
 func (s *Session) transaction(t *pg_query.TransactionStmt, w pgwire.ResultWriter) error {

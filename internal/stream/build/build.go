@@ -22,7 +22,7 @@ import (
 
 // MergeInputs returns the receiving ends of the channels from the actors
 // of an upstream fragment to the actor being built.
-type MergeInputs func(upstreamFragment uint32) ([]*stream.Input, error)
+type MergeInputs func(m *plan.Merge) ([]*stream.Input, error)
 
 // Actor builds the executor chain of one actor from its fragment's root.
 // Goroutines the chain needs (input pumps of joins and unions) start in g.
@@ -91,7 +91,7 @@ func merge(n *plan.Node, merges MergeInputs) (stream.Executor, error) {
 	if merges == nil {
 		return nil, fmt.Errorf("build: merge from fragment %d but no exchange inputs", n.Merge.UpstreamFragment)
 	}
-	ins, err := merges(n.Merge.UpstreamFragment)
+	ins, err := merges(n.Merge)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,9 @@ type Materialize struct {
 	// it is drained before the next input message is pulled, so it never
 	// holds more than about twice one input chunk.
 	queue []*types.Chunk
+	// counting: the table keeps its per-vnode row counts (SHOW JOBS
+	// reads them as the total a backfill of this table scans).
+	counting bool
 }
 
 func newMaterialize(input stream.Executor, table *storage.StateTable, t plan.Table, chunkSize, cacheEntries int) *Materialize {
@@ -43,6 +46,13 @@ func (m *Materialize) Schema() []types.Type { return m.schema }
 // Next returns the next output chunk, or the next barrier after sealing the
 // table for its epoch.
 func (m *Materialize) Next(ctx context.Context) (stream.Message, error) {
+	if !m.counting {
+		// Before the first write, which needs the committed counts.
+		if err := m.table.TrackRowCounts(ctx); err != nil {
+			return stream.Message{}, fmt.Errorf("mview: row counts: %w", err)
+		}
+		m.counting = true
+	}
 	for {
 		if len(m.queue) > 0 {
 			c := m.queue[0]
@@ -117,6 +127,7 @@ func (m *Materialize) applyInsert(ctx context.Context, row types.Row) error {
 	if ok {
 		m.emitUpdate(stored, row)
 	} else {
+		m.table.CountRows(row, 1)
 		m.emit(types.Insert, row)
 	}
 	return nil
@@ -137,6 +148,7 @@ func (m *Materialize) applyDelete(ctx context.Context, row types.Row) error {
 	if err := m.rows.remove(stored, key); err != nil {
 		return err
 	}
+	m.table.CountRows(stored, -1)
 	m.emit(types.Delete, stored)
 	return nil
 }
