@@ -288,3 +288,14 @@ func concat(l, r types.Row, n int) types.Row {
 	out := make(types.Row, 0, n)
 	return append(append(out, l...), r...)
 }
+
+// Release closes the candidate iterator of a row still being processed:
+// a join stopped in the middle of a row's matches (a drop during a stall)
+// never reaches the end of that iterator. The compute node calls it once
+// the actor's goroutines have exited (stream.Releaser).
+func (j *HashJoin) Release() {
+	if t := j.task; t != nil && t.src != nil && !t.srcEnded {
+		t.src.close()
+		t.srcEnded = true
+	}
+}

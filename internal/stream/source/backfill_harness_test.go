@@ -132,11 +132,13 @@ func (h *bfHarness) start() {
 	h.pullThroughBarrier(true)
 }
 
-// stop cancels the backfill's goroutines and waits for them.
+// stop cancels the backfill's goroutines, waits for them and releases
+// the backfill's snapshot, as the compute node does.
 func (h *bfHarness) stop() {
 	h.g.Cancel()
 	_ = h.g.Wait()
 	h.cancel()
+	h.bf.Release()
 }
 
 // pullThroughBarrier pulls until the barrier of h.epoch comes out, applying

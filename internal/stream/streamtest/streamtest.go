@@ -14,18 +14,25 @@ import (
 type TB interface {
 	Helper()
 	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
 	Cleanup(func())
 }
 
 // OpenStore opens an in-memory store that is closed when t ends. The
-// store starts goroutines, so closing it is what lets goleak pass.
+// store starts goroutines, so closing it is what lets goleak pass; a
+// failed close (an iterator or snapshot an executor never released) fails
+// the test.
 func OpenStore(t TB) *storage.Store {
 	t.Helper()
 	s, err := storage.Open(context.Background(), storage.Options{InMemory: true})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
-	t.Cleanup(func() { _ = s.Close() })
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close store: %v", err)
+		}
+	})
 	return s
 }
 
