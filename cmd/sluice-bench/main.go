@@ -1,0 +1,80 @@
+// Command sluice-bench runs Sluice's benchmarks. Each subcommand starts an
+// engine in its own process (on-disk store in a temporary directory, like
+// the playground), talks to it over pgwire with pgx as a user would, and
+// reads goroutines, heap and CPU time from the process itself.
+//
+//	sluice-bench drop-under-stall [flags]   DROP while a join holds the barrier
+//
+// Every subcommand prints a readable table, then one JSON line per metric
+// ({"bench":…,"metric":…}) for scripts. Progress goes to stderr.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one benchmark. run parses its own flags from args.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{name: "drop-under-stall", summary: "DROP a view whose join holds the barrier (issue 4's reference stall)", run: runDropUnderStall},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError marks a bad command line (exit status 2).
+type usageError struct{ error }
+
+// dispatch runs the subcommand named by args[0] and returns the exit
+// status: 0 ok, 1 the benchmark failed, 2 usage.
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		usage(stderr)
+		return 2
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:], stdout, stderr)
+		var ue usageError
+		switch {
+		case err == nil, errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.As(err, &ue):
+			fmt.Fprintf(stderr, "sluice-bench %s: %v\n", c.name, err)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "sluice-bench %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "sluice-bench: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: sluice-bench <command> [flags]   (sluice-bench <command> -h for its flags)")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-18s %s\n", c.name, c.summary)
+	}
+}
