@@ -60,10 +60,13 @@ func (e *env) funcCall(f *pg_query.FuncCall) any {
 	}
 	switch name {
 	case "format_type":
-		if t, ok := typeByOID(asInt(arg(0))); ok {
-			return t.display
+		mod := int64(-1)
+		if m := arg(1); m != nil {
+			mod = asInt(m)
 		}
-		return nil
+		return formatType(asInt(arg(0)), mod)
+	case "pg_get_expr":
+		return arg(0)
 	case "set_config":
 		// Unknown settings (bytea_output, …) are accepted and ignored.
 		_ = e.c.s.vars.set(toText(arg(0)).(string), toText(arg(1)).(string))

@@ -193,7 +193,9 @@ func (s *Session) pgCatalogTable(name string) (vtable, bool) {
 		return t, true
 	case "pg_constraint":
 		return s.pgConstraint(), true
-	case "pg_extension", "pg_index", "pg_description", "pg_proc", "pg_attrdef",
+	case "pg_attrdef":
+		return s.pgAttrdef(), true
+	case "pg_extension", "pg_index", "pg_description", "pg_proc",
 		"pg_inherits", "pg_trigger", "pg_stat_activity", "pg_event_trigger", "pg_enum", "pg_range",
 		"pg_collation", "pg_foreign_table", "pg_foreign_server", "pg_foreign_data_wrapper", "pg_depend",
 		"pg_rewrite", "pg_sequence", "pg_partitioned_table", "pg_policy", "pg_statistic_ext", "pg_publication",
@@ -241,7 +243,7 @@ func (s *Session) pgAttribute() vtable {
 			num++
 			oid := int64(pgwire.OIDOf(c.Type))
 			ti, _ := typeByOID(oid)
-			t.rows = append(t.rows, []any{int64(r.ID), c.Name, oid, ti.length, num, int64(-1), int64(0), isPK(r, i), false,
+			t.rows = append(t.rows, []any{int64(r.ID), c.Name, oid, ti.length, num, typmodOf(c), int64(0), isPK(r, i) || c.NotNull, c.Default != "",
 				false, "", "", false, true, int64(0), int64(0), int64(-1), nil, nil, storage(ti), ""})
 		}
 	}

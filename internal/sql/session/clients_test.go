@@ -28,6 +28,7 @@ func TestPsqlDescribe(t *testing.T) {
 	c := connect(t, p)
 	exec(t, c, "CREATE TABLE items (id int PRIMARY KEY, label varchar, price numeric)")
 	exec(t, c, "CREATE MATERIALIZED VIEW cheap AS SELECT id, label FROM items WHERE price < 10")
+	exec(t, c, "CREATE TABLE priced (id int, amount numeric(10,2) NOT NULL DEFAULT 0, code varchar(8) DEFAULT 'none', at timestamp(3))")
 	host, port := hostPort(t, p)
 	psql := func(cmd string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -39,11 +40,12 @@ func TestPsqlDescribe(t *testing.T) {
 		return string(out)
 	}
 	checks := map[string][]string{
-		`\d`:       {"items", "cheap", "materialized view", "table"},
-		`\dt`:      {"items"},
-		`\dm`:      {"cheap"},
-		`\d items`: {`Table "public.items"`, "id", "integer", "not null", "label", "character varying", "price", "numeric"},
-		`\d cheap`: {`Materialized view "public.cheap"`, "label"},
+		`\d`:        {"items", "cheap", "materialized view", "table"},
+		`\dt`:       {"items"},
+		`\dm`:       {"cheap"},
+		`\d items`:  {`Table "public.items"`, "id", "integer", "not null", "label", "character varying", "price", "numeric"},
+		`\d cheap`:  {`Materialized view "public.cheap"`, "label"},
+		`\d priced`: {"numeric(10,2)", "not null", "| 0", "character varying(8)", "| 'none'", "timestamp(3) without time zone"},
 	}
 	for cmd, wants := range checks {
 		out := psql(cmd)
