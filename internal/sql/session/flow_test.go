@@ -145,3 +145,37 @@ func TestStatementTimeout(t *testing.T) {
 		t.Fatalf("message %q", pe.Message)
 	}
 }
+
+// psql's Ctrl-C on a foreground CREATE MATERIALIZED VIEW that waits for a
+// slow (rate-limited) backfill: the statement ends with 57014, the job is
+// gone from SHOW JOBS, the name is free, and the connection stays usable.
+func TestCancelForegroundCreateOverPgwire(t *testing.T) {
+	p := startPlayground(t)
+	c := connect(t, p)
+	exec(t, c, "CREATE TABLE t (k int, v int)")
+	// More rows than the throttle's burst (stream.Throttle lets a few
+	// chunks pass at once), so the limit holds the backfill back.
+	exec(t, c, "INSERT INTO t SELECT g, g FROM generate_series(1, 20000) AS g")
+	exec(t, c, "FLUSH")
+	exec(t, c, "SET backfill_rate_limit = 50")
+	timer := time.AfterFunc(300*time.Millisecond, func() { _ = c.PgConn().CancelRequest(context.Background()) })
+	defer timer.Stop()
+	start := time.Now()
+	_, err := c.Exec(context.Background(), "CREATE MATERIALIZED VIEW slowmv AS SELECT k, count(*) AS n FROM t GROUP BY k")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57014" {
+		t.Fatalf("CREATE after Ctrl-C: %v after %s, want 57014", err, time.Since(start))
+	}
+	if jobs := queryStrings(t, c, "SHOW JOBS"); len(jobs) != 0 {
+		t.Fatalf("SHOW JOBS after Ctrl-C = %q", jobs)
+	}
+	if got := queryStrings(t, c, "SHOW MATERIALIZED VIEWS"); slices.Contains(got, "slowmv") {
+		t.Fatalf("slowmv survived Ctrl-C: %q", got)
+	}
+	exec(t, c, "SET backfill_rate_limit = DEFAULT")
+	exec(t, c, "CREATE MATERIALIZED VIEW slowmv AS SELECT count(*) AS n FROM t")
+	exec(t, c, "FLUSH")
+	if got := queryStrings(t, c, "SELECT n FROM slowmv"); !slices.Equal(got, []string{"20000"}) {
+		t.Fatalf("slowmv recreated = %q", got)
+	}
+}
