@@ -268,13 +268,21 @@ func (e *Engine) waitCreated(ctx context.Context, rel *catalog.Relation) error {
 // waitCaughtUpOne waits until rel's backfill is done and an epoch after
 // that has committed.
 func (e *Engine) waitCaughtUpOne(ctx context.Context, rel *catalog.Relation) error {
+	if err := e.waitBackfilled(ctx, rel); err != nil {
+		return err
+	}
+	return e.flushOrCancelled(ctx)
+}
+
+// waitBackfilled waits until rel's job runs with its backfill done. Not
+// running means a recovery is rebuilding it (wait) or a drop or cancel
+// took it (errJobGone).
+func (e *Engine) waitBackfilled(ctx context.Context, rel *catalog.Relation) error {
 	for {
 		_, done, running := e.node.JobProgress(rel.ID)
 		if running && done {
-			break
+			return nil
 		}
-		// Not running: a recovery is rebuilding it (wait), or a drop or
-		// cancel took it (markCreated reports that).
 		if cur, ok := e.catalog.ByID(rel.ID); !running && (!ok || cur.State == catalog.StateDropping) {
 			return errJobGone
 		}
@@ -284,6 +292,11 @@ func (e *Engine) waitCaughtUpOne(ctx context.Context, rel *catalog.Relation) err
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// flushOrCancelled waits for an epoch that includes every write so far;
+// a cancelled ctx is 57014.
+func (e *Engine) flushOrCancelled(ctx context.Context) error {
 	if err := e.Flush(ctx); err != nil {
 		if ctx.Err() != nil {
 			return cancelled(ctx)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/meta/barrier"
@@ -272,26 +271,10 @@ func (e *Engine) finishStateResets(ctx context.Context, live []*catalog.Relation
 // an epoch after that to commit: from then on the views are complete.
 func (e *Engine) waitCaughtUp(ctx context.Context, rels []*catalog.Relation) error {
 	for _, r := range rels {
-		for {
-			_, done, running := e.node.JobProgress(r.ID)
-			if running && done {
-				break
-			}
-			if cur, ok := e.catalog.ByID(r.ID); !running && (!ok || cur.State == catalog.StateDropping) {
-				break // dropped meanwhile; the caller checks for that
-			}
-			select {
-			case <-ctx.Done():
-				return cancelled(ctx)
-			case <-time.After(5 * time.Millisecond):
-			}
+		// A job dropped meanwhile (errJobGone) is the caller's to notice.
+		if err := e.waitBackfilled(ctx, r); err != nil && !errors.Is(err, errJobGone) {
+			return err
 		}
 	}
-	if err := e.Flush(ctx); err != nil {
-		if ctx.Err() != nil {
-			return cancelled(ctx)
-		}
-		return err
-	}
-	return nil
+	return e.flushOrCancelled(ctx)
 }
