@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -100,26 +101,10 @@ func TestErrors(t *testing.T) {
 func TestCancelReturns57014(t *testing.T) {
 	p := startPlayground(t)
 	c := connect(t, p)
-	exec(t, c, "SET implicit_flush = on")
-	exec(t, c, "CREATE TABLE big (a int)")
-	exec(t, c, "INSERT INTO big SELECT 1 FROM (VALUES (1),(2),(3),(4),(5),(6),(7),(8),(9),(10)) v(x)")
-	for range 3 {
-		exec(t, c, "INSERT INTO big SELECT a FROM big")
-		exec(t, c, "INSERT INTO big SELECT a FROM big")
-		exec(t, c, "FLUSH")
-	}
+	fillBig(t, c)
 	// A cross product large enough to run for a long time.
-	// psql's Ctrl-C: a CancelRequest on a second connection.
-	timer := time.AfterFunc(300*time.Millisecond, func() { _ = c.PgConn().CancelRequest(context.Background()) })
-	defer timer.Stop()
 	start := time.Now()
-	_, err := c.Exec(context.Background(), "SELECT count(*) FROM big x, big y, big z WHERE x.a + y.a + z.a > 0")
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "57014" {
-		if err == nil || !strings.Contains(err.Error(), "57014") {
-			t.Fatalf("want 57014, got %v after %s", err, time.Since(start))
-		}
-	}
+	ctrlC(t, c, "SELECT count(*) FROM big x, big y, big z WHERE x.a + y.a + z.a > 0")
 	if time.Since(start) > 10*time.Second {
 		t.Fatalf("cancel took %s", time.Since(start))
 	}
@@ -131,14 +116,7 @@ func TestCancelReturns57014(t *testing.T) {
 func TestStatementTimeout(t *testing.T) {
 	p := startPlayground(t)
 	c := connect(t, p)
-	exec(t, c, "SET implicit_flush = on")
-	exec(t, c, "CREATE TABLE big (a int)")
-	exec(t, c, "INSERT INTO big SELECT 1 FROM (VALUES (1),(2),(3),(4),(5),(6),(7),(8),(9),(10)) v(x)")
-	for range 3 {
-		exec(t, c, "INSERT INTO big SELECT a FROM big")
-		exec(t, c, "INSERT INTO big SELECT a FROM big")
-	}
-	exec(t, c, "FLUSH")
+	fillBig(t, c)
 	exec(t, c, "SET statement_timeout = 100")
 	pe := wantCode(t, c, "SELECT count(*) FROM big x, big y, big z WHERE x.a + y.a + z.a > 0", "57014")
 	if !strings.Contains(pe.Message, "timeout") {
@@ -158,14 +136,7 @@ func TestCancelForegroundCreateOverPgwire(t *testing.T) {
 	exec(t, c, "INSERT INTO t SELECT g, g FROM generate_series(1, 20000) AS g")
 	exec(t, c, "FLUSH")
 	exec(t, c, "SET backfill_rate_limit = 50")
-	timer := time.AfterFunc(300*time.Millisecond, func() { _ = c.PgConn().CancelRequest(context.Background()) })
-	defer timer.Stop()
-	start := time.Now()
-	_, err := c.Exec(context.Background(), "CREATE MATERIALIZED VIEW slowmv AS SELECT k, count(*) AS n FROM t GROUP BY k")
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "57014" {
-		t.Fatalf("CREATE after Ctrl-C: %v after %s, want 57014", err, time.Since(start))
-	}
+	ctrlC(t, c, "CREATE MATERIALIZED VIEW slowmv AS SELECT k, count(*) AS n FROM t GROUP BY k")
 	if jobs := queryStrings(t, c, "SHOW JOBS"); len(jobs) != 0 {
 		t.Fatalf("SHOW JOBS after Ctrl-C = %q", jobs)
 	}
@@ -177,5 +148,33 @@ func TestCancelForegroundCreateOverPgwire(t *testing.T) {
 	exec(t, c, "FLUSH")
 	if got := queryStrings(t, c, "SELECT n FROM slowmv"); !slices.Equal(got, []string{"20000"}) {
 		t.Fatalf("slowmv recreated = %q", got)
+	}
+}
+
+// fillBig makes table big: 640 rows of 1, committed.
+func fillBig(t *testing.T, c *pgx.Conn) {
+	t.Helper()
+	exec(t, c, "SET implicit_flush = on")
+	exec(t, c, "CREATE TABLE big (a int)")
+	exec(t, c, "INSERT INTO big SELECT 1 FROM (VALUES (1),(2),(3),(4),(5),(6),(7),(8),(9),(10)) v(x)")
+	for range 6 {
+		exec(t, c, "INSERT INTO big SELECT a FROM big")
+	}
+	exec(t, c, "FLUSH")
+}
+
+// ctrlC runs sql and presses psql's Ctrl-C 300 ms in (a CancelRequest on
+// a second connection); the statement must end with 57014.
+func ctrlC(t *testing.T, c *pgx.Conn, sql string) {
+	t.Helper()
+	timer := time.AfterFunc(300*time.Millisecond, func() { _ = c.PgConn().CancelRequest(context.Background()) })
+	defer timer.Stop()
+	start := time.Now()
+	_, err := c.Exec(context.Background(), sql)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57014" {
+		if err == nil || !strings.Contains(err.Error(), "57014") {
+			t.Fatalf("%s after Ctrl-C: %v after %s, want 57014", sql, err, time.Since(start))
+		}
 	}
 }
