@@ -49,3 +49,15 @@ func TestCatalogEval(t *testing.T) {
 		}
 	}
 }
+
+// A FROM-less call the catalog evaluator does not know is planned, so it
+// fails as an unknown function instead of quietly reading as NULL; the
+// catalog helpers drivers call still answer.
+func TestUnknownFunctionIsNotACatalogQuery(t *testing.T) {
+	p := startPlayground(t)
+	c := connect(t, p)
+	wantCode(t, c, "SELECT pg_sleep(0.01)", "42883")
+	if got := queryStrings(t, c, "SELECT pg_catalog.format_type(23, -1)"); len(got) != 1 || got[0] != "integer" {
+		t.Fatalf("format_type = %q", got)
+	}
+}

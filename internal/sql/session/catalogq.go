@@ -66,16 +66,36 @@ func plannerType(tn *pg_query.TypeName) bool {
 // callsCatalogFunc reports whether a FROM-less target list calls one of
 // the catalog helpers catalogfuncs.go knows (pg_*, has_*_privilege,
 // set_config, txid_current, …): such a query is evaluated, not planned.
+// A call the evaluator does not know (pg_sleep, say) sends the query to
+// the planner, which reports it (42883) instead of reading it as NULL.
 func callsCatalogFunc(list []*pg_query.Node) bool {
-	found := false
+	found, unknown := false, false
 	for _, n := range list {
 		walkFuncs(n, func(f *pg_query.FuncCall) {
 			name := funcName(f)
+			if !knownCatalogFunc(name) {
+				unknown = true
+				return
+			}
 			found = found || strings.HasPrefix(name, "pg_") || strings.HasPrefix(name, "has_") ||
 				sessionFuncs[name] || name == "set_config" || name == "txid_current" || name == "format_type"
 		})
 	}
-	return found
+	return found && !unknown
+}
+
+// catalogScalarFuncs are the functions catalogfuncs.go evaluates beyond
+// the typed sets (boolFuncs, intFuncs, sessionFuncs).
+var catalogScalarFuncs = map[string]bool{
+	"format_type": true, "set_config": true, "pg_get_userbyid": true, "pg_get_viewdef": true,
+	"pg_get_expr": true, "pg_get_constraintdef": true, "pg_encoding_to_char": true, "getdatabaseencoding": true,
+	"pg_size_pretty": true, "quote_ident": true, "array_to_string": true, "array_agg": true, "string_agg": true,
+	"lower": true, "upper": true, "btrim": true, "trim": true, "coalesce": true, "nullif": true,
+	"min": true, "max": true, "sum": true, "avg": true,
+}
+
+func knownCatalogFunc(name string) bool {
+	return boolFuncs[name] || intFuncs[name] || sessionFuncs[name] || catalogScalarFuncs[name]
 }
 
 func funcName(f *pg_query.FuncCall) string {
