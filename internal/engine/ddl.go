@@ -157,6 +157,9 @@ func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *pl
 	}
 	if err := e.deploy(ctx, rel); err != nil {
 		e.abandon(rel)
+		if errors.Is(err, errJobGone) {
+			return sqlerr.New(sqlerr.QueryCanceled, "canceling statement: the job was cancelled or dropped")
+		}
 		return err
 	}
 	if background {
@@ -216,6 +219,16 @@ func (e *Engine) deploy(ctx context.Context, rel *catalog.Relation) error {
 	e.reapplyControl(rel)
 	if _, err := e.coord.AddJob(ctx, jobSpec(rel), adds); err != nil && !errors.Is(err, barrier.ErrJobExists) {
 		return fmt.Errorf("register job %s: %w", rel.Name, err)
+	}
+	// A DROP or CANCEL JOBS that ran between the start and the
+	// registration told the coordinator before it knew the job, which
+	// then registered actors already torn down: their epochs would never
+	// complete. The drop marked the relation first, so it shows here.
+	if cur, ok := e.catalog.ByID(rel.ID); !ok || cur.State == catalog.StateDropping {
+		if err := e.coord.DropJobs(ctx, map[uint32][]stream.ActorID{rel.ID: actorsOf(rel)}); err != nil {
+			return err
+		}
+		return errJobGone
 	}
 	return nil
 }

@@ -22,8 +22,11 @@ import (
 //
 // During recovery the actors are also remembered, and left out of the
 // topology given to RecoveryDone. Actors that are not known are ignored; a
-// drop that knows none of them changes nothing, so repeating a drop is
-// harmless. Naming an actor of another job is an error (and changes nothing).
+// drop of a job the running machine does not know at all (never
+// registered, or dropped before) changes nothing but emits DeleteState, so
+// that a CREATE that lost a race with the drop leaves no state behind;
+// deleting state is idempotent, so repeating a drop is harmless. Naming an
+// actor of another job is an error (and changes nothing).
 func (m *Machine) DropActors(job JobID, actors []ActorID) error {
 	defer m.maybeCheckInvariants()
 	return m.forgetActors(job, actors, true)
@@ -85,6 +88,14 @@ func (m *Machine) forgetActorsDeferCommit(job JobID, actors []ActorID, deleteSta
 		}
 	}
 	if len(removed) == 0 {
+		// A job the machine does not know (its CREATE lost a race with
+		// this drop, or an earlier drop already forgot it): nothing to
+		// discard, but its state and catalog entry must still go, or the
+		// relation stays "dropping" until the next recovery. Deleting
+		// state is idempotent, so repeating a drop stays harmless.
+		if deleteState && m.phase == phaseRunning && !m.jobKnown(job) {
+			m.emit(DeleteState{Job: job})
+		}
 		return nil
 	}
 	for _, e := range m.inflight {
