@@ -48,7 +48,12 @@ func (t *Throttle) SetRateLimit(rowsPerSec int64) {
 		// the chunk through on a later try. With a burst below the chunk
 		// size a chunk would be paid for in pieces, and an interruption
 		// every barrier interval could waste the paid pieces forever.
-		t.mu.limiter = rate.NewLimiter(rate.Limit(rowsPerSec), int(max(rowsPerSec, minBurst)))
+		burst := int(max(rowsPerSec, minBurst))
+		t.mu.limiter = rate.NewLimiter(rate.Limit(rowsPerSec), burst)
+		// Start with an empty bucket: a new limit holds from the next row,
+		// instead of letting a whole burst (thousands of rows for a small
+		// limit) through first.
+		t.mu.limiter.AllowN(time.Now(), burst)
 	}
 	t.notifyLocked()
 }
