@@ -245,15 +245,22 @@ func (p *Planner) delete(st *parser.Statement, s *pg_query.DeleteStmt) (Result, 
 	if len(s.UsingClause) > 0 || len(s.ReturningList) > 0 || s.WithClause != nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DELETE … USING, RETURNING and WITH are not supported")
 	}
-	rel, err := q.target(s.Relation, true)
-	if err != nil {
-		return nil, err
-	}
-	r, err := q.scanTarget(rel, s.Relation.Alias, s.WhereClause)
+	rel, r, err := q.changedRows(s.Relation, s.WhereClause)
 	if err != nil {
 		return nil, err
 	}
 	return &Delete{Table: rel, Query: rawQuery(r)}, nil
+}
+
+// changedRows resolves the table a DELETE or UPDATE changes and scans
+// the rows its WHERE picks.
+func (q *query) changedRows(rv *pg_query.RangeVar, where *pg_query.Node) (*catalog.Relation, *relExpr, error) {
+	rel, err := q.target(rv, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := q.scanTarget(rel, rv.Alias, where)
+	return rel, r, err
 }
 
 func (p *Planner) update(st *parser.Statement, s *pg_query.UpdateStmt) (Result, error) {
@@ -261,11 +268,7 @@ func (p *Planner) update(st *parser.Statement, s *pg_query.UpdateStmt) (Result, 
 	if len(s.FromClause) > 0 || len(s.ReturningList) > 0 || s.WithClause != nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "UPDATE … FROM, RETURNING and WITH are not supported")
 	}
-	rel, err := q.target(s.Relation, true)
-	if err != nil {
-		return nil, err
-	}
-	r, err := q.scanTarget(rel, s.Relation.Alias, s.WhereClause)
+	rel, r, err := q.changedRows(s.Relation, s.WhereClause)
 	if err != nil {
 		return nil, err
 	}
