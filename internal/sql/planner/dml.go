@@ -144,8 +144,13 @@ func (q *query) insertColumns(rel *catalog.Relation, s *pg_query.InsertStmt) ([]
 func (q *query) insertRows(rel *catalog.Relation, ins *insertTargets, lists []*pg_query.Node) (Result, error) {
 	b := &binder{q: q, clause: "VALUES"}
 	vis := visibleColumns(rel)
+	defs, err := q.bindDefaults(rel, vis)
+	if err != nil {
+		return nil, err
+	}
 	if lists == nil {
-		row, err := q.defaultRow(rel, vis)
+		row := make(types.Row, len(vis))
+		err := q.fillDefaults(row, make([]bool, len(vis)), defs)
 		return &Insert{Table: rel, Rows: []types.Row{row}}, err
 	}
 	first := lists[0].GetList().GetItems()
@@ -159,10 +164,7 @@ func (q *query) insertRows(rel *catalog.Relation, ins *insertTargets, lists []*p
 		if len(items) != len(first) {
 			return nil, errAt(q.st, sqlerr.SyntaxError, location(items[0]), "VALUES lists must all be the same length")
 		}
-		row, err := q.defaultRow(rel, vis)
-		if err != nil {
-			return nil, err
-		}
+		row, given := make(types.Row, len(vis)), make([]bool, len(vis))
 		for i, it := range items {
 			if it.GetSetToDefault() != nil {
 				continue
@@ -179,7 +181,11 @@ func (q *query) insertRows(rel *catalog.Relation, ins *insertTargets, lists []*p
 			if err != nil {
 				return nil, withPos(q.st, err, location(it))
 			}
-			row[slices.Index(vis, targets[i])] = d
+			k := slices.Index(vis, targets[i])
+			row[k], given[k] = d, true
+		}
+		if err := q.fillDefaults(row, given, defs); err != nil {
+			return nil, err
 		}
 		rows = append(rows, row)
 	}
@@ -335,22 +341,36 @@ func (q *query) assignedValue(n *pg_query.Node) (*pg_query.Node, error) {
 	return row.Args[m.Colno-1], nil
 }
 
-// defaultRow is a row of the visible columns' defaults, evaluated now
-// (once per row, so a volatile default such as random() varies).
-func (q *query) defaultRow(rel *catalog.Relation, vis []int) (types.Row, error) {
-	row := make(types.Row, len(vis))
+// bindDefaults binds, once per statement, the default of each visible
+// column that has one (nil where the default is NULL).
+func (q *query) bindDefaults(rel *catalog.Relation, vis []int) ([]*typed, error) {
+	defs := make([]*typed, len(vis))
 	for k, ci := range vis {
-		col := rel.Columns[ci]
-		if col.Default == "" {
+		if rel.Columns[ci].Default == "" {
 			continue
 		}
-		t, err := q.defaultOf(col)
+		t, err := q.defaultOf(rel.Columns[ci])
 		if err != nil {
 			return nil, err
 		}
-		if row[k], err = q.evalConst(t, col.Type); err != nil {
-			return nil, err
-		}
+		defs[k] = &t
 	}
-	return row, nil
+	return defs, nil
+}
+
+// fillDefaults evaluates the defaults of the columns a VALUES row did not
+// give, as Postgres does: only those, and once per row (a volatile
+// default such as random() varies).
+func (q *query) fillDefaults(row types.Row, given []bool, defs []*typed) error {
+	for k, t := range defs {
+		if t == nil || given[k] {
+			continue
+		}
+		d, err := q.evalConst(*t, t.t)
+		if err != nil {
+			return err
+		}
+		row[k] = d
+	}
+	return nil
 }
