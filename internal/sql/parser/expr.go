@@ -3,6 +3,7 @@ package parser
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -16,12 +17,11 @@ func DeparseExpr(n *pg_query.Node) (string, error) {
 	sel := &pg_query.SelectStmt{TargetList: []*pg_query.Node{
 		{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Val: n}}},
 	}}
-	// Deparse checks the tree's version; take it from the linked parser.
-	probe, err := pg_query.Parse("SELECT 1")
+	version, err := treeVersion()
 	if err != nil {
 		return "", fmt.Errorf("parser: deparse expression: %w", err)
 	}
-	out, err := pg_query.Deparse(&pg_query.ParseResult{Version: probe.Version, Stmts: []*pg_query.RawStmt{
+	out, err := pg_query.Deparse(&pg_query.ParseResult{Version: version, Stmts: []*pg_query.RawStmt{
 		{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}},
 	}})
 	if err != nil {
@@ -33,6 +33,16 @@ func DeparseExpr(n *pg_query.Node) (string, error) {
 	}
 	return text, nil
 }
+
+// treeVersion is the AST version of the linked parser, which Deparse
+// checks; read once from a parse, since pg_query exports no constant.
+var treeVersion = sync.OnceValues(func() (int32, error) {
+	tree, err := pg_query.Parse("SELECT 1")
+	if err != nil {
+		return 0, err
+	}
+	return tree.Version, nil
+})
 
 // ParseExpr parses the text of one expression (as DeparseExpr wrote it).
 func ParseExpr(text string) (*pg_query.Node, error) {
