@@ -22,7 +22,7 @@ type Distinct struct {
 	table   *storage.StateTable
 	cache   *storage.LRU[string, int64]
 	builder *types.Builder
-	queue   []*types.Chunk
+	queue   stream.ChunkQueue
 	keyBuf  []byte
 }
 
@@ -57,9 +57,7 @@ func (d *Distinct) Schema() []types.Type { return d.schema }
 // barriers on after sealing the table.
 func (d *Distinct) Next(ctx context.Context) (stream.Message, error) {
 	for {
-		if len(d.queue) > 0 {
-			c := d.queue[0]
-			d.queue = d.queue[1:]
+		if c, ok := d.queue.Pop(); ok {
 			return stream.ChunkMsg(c), nil
 		}
 		msg, err := d.input.Next(ctx)
@@ -109,9 +107,7 @@ func (d *Distinct) handleChunk(ctx context.Context, c *types.Chunk) error {
 			return err
 		}
 	}
-	if c := d.builder.Take(); c != nil {
-		d.queue = append(d.queue, c)
-	}
+	d.queue.Push(d.builder.Take())
 	return nil
 }
 
@@ -192,7 +188,5 @@ func (d *Distinct) write(key types.Row, before, after int64) error {
 }
 
 func (d *Distinct) emit(op types.Op, key types.Row) {
-	if c := d.builder.Append(op, key); c != nil {
-		d.queue = append(d.queue, c)
-	}
+	d.queue.Push(d.builder.Append(op, key))
 }

@@ -23,7 +23,7 @@ type Materialize struct {
 	// queue holds output chunks of the last input chunk not yet returned;
 	// it is drained before the next input message is pulled, so it never
 	// holds more than about twice one input chunk.
-	queue []*types.Chunk
+	queue stream.ChunkQueue
 	// counting: the table keeps its per-vnode row counts (SHOW JOBS
 	// reads them as the total a backfill of this table scans).
 	counting bool
@@ -54,10 +54,7 @@ func (m *Materialize) Next(ctx context.Context) (stream.Message, error) {
 		m.counting = true
 	}
 	for {
-		if len(m.queue) > 0 {
-			c := m.queue[0]
-			m.queue[0] = nil
-			m.queue = m.queue[1:]
+		if c, ok := m.queue.Pop(); ok {
 			return stream.ChunkMsg(c), nil
 		}
 		msg, err := m.input.Next(ctx)
@@ -107,7 +104,7 @@ func (m *Materialize) apply(ctx context.Context, c *types.Chunk) error {
 			return err
 		}
 	}
-	m.enqueue(m.out.Take())
+	m.queue.Push(m.out.Take())
 	return nil
 }
 
@@ -174,7 +171,7 @@ func (m *Materialize) applyUpdate(ctx context.Context, old, new types.Row) error
 }
 
 func (m *Materialize) emit(op types.Op, row types.Row) {
-	m.enqueue(m.out.Append(op, row))
+	m.queue.Push(m.out.Append(op, row))
 }
 
 // emitUpdate emits an update pair in one chunk, flushing first if the pair
@@ -186,14 +183,8 @@ func (m *Materialize) emitUpdate(old, new types.Row) {
 		return
 	}
 	if m.out.Len()+2 > m.chunkSize {
-		m.enqueue(m.out.Take())
+		m.queue.Push(m.out.Take())
 	}
 	m.emit(types.UpdateDelete, old)
 	m.emit(types.UpdateInsert, new)
-}
-
-func (m *Materialize) enqueue(c *types.Chunk) {
-	if c != nil {
-		m.queue = append(m.queue, c)
-	}
 }
