@@ -2,10 +2,7 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
-
-	"github.com/cockroachdb/apd/v3"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -63,29 +60,8 @@ func applyModifiers(rel *catalog.Relation, c *types.Chunk) error {
 			if err != nil {
 				return err
 			}
-			if err := setDatum(c.Cols[j], i, d); err != nil {
-				return err
-			}
+			c.Cols[j].Set(i, d)
 		}
-	}
-	return nil
-}
-
-// setDatum overwrites row i of a column a modifier applies to.
-func setDatum(col types.Column, i int, d types.Datum) error {
-	switch v := col.(type) {
-	case *types.Vec[*apd.Decimal]:
-		v.Vals[i] = d.(*apd.Decimal)
-	case *types.Vec[string]:
-		v.Vals[i] = d.(string)
-	case *types.Vec[types.DTimestamp]:
-		v.Vals[i] = d.(types.DTimestamp)
-	case *types.Vec[types.DTimestamptz]:
-		v.Vals[i] = d.(types.DTimestamptz)
-	case *types.Vec[types.DTime]:
-		v.Vals[i] = d.(types.DTime)
-	default:
-		return fmt.Errorf("engine: type modifier on a %s column", col.Type())
 	}
 	return nil
 }

@@ -19,6 +19,9 @@ type Column interface {
 	Append(d Datum)
 	// AppendFrom appends row i of src, a column of the same type.
 	AppendFrom(src Column, i int)
+	// Set overwrites row i with d, which must be nil or of the column's
+	// Go type.
+	Set(i int, d Datum)
 	// Gather returns a new column holding the rows at idx, in that order.
 	Gather(idx []int) Column
 	// Reset empties the column, keeping its capacity.
@@ -62,6 +65,18 @@ func (v *Vec[T]) Append(d Datum) {
 		panic(fmt.Sprintf("types: appending %T to a %s column", d, v.Typ))
 	}
 	v.Vals = append(v.Vals, x)
+}
+
+// Set overwrites row i; a nil d makes it NULL.
+func (v *Vec[T]) Set(i int, d Datum) {
+	if d == nil {
+		var zero T
+		v.Vals[i] = zero
+		v.Nulls.Set(i)
+		return
+	}
+	v.Vals[i] = d.(T)
+	v.Nulls.Clear(i)
 }
 
 // AppendNull appends a NULL row.
