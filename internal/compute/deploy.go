@@ -154,6 +154,11 @@ func (n *Node) connect(up *actor, k int, down []*actor, key inputKey, d plan.Dis
 		}
 		return &stream.BroadcastDispatcher{Outs: outs}, nil
 	case plan.DispatchHash:
+		// A key past the upstream's columns would panic in the running
+		// actor's hash, every time recovery rebuilt it.
+		if err := checkDistKey(d.DistKey, up.root); err != nil {
+			return nil, err
+		}
 		outs := make([]*stream.Output, len(down))
 		for i, to := range down {
 			outs[i] = link(to)
@@ -211,6 +216,9 @@ func (n *Node) buildActor(g *task.Group, ctx context.Context, a *actor) error {
 	root, err := build.Actor(a.env, g, a.root, merges)
 	if err != nil {
 		return fmt.Errorf("actor %d: %w", a.id, err)
+	}
+	if n.cfg.WrapRoot != nil {
+		root = n.cfg.WrapRoot(a.job, a.id, root)
 	}
 	// Read the dispatchers and publish the actor under one lock: a
 	// concurrent Prepare either appends before (and is included) or sees

@@ -32,6 +32,10 @@ type Config struct {
 	ChannelCapacity int
 	// OnRowError counts row-level expression errors in streaming jobs.
 	OnRowError func(error)
+	// WrapRoot, when set, wraps every actor's executor chain as it is
+	// built. It is the fault-injection seam of recovery tests (an executor
+	// that fails mid-epoch); production leaves it nil.
+	WrapRoot func(job uint32, actor stream.ActorID, root stream.Executor) stream.Executor
 }
 
 // Node is one compute node: it owns running jobs and their actors.

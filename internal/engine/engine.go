@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-db/sluice/internal/compute"
 	"github.com/sluice-db/sluice/internal/meta"
 	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/stream"
 	"github.com/sluice-db/sluice/internal/task"
 )
 
@@ -32,6 +33,9 @@ type Options struct {
 	ChunkSize    int
 	CacheEntries int
 	Logger       *slog.Logger
+	// WrapActorRoot is compute.Config.WrapRoot: a fault-injection seam for
+	// recovery tests, nil in production.
+	WrapActorRoot func(job uint32, actor stream.ActorID, root stream.Executor) stream.Executor
 }
 
 // Engine is one Sluice process.
@@ -89,7 +93,8 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	e.coord = meta.New(meta.Config{BarrierInterval: opts.BarrierInterval, Logger: opts.Logger,
 		AfterCommit: e.afterCommit}, store, nil, e)
 	e.node = compute.NewNode(store, e.coord, compute.Config{
-		ChunkSize: opts.ChunkSize, CacheEntries: opts.CacheEntries, OnRowError: e.rowErrs.add})
+		ChunkSize: opts.ChunkSize, CacheEntries: opts.CacheEntries, OnRowError: e.rowErrs.add,
+		WrapRoot: opts.WrapActorRoot})
 	e.coord.SetCompute(e.node)
 	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
 	e.group = g

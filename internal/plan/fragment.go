@@ -82,6 +82,9 @@ func (f *fragmenter) walk(n *Node, fr *Fragment) (*Node, error) {
 		return nil, fmt.Errorf("plan: logical plans have no merge nodes")
 	}
 	for i, in := range n.Inputs {
+		if in == nil {
+			return nil, fmt.Errorf("plan: %s node: input %d is nil", n.Kind, i)
+		}
 		req := required(n, i)
 		if needsExchange(req, distOf(in)) || (len(n.Inputs) > 1 && hasBarrierSource(in)) {
 			m, err := f.exchange(in, req, fr)
@@ -228,6 +231,9 @@ func needsExchange(req, have Dist) bool {
 }
 
 func hasBarrierSource(n *Node) bool {
+	if n == nil {
+		return false // a malformed tree; walk reports it
+	}
 	if n.Kind == KindTableSource || n.Kind == KindValues {
 		return true
 	}
