@@ -34,6 +34,9 @@ type layout struct {
 	pkOrders  []codec.Order // len(PK), defaults filled in
 	distPos   []int         // position in the PK of each dist-key column
 	distTypes []types.Type
+	// distIsPrefix: the dist key is the PK's first columns, in order (every
+	// join side and most group keys), so a PK prefix is its own dist row.
+	distIsPrefix bool
 }
 
 func newLayout(desc TableDesc) (*layout, error) {
@@ -53,6 +56,7 @@ func newLayout(desc TableDesc) (*layout, error) {
 		l.distPos = append(l.distPos, slices.Index(desc.PK, c))
 		l.distTypes = append(l.distTypes, desc.Types[c])
 	}
+	l.distIsPrefix = slices.Equal(l.distPos, seqInts(len(l.distPos)))
 	return l, nil
 }
 
@@ -127,6 +131,13 @@ func (l *layout) vnodeOf(pkPrefix types.Row) (uint16, bool) {
 	if len(l.distPos) == 0 {
 		return 0, true
 	}
+	if l.distIsPrefix {
+		// No copy: HashRow only reads the datums.
+		if len(pkPrefix) < len(l.distPos) {
+			return 0, false
+		}
+		return codec.VNodeOf(codec.HashRow(pkPrefix[:len(l.distPos)], l.distTypes)), true
+	}
 	dist := make(types.Row, len(l.distPos))
 	for i, p := range l.distPos {
 		if p >= len(pkPrefix) {
@@ -167,4 +178,13 @@ func (l *layout) decodeValue(v []byte) (types.Row, error) {
 		return nil, fmt.Errorf("storage: table %d: decode row: %w", l.desc.ID, err)
 	}
 	return row, nil
+}
+
+// seqInts returns 0, 1, …, n-1.
+func seqInts(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/RaduBerinde/btreemap"
 	"github.com/cockroachdb/pebble/v2"
@@ -37,6 +38,7 @@ type StateTable struct {
 	lastSealed uint64
 	openIters  int // pruning waits while iterators read the overlay
 	keyScratch []byte
+	pkScratch  types.Row // see scratchPK
 	valScratch []byte
 	prunedUpTo uint64
 	rc         rowCounts // per-vnode row counts, when tracked
@@ -85,15 +87,9 @@ func (s *Store) OpenTable(desc TableDesc, owner ActorID, vnodes types.Bitmap) (*
 	return t, nil
 }
 
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
+// compareStrings is the overlay's key order. strings.Compare makes one pass
+// over the common prefix; a < b then a > b made two for every key not less.
+func compareStrings(a, b string) int { return strings.Compare(a, b) }
 
 // Desc returns the table's descriptor.
 func (t *StateTable) Desc() TableDesc { return t.lay.desc }
@@ -112,7 +108,7 @@ func (t *StateTable) Insert(row types.Row) error {
 	if err := t.lay.checkRow(row); err != nil {
 		return err
 	}
-	return t.write(t.lay.pkOf(row), slices.Clone(row))
+	return t.write(t.scratchPK(row), slices.Clone(row))
 }
 
 // Delete removes the row with row's PK.
@@ -120,7 +116,7 @@ func (t *StateTable) Delete(row types.Row) error {
 	if len(row) != len(t.lay.desc.Types) {
 		return fmt.Errorf("storage: table %d: row has %d columns, want %d", t.lay.desc.ID, len(row), len(t.lay.desc.Types))
 	}
-	return t.write(t.lay.pkOf(row), nil)
+	return t.write(t.scratchPK(row), nil)
 }
 
 // Update replaces old with new; if the PK changed, old's key is deleted.
@@ -151,16 +147,14 @@ func (t *StateTable) write(pk, row types.Row) error {
 		return err
 	}
 	k := string(key)
-	_, prev, found := t.overlay.Get(k)
+	// One descent of the tree, not a lookup then an insert. The entry is
+	// always replaced, never changed: a sealed one must be, because its
+	// epoch's batch already holds its value and pruning checks its epoch.
+	_, prev, found := t.overlay.ReplaceOrInsert(k, &entry{row: row})
 	if !found || prev.epoch != 0 {
 		// First write of this key since the last seal: remember to seal it.
-		// A sealed entry is replaced, not changed, because its epoch's
-		// batch already holds its value and pruning checks its epoch.
 		t.dirty = append(t.dirty, k)
-		t.overlay.ReplaceOrInsert(k, &entry{row: row})
-		return nil
 	}
-	prev.row = row
 	return nil
 }
 
@@ -190,7 +184,7 @@ func (t *StateTable) Get(ctx context.Context, pk types.Row) (types.Row, bool, er
 	if err != nil {
 		return nil, false, err
 	}
-	if _, e, ok := t.overlay.Get(string(key)); ok {
+	if e, ok := t.overlayGet(key); ok {
 		if e.row == nil {
 			return nil, false, nil
 		}

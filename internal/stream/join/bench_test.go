@@ -20,7 +20,17 @@ func BenchmarkHashJoinProbe(b *testing.B) {
 	}
 }
 
-func benchProbe(b *testing.B, n int) {
+// BenchmarkHashJoinProbeColdCache is BenchmarkHashJoinProbe with a state
+// 64 times larger than the cache: nearly every probe misses and reads its
+// key from the state table (a prefix scan).
+func BenchmarkHashJoinProbeColdCache(b *testing.B) {
+	const n = 1 << 16
+	benchProbeCache(b, n, n/64)
+}
+
+func benchProbe(b *testing.B, n int) { benchProbeCache(b, n, 2*n) }
+
+func benchProbeCache(b *testing.B, n, cacheEntries int) {
 	const chunkRows = 1024
 	store := streamtest.OpenStore(b)
 	c := kvCase(plan.InnerJoin)
@@ -39,7 +49,7 @@ func benchProbe(b *testing.B, n int) {
 	}
 	left := &streamtest.CycleSource{Types: c.lt, Chunks: chunks, PerEpoch: 64, Epoch: 1}
 	right := &streamtest.CycleSource{Types: c.rt, Epoch: 1}
-	cfg := config{chunkSize: chunkRows, cacheEntries: 2 * n, largeKeyRows: defaultLargeKeyRows}
+	cfg := config{chunkSize: chunkRows, cacheEntries: cacheEntries, largeKeyRows: defaultLargeKeyRows}
 	h := newHarness(b, store, c, cfg, left, right)
 	// Warm the cache: one pass over every chunk.
 	pullRows(b, h, len(chunks)*chunkRows)

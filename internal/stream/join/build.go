@@ -70,6 +70,7 @@ func build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 		inputs:    inputs,
 		chunkSize: max(cfg.chunkSize, 1),
 		out:       types.NewBuilder(sp.outTypes, max(cfg.chunkSize, 1)),
+		outRow:    make(types.Row, len(sp.output)),
 	}
 	for i := range j.sides {
 		if j.sides[i], err = openSide(sp.sides[i], open, cfg); err != nil {

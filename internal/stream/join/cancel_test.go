@@ -3,6 +3,7 @@ package join
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -111,18 +112,18 @@ func TestLargeKeyEmitsAllMatches(t *testing.T) {
 	if want := 2 * rows / testConfig().chunkSize; chunks < want {
 		t.Fatalf("%d chunks for %d rows", chunks, 2*rows)
 	}
-	e, ok := h.exec.sides[1].cache.Get(mustKey(t, h.exec.sides[1], 1))
+	e, ok := storage.GetBytes(h.exec.sides[1].cache, mustKey(t, h.exec.sides[1], 1))
 	if !ok || !e.large || e.rows != nil {
 		t.Fatalf("the large key is cached as %+v, want a large marker", e)
 	}
 }
 
-func mustKey(t testing.TB, s *side, k int64) string {
+func mustKey(t testing.TB, s *side, k int64) []byte {
 	key, err := s.encodeKey(types.Row{k})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return key
+	return slices.Clone(key)
 }
 
 func oneKey(int) int64 { return 1 }

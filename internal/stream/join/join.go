@@ -25,6 +25,11 @@ type HashJoin struct {
 	ready []*types.Chunk // full output chunks waiting to be returned
 	in    *inputChunk    // input chunk being processed
 	task  *rowTask       // row being processed
+	// taskBuf is the rowTask every input row reuses (one row is processed
+	// at a time), and outRow the scratch row emit fills: the builder copies
+	// its datums, so neither needs allocating per row.
+	taskBuf rowTask
+	outRow  types.Row
 	// barrier is an aligned barrier to pass on once ready is drained.
 	barrier *stream.Barrier
 }
@@ -131,13 +136,12 @@ func (j *HashJoin) startNextRow(ctx context.Context) error {
 	in.next++
 	// An update pair is handled as a delete then an insert: each half may
 	// have a different key, and so different matches.
-	t := &rowTask{side: in.side, insert: in.chunk.Op(i).IsInsert(), row: in.chunk.Row(i)}
-	t.key, t.keyOK = j.sides[in.side].keyOf(t.row, j.sp.nullSafe)
-	src, err := j.sides[1-in.side].openCandidates(ctx, t.key, t.keyOK)
-	if err != nil {
+	t := &j.taskBuf
+	*t = rowTask{side: in.side, insert: in.chunk.Op(i).IsInsert(), row: in.chunk.Row(i), key: t.key}
+	t.key, t.keyOK = j.sides[in.side].keyOf(t.key, t.row, j.sp.nullSafe)
+	if err := j.sides[1-in.side].openCandidates(ctx, t); err != nil {
 		return err
 	}
-	t.src = src
 	j.task = t
 	return nil
 }
@@ -222,13 +226,13 @@ func (j *HashJoin) onMatch(ctx context.Context, t *rowTask, c *storedRow) error 
 			j.emit(types.Delete, pl, pr)
 		}
 		j.emit(types.Insert, l, r)
-		return other.setDegree(c, d, d+1)
+		return other.setDegree(c, d+1)
 	}
 	j.emit(types.Delete, l, r)
 	if d == 1 {
 		j.emit(types.Insert, pl, pr)
 	}
-	return other.setDegree(c, d, d-1)
+	return other.setDegree(c, d-1)
 }
 
 // finish ends a row: an outer row without matches is emitted padded, and
@@ -237,6 +241,7 @@ func (j *HashJoin) onMatch(ctx context.Context, t *rowTask, c *storedRow) error 
 // form, which needs no state to retract.
 func (j *HashJoin) finish(t *rowTask) error {
 	j.task = nil
+	defer clear(t.key) // the reused key must not keep this row's datums alive
 	own := j.sides[t.side]
 	if own.outer && t.count == 0 {
 		l, r := orient(t.side, t.row, nil)
@@ -254,16 +259,20 @@ func (j *HashJoin) finish(t *rowTask) error {
 // emit appends one output row; nil left or right means NULL padding.
 func (j *HashJoin) emit(op types.Op, left, right types.Row) {
 	nl := len(j.sp.sides[0].types)
-	row := make(types.Row, len(j.sp.output))
+	row := j.outRow
 	for i, o := range j.sp.output {
 		switch {
 		case o < nl && left != nil:
 			row[i] = left[o]
 		case o >= nl && right != nil:
 			row[i] = right[o-nl]
+		default:
+			row[i] = nil
 		}
 	}
-	if c := j.out.Append(op, row); c != nil {
+	c := j.out.Append(op, row)
+	clear(row) // hold no datums past the call
+	if c != nil {
 		j.ready = append(j.ready, c)
 	}
 }

@@ -74,27 +74,32 @@ type rowTask struct {
 	keyOK    bool
 	count    int64 // matches so far (pairs that passed the residual)
 	src      candidates
+	cached   cachedCandidates // src when the key is cached, to save an allocation
 	batch    []*storedRow
 	pass     []bool // residual result per batch row; nil = all pass
 	pos      int
 	srcEnded bool
 }
 
-// openCandidates starts the probe of key against side s.
-func (s *side) openCandidates(ctx context.Context, key types.Row, keyOK bool) (candidates, error) {
-	if !keyOK {
-		return emptyCandidates{}, nil
+// openCandidates starts the probe of t's key against side s: it sets t.src.
+func (s *side) openCandidates(ctx context.Context, t *rowTask) error {
+	if !t.keyOK {
+		t.src = emptyCandidates{}
+		return nil
 	}
-	e, err := s.entry(ctx, key)
+	e, err := s.entry(ctx, t.key)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !e.large {
-		return &cachedCandidates{rows: e.rows}, nil
+		t.cached = cachedCandidates{rows: e.rows}
+		t.src = &t.cached
+		return nil
 	}
-	it, err := s.rows.Scan(ctx, key)
+	it, err := s.rows.Scan(ctx, t.key)
 	if err != nil {
-		return nil, fmt.Errorf("join: scan large key: %w", err)
+		return fmt.Errorf("join: scan large key: %w", err)
 	}
-	return &storeCandidates{it: it}, nil
+	t.src = &storeCandidates{it: it}
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/types"
@@ -18,6 +17,10 @@ type side struct {
 	rows    stateTable
 	degrees stateTable // nil unless outer
 	cache   *storage.LRU[string, *keyEntry]
+	// keyBuf and pkBuf are scratch space for encoded join keys and primary
+	// keys, so a probe or a write through to a cached key does not allocate.
+	keyBuf, pkBuf []byte
+	pkRow         types.Row
 	// largeKeyRows is the most rows a cache entry holds; a key with more is
 	// marked large and probed straight from the state table.
 	largeKeyRows int
@@ -40,26 +43,30 @@ type storedRow struct {
 	degree int64
 }
 
-// keyOf returns the row's join key values and whether they can match
-// anything: a NULL in a key that is not NULL-safe never equals anything.
-func (s *side) keyOf(row types.Row, nullSafe []bool) (types.Row, bool) {
-	key := make(types.Row, len(s.keys))
+// keyOf appends the row's join key values to dst[:0] and reports whether
+// they can match anything: a NULL in a key that is not NULL-safe never
+// equals anything.
+func (s *side) keyOf(dst, row types.Row, nullSafe []bool) (types.Row, bool) {
+	key := dst[:0]
 	ok := true
 	for i, c := range s.keys {
-		key[i] = row[c]
-		if key[i] == nil && !nullSafe[i] {
+		key = append(key, row[c])
+		if row[c] == nil && !nullSafe[i] {
 			ok = false
 		}
 	}
 	return key, ok
 }
 
-func (s *side) encodeKey(key types.Row) (string, error) {
-	b, err := codec.EncodeKey(nil, key, s.keyTypes, s.keyOrd)
+// encodeKey encodes a join key into the side's scratch buffer; the result
+// is valid until the next call.
+func (s *side) encodeKey(key types.Row) ([]byte, error) {
+	b, err := codec.EncodeKey(s.keyBuf[:0], key, s.keyTypes, s.keyOrd)
 	if err != nil {
-		return "", fmt.Errorf("join: encode join key: %w", err)
+		return nil, fmt.Errorf("join: encode join key: %w", err)
 	}
-	return string(b), nil
+	s.keyBuf = b
+	return b, nil
 }
 
 func (s *side) pkOf(row types.Row) types.Row {
@@ -70,12 +77,20 @@ func (s *side) pkOf(row types.Row) types.Row {
 	return pk
 }
 
-func (s *side) encodePK(row types.Row) (string, error) {
-	b, err := codec.EncodeKey(nil, s.pkOf(row), s.pkTypes, s.pkOrd)
-	if err != nil {
-		return "", fmt.Errorf("join: encode state key: %w", err)
+// encodePK encodes a row's primary key into the side's scratch buffer; the
+// result is valid until the next call.
+func (s *side) encodePK(row types.Row) ([]byte, error) {
+	s.pkRow = s.pkRow[:0]
+	for _, c := range s.table.PK {
+		s.pkRow = append(s.pkRow, row[c])
 	}
-	return string(b), nil
+	b, err := codec.EncodeKey(s.pkBuf[:0], s.pkRow, s.pkTypes, s.pkOrd)
+	clear(s.pkRow) // hold no datums past the call
+	if err != nil {
+		return nil, fmt.Errorf("join: encode state key: %w", err)
+	}
+	s.pkBuf = b
+	return b, nil
 }
 
 func degreeRow(pk types.Row, d int64) types.Row {
@@ -89,14 +104,15 @@ func (s *side) entry(ctx context.Context, key types.Row) (*keyEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e, ok := s.cache.Get(k); ok {
+	if e, ok := storage.GetBytes(s.cache, k); ok {
 		return e, nil
 	}
+	// load uses pkBuf, never keyBuf, so k is still the key after it.
 	e, err := s.load(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	s.cache.Put(k, e)
+	s.cache.Put(string(k), e)
 	return e, nil
 }
 
@@ -124,7 +140,7 @@ func (s *side) load(ctx context.Context, key types.Row) (*keyEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.rows = append(e.rows, &storedRow{pk: pk, row: row})
+		e.rows = append(e.rows, &storedRow{pk: string(pk), row: row})
 	}
 	if s.degrees != nil {
 		if err := s.loadDegrees(ctx, key, e.rows); err != nil {
@@ -152,10 +168,11 @@ func (s *side) loadDegrees(ctx context.Context, key types.Row, rows []*storedRow
 		if !ok {
 			return nil
 		}
-		pk, err := codec.EncodeKey(nil, drow[:len(drow)-1], s.pkTypes, s.pkOrd)
+		pk, err := codec.EncodeKey(s.pkBuf[:0], drow[:len(drow)-1], s.pkTypes, s.pkOrd)
 		if err != nil {
 			return fmt.Errorf("join: load degrees: %w", err)
 		}
+		s.pkBuf = pk
 		for i < len(rows) && rows[i].pk < string(pk) {
 			i++
 		}
@@ -183,9 +200,10 @@ func (s *side) degreeOf(ctx context.Context, r *storedRow) (int64, error) {
 
 // setDegree writes r's new degree through to the degree table; r may be a
 // cached row, whose copy is updated in place.
-func (s *side) setDegree(r *storedRow, old, d int64) error {
-	pk := s.pkOf(r.row)
-	if err := s.degrees.Update(degreeRow(pk, old), degreeRow(s.pkOf(r.row), d)); err != nil {
+func (s *side) setDegree(r *storedRow, d int64) error {
+	// An upsert: the degree row's PK does not change, so this is the
+	// update without its old row's PK to extract and compare.
+	if err := s.degrees.Insert(degreeRow(s.pkOf(r.row), d)); err != nil {
 		return fmt.Errorf("join: write degree: %w", err)
 	}
 	r.degree = d
@@ -202,7 +220,7 @@ func (s *side) store(key, row types.Row, degree int64) error {
 	if e == nil || err != nil {
 		return err
 	}
-	r := &storedRow{pk: pk, row: row, degree: degree}
+	r := &storedRow{pk: string(pk), row: row, degree: degree}
 	if found {
 		e.rows[i] = r
 		return nil
@@ -247,14 +265,14 @@ func (s *side) write(row types.Row, degree int64, apply func(stateTable, types.R
 // cachedSlot finds where row stands in the cached entry of key: its
 // encoded pk, its index and whether it is there. e is nil when the key is
 // not cached or is large; the store alone then holds its rows.
-func (s *side) cachedSlot(key, row types.Row) (e *keyEntry, pk string, i int, found bool, err error) {
+func (s *side) cachedSlot(key, row types.Row) (e *keyEntry, pk []byte, i int, found bool, err error) {
 	e, err = s.cachedEntry(key)
 	if e == nil || err != nil {
-		return nil, "", 0, false, err
+		return nil, nil, 0, false, err
 	}
 	pk, err = s.encodePK(row)
 	if err != nil {
-		return nil, "", 0, false, err
+		return nil, nil, 0, false, err
 	}
 	i, found = slices.BinarySearchFunc(e.rows, pk, cmpPK)
 	return e, pk, i, found, nil
@@ -262,18 +280,33 @@ func (s *side) cachedSlot(key, row types.Row) (e *keyEntry, pk string, i int, fo
 
 // cachedEntry returns the cached, not large entry of key, or nil.
 func (s *side) cachedEntry(key types.Row) (*keyEntry, error) {
+	if s.cache.Len() == 0 {
+		// Nothing probed this side yet (a stream joined to a static side
+		// is never probed): skip encoding the key.
+		return nil, nil
+	}
 	k, err := s.encodeKey(key)
 	if err != nil {
 		return nil, err
 	}
-	e, ok := s.cache.Get(k)
+	e, ok := storage.GetBytes(s.cache, k)
 	if !ok || e.large {
 		return nil, nil
 	}
 	return e, nil
 }
 
-func cmpPK(r *storedRow, pk string) int { return strings.Compare(r.pk, pk) }
+// cmpPK compares through string(pk) conversions that the compiler makes
+// without copying.
+func cmpPK(r *storedRow, pk []byte) int {
+	switch {
+	case r.pk < string(pk):
+		return -1
+	case r.pk > string(pk):
+		return 1
+	}
+	return 0
+}
 
 func (s *side) seal(epoch uint64) error {
 	if err := s.rows.Seal(epoch); err != nil {

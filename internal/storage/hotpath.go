@@ -1,0 +1,27 @@
+package storage
+
+import "github.com/sluice-db/sluice/internal/types"
+
+// overlayGet looks a full key up in the overlay. Once the owner's writes
+// are committed and pruned the overlay is empty, and a read of committed
+// state then skips the lookup and the key's string copy it would need
+// (the tree's comparison func makes the converted key escape).
+func (t *StateTable) overlayGet(key []byte) (*entry, bool) {
+	if t.overlay.Len() == 0 {
+		return nil, false
+	}
+	_, e, ok := t.overlay.Get(string(key))
+	return e, ok
+}
+
+// scratchPK returns row's primary key in a buffer reused by every call, for
+// callers that only encode it (write does: the overlay keeps the encoded
+// key, never the PK row).
+func (t *StateTable) scratchPK(row types.Row) types.Row {
+	pk := t.pkScratch[:0]
+	for _, c := range t.lay.desc.PK {
+		pk = append(pk, row[c])
+	}
+	t.pkScratch = pk
+	return pk
+}
