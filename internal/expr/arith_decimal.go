@@ -39,6 +39,9 @@ func decResult(d *apd.Decimal) func(apd.Condition, error) (*apd.Decimal, error) 
 
 func decimalArith(op byte) func(*Context, *apd.Decimal, *apd.Decimal) (*apd.Decimal, error) {
 	return func(_ *Context, a, b *apd.Decimal) (*apd.Decimal, error) {
+		if r, ok, err := decSpecial(op, a, b); ok {
+			return r, err
+		}
 		d := new(apd.Decimal)
 		switch op {
 		case '+':
@@ -115,14 +118,11 @@ func divScale(a, b *apd.Decimal) int32 {
 }
 
 func divDecimal(a, b *apd.Decimal) (*apd.Decimal, error) {
+	if r, ok, err := decSpecial('/', a, b); ok {
+		return r, err
+	}
 	if isZeroDec(b) {
 		return nil, errDivByZero()
-	}
-	if a.Form != apd.Finite || b.Form != apd.Finite {
-		d := new(apd.Decimal)
-		c := decExact
-		c.Precision = 16
-		return decResult(d)(c.Quo(d, a, b))
 	}
 	scale := divScale(a, b)
 	// Truncate a few digits past the scale, then round half away from
@@ -143,6 +143,9 @@ func divDecimal(a, b *apd.Decimal) (*apd.Decimal, error) {
 }
 
 func modDecimal(a, b *apd.Decimal) (*apd.Decimal, error) {
+	if r, ok, err := decSpecial('%', a, b); ok {
+		return r, err
+	}
 	if isZeroDec(b) {
 		return nil, errDivByZero()
 	}

@@ -23,7 +23,7 @@ func floatArith(op byte, t types.Type) func(*Context, float64, float64) (float64
 		case '*':
 			r = a * b
 		case '/':
-			if b == 0 {
+			if b == 0 && !math.IsNaN(a) { // NaN / 0 is NaN, as in Postgres
 				return 0, errDivByZero()
 			}
 			r = a / b

@@ -47,6 +47,12 @@ func castExprOf(e Expr, to types.Type) (Expr, error) {
 	switch {
 	case from.ID == types.Unknown || from.ID == types.Varchar:
 		return &naryExpr{args: []Expr{e}, typ: to, strict: true, fn: parseCast(to)}, nil
+	case from.ID == types.Bool && to.ID == types.Varchar:
+		// bool's cast to text is booltext ('true'), not its output
+		// form ('t') that the other casts to text use.
+		return &unaryExpr[bool, string]{arg: e, typ: to, fn: func(_ *Context, b bool) (string, error) {
+			return strconv.FormatBool(b), nil
+		}}, nil
 	case to.ID == types.Varchar:
 		return &naryExpr{args: []Expr{e}, typ: to, strict: true, fn: formatCast(from)}, nil
 	case from.IsArray() && to.IsArray():

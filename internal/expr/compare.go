@@ -187,7 +187,7 @@ func newCompare(op cmpOp, t types.Type, l, r Expr) (Expr, error) {
 	case types.Float32, types.Float64:
 		return &cmpExpr[float64]{op: op, l: l, r: r, compare: types.CompareFloat}, nil
 	case types.Decimal:
-		return &cmpExpr[*apd.Decimal]{op: op, l: l, r: r, compare: func(a, b *apd.Decimal) int { return a.Cmp(b) }}, nil
+		return &cmpExpr[*apd.Decimal]{op: op, l: l, r: r, compare: types.CompareDecimal}, nil
 	case types.Varchar:
 		return &cmpExpr[string]{op: op, l: l, r: r, compare: cmp.Compare[string], ordered: orderedLoop[string]}, nil
 	case types.Bytea:

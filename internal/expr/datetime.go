@@ -17,37 +17,38 @@ var (
 
 func registerDatetime(r registry) {
 	r.add("+", sig(tTs, tIntvl), tTs, binary(func(_ *Context, w types.DTimestamp, v types.DInterval) (types.DTimestamp, error) {
-		x, err := addInterval(wallTime(int64(w)), v)
-		return types.DTimestamp(wallOrZero(x, err)), err
+		x, err := wallPlus(int64(w), v)
+		return types.DTimestamp(x), err
 	}))
 	r.add("+", sig(tIntvl, tTs), tTs, binary(func(_ *Context, v types.DInterval, w types.DTimestamp) (types.DTimestamp, error) {
-		x, err := addInterval(wallTime(int64(w)), v)
-		return types.DTimestamp(wallOrZero(x, err)), err
+		x, err := wallPlus(int64(w), v)
+		return types.DTimestamp(x), err
 	}))
 	r.add("-", sig(tTs, tIntvl), tTs, binary(func(_ *Context, w types.DTimestamp, v types.DInterval) (types.DTimestamp, error) {
-		x, err := addInterval(wallTime(int64(w)), negInterval(v))
-		return types.DTimestamp(wallOrZero(x, err)), err
+		x, err := wallPlus(int64(w), negInterval(v))
+		return types.DTimestamp(x), err
 	}))
 	r.add("+", sig(tTstz, tIntvl), tTstz, binary(func(ctx *Context, x types.DTimestamptz, v types.DInterval) (types.DTimestamptz, error) {
-		t, err := addInterval(time.UnixMicro(int64(x)).In(ctx.loc()), v)
-		return types.DTimestamptz(t), err
+		return instantPlus(ctx, x, v)
 	}))
 	r.add("-", sig(tTstz, tIntvl), tTstz, binary(func(ctx *Context, x types.DTimestamptz, v types.DInterval) (types.DTimestamptz, error) {
-		t, err := addInterval(time.UnixMicro(int64(x)).In(ctx.loc()), negInterval(v))
-		return types.DTimestamptz(t), err
+		return instantPlus(ctx, x, negInterval(v))
 	}))
 	r.add("+", sig(tDate, tIntvl), tTs, binary(func(_ *Context, d types.DDate, v types.DInterval) (types.DTimestamp, error) {
-		x, err := addInterval(wallTime(dateToWall(d)), v)
-		return types.DTimestamp(x), err
+		return datePlus(d, v)
 	}))
 	r.add("-", sig(tDate, tIntvl), tTs, binary(func(_ *Context, d types.DDate, v types.DInterval) (types.DTimestamp, error) {
-		x, err := addInterval(wallTime(dateToWall(d)), negInterval(v))
-		return types.DTimestamp(x), err
+		return datePlus(d, negInterval(v))
 	}))
 	r.add("+", sig(tDate, types.TInt32), tDate, binary(addDays(1)))
 	r.add("+", sig(types.TInt32, tDate), tDate, binary(func(ctx *Context, n int64, d types.DDate) (types.DDate, error) { return addDays(1)(ctx, d, n) }))
 	r.add("-", sig(tDate, types.TInt32), tDate, binary(addDays(-1)))
-	r.add("-", sig(tDate, tDate), types.TInt32, binary(func(_ *Context, a, b types.DDate) (int64, error) { return int64(a) - int64(b), nil }))
+	r.add("-", sig(tDate, tDate), types.TInt32, binary(func(_ *Context, a, b types.DDate) (int64, error) {
+		if dateInfSign(a) != 0 || dateInfSign(b) != 0 {
+			return 0, errSubtractInfinite("dates")
+		}
+		return int64(a) - int64(b), nil
+	}))
 	r.add("-", sig(tTs, tTs), tIntvl, binary(func(_ *Context, a, b types.DTimestamp) (types.DInterval, error) { return subMicros(int64(a), int64(b)) }))
 	r.add("-", sig(tTstz, tTstz), tIntvl, binary(func(_ *Context, a, b types.DTimestamptz) (types.DInterval, error) {
 		return subMicros(int64(a), int64(b))
@@ -68,20 +69,55 @@ func registerDatetime(r registry) {
 		if f == 0 {
 			return types.DInterval{}, errDivByZero()
 		}
-		return scaleInterval(v, 1/f)
+		return divInterval(v, f)
 	}))
 	for _, name := range []string{"now", "current_timestamp", "transaction_timestamp", "statement_timestamp"} {
 		r.add(name, nil, tTstz, func([]Expr, types.Type) (Expr, error) { return nowExpr{}, nil })
 	}
 	r.add("to_timestamp", sig(tF8), tTstz, unary(toTimestamp))
 	registerExtract(r)
+	registerDatetimeMore(r)
 }
 
-func wallOrZero(x int64, err error) int64 {
-	if err != nil {
-		return 0
+// wallPlus is timestamp + interval; an infinite timestamp stays as it is.
+func wallPlus(w int64, v types.DInterval) (int64, error) {
+	if infSign(w) != 0 {
+		return w, nil
 	}
-	return x
+	x, err := addInterval(wallTime(w), v)
+	if err != nil {
+		return 0, err
+	}
+	return x, nil
+}
+
+// instantPlus is timestamptz + interval, months and days counted on the
+// session zone's wall clock.
+func instantPlus(ctx *Context, x types.DTimestamptz, v types.DInterval) (types.DTimestamptz, error) {
+	if infSign(int64(x)) != 0 {
+		return x, nil
+	}
+	// Months and days move the wall clock in the session zone, which is
+	// then read back as an instant the way a typed-in wall clock is (a
+	// skipped hour resolved as Postgres does); the time part moves the
+	// instant itself.
+	loc := ctx.loc()
+	wall, err := addInterval(wallTime(wallFromTz(x, loc)), types.DInterval{Months: v.Months, Days: v.Days})
+	if err != nil {
+		return 0, err
+	}
+	t, err := wallPlus(int64(tzFromWall(wall, loc)), types.DInterval{Micros: v.Micros})
+	return types.DTimestamptz(t), err
+}
+
+// datePlus is date + interval, a timestamp.
+func datePlus(d types.DDate, v types.DInterval) (types.DTimestamp, error) {
+	w, err := dateToTimestamp(d)
+	if err != nil {
+		return 0, err
+	}
+	x, err := wallPlus(w, v)
+	return types.DTimestamp(x), err
 }
 
 func negInterval(v types.DInterval) types.DInterval {
@@ -125,6 +161,9 @@ func daysIn(m time.Month, y int) int {
 
 func addDays(sign int64) func(*Context, types.DDate, int64) (types.DDate, error) {
 	return func(_ *Context, d types.DDate, n int64) (types.DDate, error) {
+		if dateInfSign(d) != 0 {
+			return d, nil
+		}
 		r := int64(d) + sign*n
 		if r < math.MinInt32 || r > math.MaxInt32 {
 			return 0, errDateRange()
@@ -136,6 +175,9 @@ func addDays(sign int64) func(*Context, types.DDate, int64) (types.DDate, error)
 // subMicros is timestamp - timestamp: whole days go to the day field, the
 // rest stays in the time part (Postgres's interval_justify_hours).
 func subMicros(a, b int64) (types.DInterval, error) {
+	if infSign(a) != 0 || infSign(b) != 0 {
+		return types.DInterval{}, errSubtractInfinite("timestamps")
+	}
 	d := a - b
 	if (a >= 0) != (b >= 0) && (d >= 0) != (a >= 0) {
 		return types.DInterval{}, errIntervalRange()
@@ -154,20 +196,44 @@ func addIntervals(a, b types.DInterval) (types.DInterval, error) {
 	return types.DInterval{Months: int32(m), Days: int32(d), Micros: us}, nil
 }
 
-// scaleInterval multiplies each field by f, spilling fractions of a month
-// into days (30 per month) and fractions of a day into microseconds, as
-// Postgres's interval_mul does.
+// scaleInterval is Postgres's interval_mul (and interval_div, as 1/f):
+// each field is multiplied; the fraction of the months spills into days
+// (30 a month) and the fraction of the days into the time, each spill
+// rounded to microseconds of a day (TSROUND) as Postgres does, so that
+// '1 month' / 7 is 4 days 06:51:25.6896 there and here.
 func scaleInterval(v types.DInterval, f float64) (types.DInterval, error) {
-	m := float64(v.Months) * f
-	months := math.Trunc(m)
-	d := float64(v.Days)*f + (m-months)*types.DaysPerMonth
-	days := math.Trunc(d)
-	us := math.Round(float64(v.Micros)*f + (d-days)*float64(types.MicrosPerDay))
-	if math.IsNaN(us) || math.IsNaN(m) || math.Abs(months) > math.MaxInt32 || math.Abs(days) > math.MaxInt32 || math.Abs(us) >= math.MaxInt64 {
+	return scaleIntervalBy(v, func(x float64) float64 { return x * f })
+}
+
+// divInterval is interval / f; it divides rather than multiplying by 1/f
+// so that the last bit matches Postgres's interval_div.
+func divInterval(v types.DInterval, f float64) (types.DInterval, error) {
+	return scaleIntervalBy(v, func(x float64) float64 { return x / f })
+}
+
+func scaleIntervalBy(v types.DInterval, scale func(float64) float64) (types.DInterval, error) {
+	m := scale(float64(v.Months))
+	d := scale(float64(v.Days))
+	if math.IsNaN(m) || math.IsNaN(d) || math.Abs(m) > math.MaxInt32 || math.Abs(d) > math.MaxInt32 {
+		return types.DInterval{}, errIntervalRange()
+	}
+	months, days := int64(m), int64(d) // truncation toward zero, as C's cast
+	monthRemDays := tsRound((m - float64(months)) * types.DaysPerMonth)
+	secRem := tsRound((d - float64(days) + monthRemDays - math.Trunc(monthRemDays)) * 86400)
+	if math.Abs(secRem) >= 86400 {
+		days += int64(secRem / 86400)
+		secRem -= math.Trunc(secRem/86400) * 86400
+	}
+	days += int64(monthRemDays)
+	us := math.RoundToEven(scale(float64(v.Micros)) + secRem*1e6)
+	if math.IsNaN(us) || us < math.MinInt64 || us >= math.MaxInt64 || days != int64(int32(days)) {
 		return types.DInterval{}, errIntervalRange()
 	}
 	return types.DInterval{Months: int32(months), Days: int32(days), Micros: int64(us)}, nil
 }
+
+// tsRound rounds to six decimal places (Postgres's TSROUND).
+func tsRound(x float64) float64 { return math.RoundToEven(x*1e6) / 1e6 }
 
 // nowExpr is now(): the statement's (or barrier's) fixed timestamp.
 type nowExpr struct{}

@@ -17,10 +17,35 @@ func wallMicros(t time.Time) int64 {
 	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC).UnixMicro()
 }
 
-// tzFromWall interprets wall clock micros in loc.
+// tzFromWall interprets wall clock micros in loc. A wall clock that a
+// transition skips or repeats is resolved as Postgres's
+// DetermineTimeZoneOffset does — a skipped one (spring forward) with the
+// offset from before the transition, a repeated one (fall back) with the
+// offset from after — where time.Date would do the opposite.
 func tzFromWall(w int64, loc *time.Location) types.DTimestamptz {
-	t := wallTime(w)
-	return types.DTimestamptz(time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc).UnixMicro())
+	if loc == time.UTC {
+		return types.DTimestamptz(w)
+	}
+	secs, us := floorDivMod(w, types.MicrosPerSecond)
+	offAt := func(u int64) int64 {
+		_, off := time.Unix(u, 0).In(loc).Zone()
+		return int64(off)
+	}
+	// Transitions are far more than a day apart, so the offsets a day
+	// either side are the ones before and after any transition near w.
+	before, after := offAt(secs-86400), offAt(secs+86400)
+	u := secs - before
+	if before != after {
+		u1, u2 := secs-before, secs-after
+		ok1, ok2 := offAt(u1) == before, offAt(u2) == after
+		switch {
+		case ok2 && !ok1, ok1 && ok2:
+			u = u2
+		default: // only the first fits, or neither (a skipped wall clock)
+			u = u1
+		}
+	}
+	return types.DTimestamptz(u*types.MicrosPerSecond + us)
 }
 
 // wallFromTz returns the wall clock of instant x in loc.
@@ -45,38 +70,49 @@ func castDatetime(e Expr, to types.Type) (Expr, error) {
 	switch {
 	case from.ID == types.Date && to.ID == types.Timestamp:
 		return &unaryExpr[types.DDate, types.DTimestamp]{arg: e, typ: to, fn: func(_ *Context, d types.DDate) (types.DTimestamp, error) {
-			return types.DTimestamp(dateToWall(d)), nil
+			w, err := dateToTimestamp(d)
+			return types.DTimestamp(w), err
 		}}, nil
 	case from.ID == types.Date && to.ID == types.Timestamptz:
 		return &unaryExpr[types.DDate, types.DTimestamptz]{arg: e, typ: to, fn: func(ctx *Context, d types.DDate) (types.DTimestamptz, error) {
-			return tzFromWall(dateToWall(d), ctx.loc()), nil
+			w, err := dateToTimestamp(d)
+			if err != nil || infSign(w) != 0 {
+				return types.DTimestamptz(w), err
+			}
+			return tzFromWall(w, ctx.loc()), nil
 		}}, nil
 	case from.ID == types.Timestamp && to.ID == types.Date:
 		return &unaryExpr[types.DTimestamp, types.DDate]{arg: e, typ: to, fn: func(_ *Context, w types.DTimestamp) (types.DDate, error) {
+			if s := infSign(int64(w)); s != 0 {
+				return dateOfInf(s), nil
+			}
 			return wallToDate(int64(w)), nil
 		}}, nil
 	case from.ID == types.Timestamp && to.ID == types.Timestamptz:
 		return &unaryExpr[types.DTimestamp, types.DTimestamptz]{arg: e, typ: to, fn: func(ctx *Context, w types.DTimestamp) (types.DTimestamptz, error) {
+			if infSign(int64(w)) != 0 {
+				return types.DTimestamptz(w), nil
+			}
 			return tzFromWall(int64(w), ctx.loc()), nil
 		}}, nil
 	case from.ID == types.Timestamp && to.ID == types.Time:
-		return &unaryExpr[types.DTimestamp, types.DTime]{arg: e, typ: to, fn: func(_ *Context, w types.DTimestamp) (types.DTime, error) {
-			_, r := floorDivMod(int64(w), types.MicrosPerDay)
-			return types.DTime(r), nil
-		}}, nil
+		return timeOfInstant(e, to, func(_ *Context, x int64) int64 { return x }), nil
 	case from.ID == types.Timestamptz && to.ID == types.Timestamp:
 		return &unaryExpr[types.DTimestamptz, types.DTimestamp]{arg: e, typ: to, fn: func(ctx *Context, x types.DTimestamptz) (types.DTimestamp, error) {
+			if infSign(int64(x)) != 0 {
+				return types.DTimestamp(x), nil
+			}
 			return types.DTimestamp(wallFromTz(x, ctx.loc())), nil
 		}}, nil
 	case from.ID == types.Timestamptz && to.ID == types.Date:
 		return &unaryExpr[types.DTimestamptz, types.DDate]{arg: e, typ: to, fn: func(ctx *Context, x types.DTimestamptz) (types.DDate, error) {
+			if s := infSign(int64(x)); s != 0 {
+				return dateOfInf(s), nil
+			}
 			return wallToDate(wallFromTz(x, ctx.loc())), nil
 		}}, nil
 	case from.ID == types.Timestamptz && to.ID == types.Time:
-		return &unaryExpr[types.DTimestamptz, types.DTime]{arg: e, typ: to, fn: func(ctx *Context, x types.DTimestamptz) (types.DTime, error) {
-			_, r := floorDivMod(wallFromTz(x, ctx.loc()), types.MicrosPerDay)
-			return types.DTime(r), nil
-		}}, nil
+		return timeOfInstant(e, to, func(ctx *Context, x int64) int64 { return wallFromTz(types.DTimestamptz(x), ctx.loc()) }), nil
 	case from.ID == types.Time && to.ID == types.Interval:
 		return &unaryExpr[types.DTime, types.DInterval]{arg: e, typ: to, fn: func(_ *Context, t types.DTime) (types.DInterval, error) {
 			return types.DInterval{Micros: int64(t)}, nil
@@ -88,4 +124,23 @@ func castDatetime(e Expr, to types.Type) (Expr, error) {
 		}}, nil
 	}
 	return nil, errBuild("no cast from %s to %s", from, to)
+}
+
+// timeOfInstant is timestamp[tz] → time: the time of day of the wall clock
+// wall(x) gives, and NULL for the infinities (Postgres's timestamp_time).
+func timeOfInstant(e Expr, to types.Type, wall func(*Context, int64) int64) Expr {
+	return &naryExpr{args: []Expr{e}, typ: to, strict: true, fn: func(ctx *Context, a []types.Datum) (types.Datum, error) {
+		var x int64
+		switch v := a[0].(type) {
+		case types.DTimestamp:
+			x = int64(v)
+		case types.DTimestamptz:
+			x = int64(v)
+		}
+		if infSign(x) != 0 {
+			return nil, nil
+		}
+		_, r := floorDivMod(wall(ctx, x), types.MicrosPerDay)
+		return types.DTime(r), nil
+	}}
 }

@@ -27,8 +27,9 @@
 //     with the *sqlerr.Error, as Postgres would; non-strict (streaming
 //     jobs) makes the row NULL, counts it (RowErrors, OnRowError) and goes
 //     on. Errors on invisible rows are ignored in both modes, which is what
-//     lets CASE and COALESCE evaluate a branch only over the rows that reach
-//     it (the branch sees the chunk with a narrower visibility mask).
+//     lets CASE, COALESCE, AND and OR evaluate an argument only over the
+//     rows that reach it (the argument sees the chunk with a narrower
+//     visibility mask).
 //
 // Semantics follow Postgres 14+ where the code does not say otherwise:
 // integer overflow is checked at the SQL width; float division by zero and

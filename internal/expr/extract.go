@@ -20,6 +20,7 @@ func registerExtract(r registry) {
 		r.add("extract", sig(tv, t), types.TDecimal, extractBuild(t, false))
 		r.add("date_part", sig(tv, t), tF8, extractBuild(t, true))
 	}
+	r.add("extract", sig(tv, tDate), types.TDecimal, extractDateBuild)
 	r.add("date_trunc", sig(tv, tTs), tTs, truncBuild(tTs))
 	r.add("date_trunc", sig(tv, tTstz), tTstz, truncBuild(tTstz))
 }
@@ -47,6 +48,7 @@ var timestampFields = map[string]bool{
 	"year": true, "quarter": true, "month": true, "week": true, "day": true, "hour": true,
 	"minute": true, "second": true, "millisecond": true, "microsecond": true,
 	"epoch": true, "dow": true, "isodow": true, "doy": true, "decade": true, "century": true,
+	"millennium": true, "isoyear": true,
 }
 
 var intervalFields = map[string]bool{
@@ -101,8 +103,14 @@ func extractBuild(t types.Type, double bool) buildFn {
 		return &naryExpr{args: args[1:], typ: ret, strict: true, fn: func(ctx *Context, a []types.Datum) (types.Datum, error) {
 			switch x := a[0].(type) {
 			case types.DTimestamp:
+				if s := infSign(int64(x)); s != 0 {
+					return extractInfinite(field, s, double), nil
+				}
 				return out(extractTime(field, wallTime(int64(x)), int64(x)))
 			case types.DTimestamptz:
+				if s := infSign(int64(x)); s != 0 {
+					return extractInfinite(field, s, double), nil
+				}
 				return out(extractTime(field, time.UnixMicro(int64(x)).In(ctx.loc()), int64(x)))
 			case types.DInterval:
 				return out(extractInterval(field, x))
@@ -117,8 +125,19 @@ func extractBuild(t types.Type, double bool) buildFn {
 func extractTime(field string, t time.Time, epochMicros int64) fieldValue {
 	secMicros := int64(t.Second())*1e6 + int64(t.Nanosecond()/1000)
 	switch field {
-	case "year":
+	case "year": // there is no year 0: 1 BC is -1
+		if y := int64(t.Year()); y <= 0 {
+			return fieldValue{v: y - 1}
+		}
 		return fieldValue{v: int64(t.Year())}
+	case "isoyear":
+		y, _ := t.ISOWeek()
+		if y <= 0 {
+			return fieldValue{v: int64(y) - 1}
+		}
+		return fieldValue{v: int64(y)}
+	case "millennium":
+		return fieldValue{v: yearsPer(int64(t.Year()), 1000)}
 	case "quarter":
 		return fieldValue{v: int64(t.Month()-1)/3 + 1}
 	case "month":
@@ -152,12 +171,18 @@ func extractTime(field string, t time.Time, epochMicros int64) fieldValue {
 	case "decade":
 		return fieldValue{v: floorDiv(int64(t.Year()), 10)}
 	default: // century
-		y := int64(t.Year())
-		if y > 0 {
-			return fieldValue{v: (y + 99) / 100}
-		}
-		return fieldValue{v: -((99 - (y - 1)) / 100)}
+		return fieldValue{v: yearsPer(int64(t.Year()), 100)}
 	}
+}
+
+// yearsPer numbers the century (n 100) or millennium (n 1000) of
+// astronomical year y as Postgres does: the 21st century starts in 2001,
+// and the 1st century BC is -1.
+func yearsPer(y, n int64) int64 {
+	if y > 0 {
+		return (y + n - 1) / n
+	}
+	return -((n - 1 - (y - 1)) / n)
 }
 
 func extractInterval(field string, v types.DInterval) fieldValue {
@@ -196,6 +221,12 @@ func truncBuild(t types.Type) buildFn {
 			return nil, err
 		}
 		return &naryExpr{args: args[1:], typ: ret, strict: true, fn: func(ctx *Context, a []types.Datum) (types.Datum, error) {
+			if x, ok := a[0].(types.DTimestamp); ok && infSign(int64(x)) != 0 {
+				return x, nil
+			}
+			if x, ok := a[0].(types.DTimestamptz); ok && infSign(int64(x)) != 0 {
+				return x, nil
+			}
 			switch x := a[0].(type) {
 			case types.DTimestamp:
 				r, err := truncTime(field, wallTime(int64(x)))
@@ -239,8 +270,20 @@ func truncTime(field string, t time.Time) (time.Time, error) {
 		return time.Date(y, 1, 1, 0, 0, 0, 0, loc), nil
 	case "decade":
 		return time.Date(int(floorDiv(int64(y), 10)*10), 1, 1, 0, 0, 0, 0, loc), nil
-	case "century":
-		return time.Date((y-1)/100*100+1, 1, 1, 0, 0, 0, 0, loc), nil
+	case "century", "millennium":
+		n := map[string]int64{"century": 100, "millennium": 1000}[field]
+		return time.Date(int(truncYears(int64(y), n)), 1, 1, 0, 0, 0, 0, loc), nil
 	}
 	return t, sqlerr.Errorf(sqlerr.InvalidParameterValue, "unit %q not recognized for date_trunc", field)
+}
+
+// truncYears is the first astronomical year of the century (n 100) or
+// millennium (n 1000) holding year y, as Postgres's timestamp_trunc
+// computes it.
+func truncYears(y, n int64) int64 {
+	if y > 0 {
+		return (y-1)/n*n + 1
+	}
+	// Postgres: -((n-1) - (year-1))/n * n + 1 on its BC-aware year.
+	return -((n-1)-(y-1))/n*n + 1
 }

@@ -34,8 +34,11 @@ func buildAndOr(k Kind, args []Expr) (Expr, error) {
 
 // andOrExpr is three-valued AND / OR over two or more arguments: for AND,
 // any FALSE wins, else any NULL makes NULL, else TRUE (OR is the dual).
-// Every argument is evaluated on every row; like Postgres, Sluice does not
-// promise an evaluation order, so a guard belongs in CASE.
+// Each argument is evaluated, left to right, only over the rows the earlier
+// ones left undecided (the others are invisible to it, so their errors do
+// not count), as Postgres's executor short-circuits per row: the common
+// guard x <> 0 AND 10 / x > 1 must not divide by zero. SQL promises no
+// order; this one is Postgres's in practice.
 type andOrExpr struct {
 	or   bool
 	args []Expr
@@ -51,13 +54,17 @@ func (e *andOrExpr) Eval(ctx *Context, c *types.Chunk) (types.Column, error) {
 	for i := range out.Vals {
 		out.Vals[i] = !dominant
 	}
+	undecided := visibleMask(c)
 	for _, a := range e.args {
-		v, err := evalAs[bool](ctx, a, c)
+		if !undecided.Any() {
+			break
+		}
+		v, err := evalAs[bool](ctx, a, restrict(c, undecided))
 		if err != nil {
 			return nil, err
 		}
 		for i := 0; i < n; i++ {
-			if out.Vals[i] == dominant && !out.Nulls.Get(i) {
+			if !undecided.Get(i) {
 				continue
 			}
 			switch {
@@ -66,6 +73,7 @@ func (e *andOrExpr) Eval(ctx *Context, c *types.Chunk) (types.Column, error) {
 			case v.Vals[i] == dominant:
 				out.Vals[i] = dominant
 				out.Nulls.Clear(i)
+				undecided.Clear(i)
 			}
 		}
 	}

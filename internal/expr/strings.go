@@ -37,8 +37,9 @@ func registerStrings(r registry) {
 		}
 		return strings.ReplaceAll(a[0].(string), a[1].(string), a[2].(string)), nil
 	}))
-	r.add("position", sig(tv, tv), i32, binary(func(_ *Context, sub, s string) (int64, error) {
-		// position(sub IN s); the parser passes (sub, s).
+	r.add("position", sig(tv, tv), i32, binary(func(_ *Context, s, sub string) (int64, error) {
+		// position(sub IN s): Postgres's grammar turns it into
+		// position(s, sub), which is what the parser passes.
 		i := strings.Index(s, sub)
 		if i < 0 {
 			return 0, nil
