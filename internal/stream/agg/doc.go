@@ -36,7 +36,11 @@
 //  5. Finding a group: the epoch's dirty set (every group touched since the
 //     last barrier, pinned in memory whatever the cache does), then the LRU
 //     cache (env.CacheOrDefault() groups), then Agg.ResultTable. A group
-//     not in the table starts empty.
+//     not in the table starts empty. Both in-memory indexes are keyed by the
+//     group key's value encoding, written straight from the chunk's columns,
+//     when every key type's value encoding is canonical (integers, bool,
+//     text, bytea, date/time types), else by its memcomparable key
+//     (groupkey.go); a found group costs no allocation.
 //  6. On a barrier, the dirty groups are finished in the order they were
 //     first touched: outputs are computed (running states directly,
 //     table-backed calls by a prefix scan), the result row is written, and
@@ -48,7 +52,10 @@
 //     every table is sealed for the epoch and the barrier is returned.
 //     Emitting per epoch rather than per chunk means a group changed many
 //     times in an epoch emits once; the dirty set is bounded by the epoch's
-//     distinct groups.
+//     distinct groups. The flush reuses its scratch: a group computes its
+//     output into a spare row that swaps with the previous output when
+//     they differ, and the state blobs handed to the result table are
+//     carved from shared arenas.
 //  7. Simple aggregation is the same with an empty group key, except that
 //     its single group never disappears: on the first barrier it is loaded
 //     from (or, if absent, created in) the result table and, if new, its

@@ -49,7 +49,7 @@ func (a *Agg) continueFlush(ctx context.Context) (stream.Message, error) {
 			}
 			g := a.groups.dirty[a.flush.pos]
 			a.flush.pos++
-			rows, err := a.finishGroup(ctx, g)
+			rows, err := a.finishGroup(ctx, g, a.flush.stashBuf[:0])
 			if err != nil {
 				return stream.Message{}, err
 			}
@@ -63,7 +63,7 @@ func (a *Agg) continueFlush(ctx context.Context) (stream.Message, error) {
 		for len(a.flush.stash) > 0 {
 			r := a.flush.stash[0]
 			a.flush.stash = a.flush.stash[1:]
-			if full := bld.Append(r.op, r.row); full != nil {
+			if full := a.appendOut(bld, r); full != nil {
 				return stream.ChunkMsg(full), nil
 			}
 		}
@@ -72,6 +72,16 @@ func (a *Agg) continueFlush(ctx context.Context) (stream.Message, error) {
 		return stream.ChunkMsg(c), nil
 	}
 	return a.endFlush()
+}
+
+// appendOut appends one output row (group key, then outputs) through a
+// scratch row; the builder copies the datums into its columns.
+func (a *Agg) appendOut(bld *types.Builder, r outRow) *types.Chunk {
+	row := append(append(a.flush.rowBuf[:0], r.key...), r.vals...)
+	a.flush.rowBuf = row
+	full := bld.Append(r.op, row)
+	clear(row)
+	return full
 }
 
 // endFlush seals every table and returns the pending barrier.
@@ -88,59 +98,59 @@ func (a *Agg) endFlush() (stream.Message, error) {
 }
 
 // finishGroup computes a dirty group's new output, writes its result row
-// and returns the rows to emit: + for a new group, U-/U+ for a changed one,
-// - for one whose rows are all gone, nothing when the output is unchanged.
-func (a *Agg) finishGroup(ctx context.Context, g *group) ([]outRow, error) {
+// and appends to stash the rows to emit: + for a new group, U-/U+ for a
+// changed one, - for one whose rows are all gone, nothing when the output
+// is unchanged. The stashed rows alias g.prev and g.spare, which stay
+// untouched until the group is finished again in a later epoch, long after
+// the stash is drained.
+func (a *Agg) finishGroup(ctx context.Context, g *group, stash []outRow) ([]outRow, error) {
 	if !a.simple && g.rows <= 0 {
 		prev := g.prev
-		g.prev = nil
+		g.prev, g.spare = nil, nil
 		if prev == nil {
 			a.groups.cache.Delete(g.k)
-			return nil, nil
+			return stash, nil
 		}
 		if err := a.groups.remove(g); err != nil {
 			return nil, err
 		}
-		return []outRow{{types.Delete, a.outputRow(g.key, prev)}}, nil
+		return append(stash, outRow{types.Delete, g.key, prev}), nil
 	}
-	out, err := a.outputs(ctx, g)
-	if err != nil {
+	if g.spare == nil {
+		g.spare = make(types.Row, len(a.calls))
+	}
+	out := g.spare
+	if err := a.outputs(ctx, g, out); err != nil {
 		return nil, err
 	}
 	if err := a.groups.persist(g, out); err != nil {
 		return nil, err
 	}
 	prev := g.prev
-	g.prev = out
 	switch {
 	case prev == nil:
-		return []outRow{{types.Insert, a.outputRow(g.key, out)}}, nil
+		stash = append(stash, outRow{types.Insert, g.key, out})
 	case !a.sameOutput(prev, out):
-		return []outRow{
-			{types.UpdateDelete, a.outputRow(g.key, prev)},
-			{types.UpdateInsert, a.outputRow(g.key, out)},
-		}, nil
+		stash = append(stash, outRow{types.UpdateDelete, g.key, prev}, outRow{types.UpdateInsert, g.key, out})
+	default:
+		return stash, nil // prev stays; spare is rewritten next time
 	}
-	return nil, nil
-}
-
-func (a *Agg) outputRow(key, out types.Row) types.Row {
-	r := make(types.Row, 0, len(key)+len(out))
-	return append(append(r, key...), out...)
+	g.prev, g.spare = out, prev
+	return stash, nil
 }
 
 // sameOutput compares outputs exactly (1.0 and 1.00 differ: a user sees
 // the difference), through their value encodings.
 func (a *Agg) sameOutput(x, y types.Row) bool {
 	ts := a.schema[len(a.groupKeys):]
-	bx, err1 := codec.EncodeValue(nil, x, ts)
-	by, err2 := codec.EncodeValue(nil, y, ts)
+	bx, err1 := codec.EncodeValue(a.flush.cmpX[:0], x, ts)
+	by, err2 := codec.EncodeValue(a.flush.cmpY[:0], y, ts)
+	a.flush.cmpX, a.flush.cmpY = bx, by
 	return err1 == nil && err2 == nil && bytes.Equal(bx, by)
 }
 
-// outputs computes every call's current value for g.
-func (a *Agg) outputs(ctx context.Context, g *group) (types.Row, error) {
-	out := make(types.Row, len(a.calls))
+// outputs computes every call's current value for g into out.
+func (a *Agg) outputs(ctx context.Context, g *group, out types.Row) error {
 	for ci, call := range a.calls {
 		var err error
 		if call.running {
@@ -149,10 +159,10 @@ func (a *Agg) outputs(ctx context.Context, g *group) (types.Row, error) {
 			out[ci], err = a.tableOutput(ctx, g, call)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // tableOutput computes min, max or string_agg from the group's rows in the

@@ -13,15 +13,18 @@ import (
 // group is one group's state: the in-memory copy of its result-table row
 // plus what changed in the current epoch.
 type group struct {
-	k    string    // memcomparable group key, the cache key
+	k    string    // the group's index key (see groupkey.go), the cache key
 	key  types.Row // group key values
 	rows int64     // input rows in the group (deletes subtract)
 	// states holds the running state of every call (unused by calls that
 	// are only table-backed).
 	states []runState
 	// prev is the output (call columns) last emitted and persisted; nil
-	// when the group has not been emitted (or was deleted).
+	// when the group has not been emitted (or was deleted). spare is where
+	// the next output is computed; when it differs from prev the two swap,
+	// so a group reaching a steady state allocates no output rows.
 	prev  types.Row
+	spare types.Row
 	dirty bool
 }
 
@@ -38,6 +41,18 @@ type groups struct {
 	stateTypes []types.Type // the state blob's row types
 	running    []int        // indexes of calls with running state
 	keyBuf     []byte
+	// valueKey: the group index key is the key's value encoding rather
+	// than its memcomparable one (see exactKeyTypes); keyRow is scratch
+	// for boxing a key from columns.
+	valueKey bool
+	keyRow   types.Row
+	// Scratch reused group after group: stateCols holds one row of
+	// stateTypes per running call; blobBuf its encoding; arena the
+	// encodings handed to the result table; rowBuf a result row.
+	stateCols []types.Column
+	blobBuf   []byte
+	arena     []byte
+	rowBuf    types.Row
 }
 
 func newGroups(result *storage.StateTable, cacheSize int, groupTypes []types.Type, calls []*callSpec) *groups {
@@ -54,31 +69,57 @@ func newGroups(result *storage.StateTable, cacheSize int, groupTypes []types.Typ
 			gs.stateTypes = append(gs.stateTypes, stateTypes...)
 		}
 	}
+	gs.valueKey = exactKeyTypes(groupTypes)
+	gs.keyRow = make(types.Row, len(groupTypes))
+	for _, t := range gs.stateTypes {
+		gs.stateCols = append(gs.stateCols, types.MustColumn(t, 1))
+	}
 	return gs
 }
 
 // get returns the group of key, loading or creating it, and marks it dirty.
 func (gs *groups) get(ctx context.Context, key types.Row) (*group, error) {
-	kb, err := codec.EncodeKey(gs.keyBuf[:0], key, gs.groupTypes, nil)
+	kb, err := gs.rowKey(key)
 	if err != nil {
-		return nil, fmt.Errorf("agg: group key: %w", err)
+		return nil, err
 	}
-	gs.keyBuf = kb
-	if g, ok := gs.dirtyIdx[string(kb)]; ok {
+	if g := gs.hit(kb); g != nil {
 		return g, nil
 	}
-	k := string(kb)
-	g, ok := gs.cache.Get(k)
-	if !ok {
-		if g, err = gs.load(ctx, k, slices.Clone(key)); err != nil {
-			return nil, err
-		}
-		gs.cache.Put(k, g)
+	return gs.miss(ctx, string(kb), key)
+}
+
+// hit returns the group whose index key is kb if it is dirty or cached
+// (marking it dirty), else nil. It allocates nothing: the lookups convert
+// kb without copying and the dirty index reuses g.k.
+func (gs *groups) hit(kb []byte) *group {
+	if g, ok := gs.dirtyIdx[string(kb)]; ok {
+		return g
 	}
-	g.dirty = true
-	gs.dirtyIdx[k] = g
-	gs.dirty = append(gs.dirty, g)
+	g, ok := gs.cache.Get(string(kb))
+	if !ok {
+		return nil
+	}
+	gs.markDirty(g)
+	return g
+}
+
+// miss loads (or creates) the group of key, index key k, caches it and
+// marks it dirty. key is copied.
+func (gs *groups) miss(ctx context.Context, k string, key types.Row) (*group, error) {
+	g, err := gs.load(ctx, k, slices.Clone(key))
+	if err != nil {
+		return nil, err
+	}
+	gs.cache.Put(k, g)
+	gs.markDirty(g)
 	return g, nil
+}
+
+func (gs *groups) markDirty(g *group) {
+	g.dirty = true
+	gs.dirtyIdx[g.k] = g
+	gs.dirty = append(gs.dirty, g)
 }
 
 // load reads a group from the result table, or makes an empty one.
@@ -102,45 +143,76 @@ func (gs *groups) load(ctx context.Context, k string, key types.Row) (*group, er
 }
 
 // decodeStates fills the running states from the result row's blob: the
-// running calls' stateTypes rows, concatenated, in call order.
+// running calls' stateTypes rows, concatenated, in call order. The blob is
+// decoded into the one-row state columns, so nothing is boxed.
 func (gs *groups) decodeStates(g *group, blob []byte) error {
 	if len(gs.running) == 0 {
 		return nil
 	}
-	r, err := codec.DecodeValue(blob, gs.stateTypes)
-	if err != nil {
+	gs.resetStateCols()
+	if err := codec.DecodeValueInto(blob, gs.stateTypes, gs.stateCols); err != nil {
 		return fmt.Errorf("agg: group state: %w", err)
 	}
 	w := len(stateTypes)
 	for j, ci := range gs.running {
-		if err := g.states[ci].setRow(r[j*w : (j+1)*w]); err != nil {
-			return err
-		}
+		g.states[ci].setFromColumns(gs.stateCols[j*w : (j+1)*w])
 	}
 	return nil
 }
 
+// encodeStates returns the value encoding of g's running states (a row of
+// stateTypes per running call). The bytes are carved from gs.arena: the
+// result table keeps them in its overlay until the epoch commits, so each
+// group needs its own bytes, but not its own allocation.
 func (gs *groups) encodeStates(g *group) ([]byte, error) {
-	r := make(types.Row, 0, len(gs.stateTypes))
-	for _, ci := range gs.running {
-		r = append(r, g.states[ci].row()...)
+	gs.resetStateCols()
+	w := len(stateTypes)
+	for j, ci := range gs.running {
+		g.states[ci].appendToColumns(gs.stateCols[j*w : (j+1)*w])
 	}
-	b, err := codec.EncodeValue(nil, r, gs.stateTypes)
+	b, err := codec.EncodeValueColumns(gs.blobBuf[:0], gs.stateCols, 0)
 	if err != nil {
 		return nil, fmt.Errorf("agg: encode group state: %w", err)
 	}
-	return b, nil
+	gs.blobBuf = b
+	return gs.carve(b), nil
 }
 
-// persist writes the group's result row with out as its output.
+func (gs *groups) resetStateCols() {
+	for _, c := range gs.stateCols {
+		c.Reset()
+	}
+}
+
+// arenaSize is the size of one blob arena: big enough that a flush of many
+// groups allocates rarely, small enough that an arena pinned by one
+// uncommitted blob wastes little.
+const arenaSize = 32 << 10
+
+// carve copies b into the arena and returns the copy, capped so that an
+// append to it cannot overwrite its neighbour.
+func (gs *groups) carve(b []byte) []byte {
+	if cap(gs.arena)-len(gs.arena) < len(b) {
+		gs.arena = make([]byte, 0, max(arenaSize, len(b)))
+	}
+	n := len(gs.arena)
+	gs.arena = append(gs.arena, b...)
+	return gs.arena[n : n+len(b) : n+len(b)]
+}
+
+// persist writes the group's result row with out as its output. The row is
+// scratch: the table copies it (not the datums, which are never mutated).
 func (gs *groups) persist(g *group, out types.Row) error {
 	blob, err := gs.encodeStates(g)
 	if err != nil {
 		return err
 	}
-	row := make(types.Row, 0, len(g.key)+len(out)+2)
+	row := gs.rowBuf[:0]
 	row = append(append(append(row, g.key...), out...), g.rows, blob)
-	if err := gs.result.Insert(row); err != nil {
+	gs.rowBuf = row
+	err = gs.result.Insert(row)
+	clear(row) // drop references to the datums
+	if err != nil {
 		return fmt.Errorf("agg: persist group: %w", err)
 	}
 	return nil
@@ -149,9 +221,14 @@ func (gs *groups) persist(g *group, out types.Row) error {
 // remove deletes a group whose rows are all gone.
 func (gs *groups) remove(g *group) error {
 	gs.cache.Delete(g.k)
-	row := make(types.Row, len(g.key)+gs.nCalls+2)
-	copy(row, g.key)
-	if err := gs.result.Delete(row); err != nil {
+	row := append(gs.rowBuf[:0], g.key...)
+	for range gs.nCalls + 2 {
+		row = append(row, nil)
+	}
+	gs.rowBuf = row
+	err := gs.result.Delete(row)
+	clear(row)
+	if err != nil {
 		return fmt.Errorf("agg: remove group: %w", err)
 	}
 	return nil

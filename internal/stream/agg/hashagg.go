@@ -32,16 +32,25 @@ type Agg struct {
 		pos     int
 		stash   []outRow
 		builder *types.Builder
+		// Scratch reused across groups: stashBuf backs stash (at most an
+		// update pair), rowBuf an output row, cmpX/cmpY sameOutput.
+		stashBuf   [2]outRow
+		rowBuf     types.Row
+		cmpX, cmpY []byte
 	}
 	simpleLoaded bool
 	// sawBarrier is set once the first barrier has passed.
 	sawBarrier bool
 	filterCols []types.Column
+	keyCols    []types.Column // scratch: the chunk's group-key columns
+	valsBuf    types.Row      // scratch: a table-backed call's values
 }
 
+// outRow is one row to emit: the group key then the call outputs.
 type outRow struct {
-	op  types.Op
-	row types.Row
+	op   types.Op
+	key  types.Row
+	vals types.Row
 }
 
 // Schema returns the group keys' types then one type per call.
@@ -77,15 +86,17 @@ func (a *Agg) handleChunk(ctx context.Context, c *types.Chunk) error {
 	if err := a.evalFilters(c); err != nil {
 		return err
 	}
-	key := make(types.Row, len(a.groupKeys))
+	keyCols := a.keyCols[:0]
+	for _, k := range a.groupKeys {
+		keyCols = append(keyCols, c.Cols[k])
+	}
+	a.keyCols = keyCols
+	defer clear(keyCols) // do not pin the chunk
 	for i, n := 0, c.Capacity(); i < n; i++ {
 		if !c.Visible(i) {
 			continue
 		}
-		for j, k := range a.groupKeys {
-			key[j] = c.Cols[k].Get(i)
-		}
-		g, err := a.groups.get(ctx, key)
+		g, err := a.groups.getAt(ctx, keyCols, i)
 		if err != nil {
 			return err
 		}
@@ -142,11 +153,13 @@ func (a *Agg) applyCall(ctx context.Context, g *group, ci int, call *callSpec, c
 	if !call.tableBacked {
 		return a.applyRunning(st, call, col, i, sign)
 	}
-	vals := make(types.Row, len(call.vt.cols))
-	for j, cc := range call.vt.cols {
-		vals[j] = c.Cols[cc].Get(i)
+	vals := a.valsBuf[:0] // bump copies what it keeps
+	for _, cc := range call.vt.cols {
+		vals = append(vals, c.Cols[cc].Get(i))
 	}
+	a.valsBuf = vals
 	before, after, err := call.vt.bump(ctx, g.key, vals, sign)
+	clear(vals)
 	if err != nil || !call.running {
 		return err
 	}

@@ -273,33 +273,50 @@ func (e *outputEnv) divide(sum *apd.Decimal, n int64) (types.Datum, error) {
 	return d, nil
 }
 
-// row returns the state as a row of stateTypes.
-func (s *runState) row() types.Row {
-	var d types.Datum
-	if !s.d.IsZero() || s.d.Exponent != 0 {
-		d = new(apd.Decimal).Set(&s.d)
+// appendToColumns appends the state as one row of stateTypes to cols
+// (their *types.Vec columns, as types.MustColumn makes them), unboxed. The
+// numeric sum is appended by pointer, not copied: the columns are encoded
+// and reset before the state changes again.
+func (s *runState) appendToColumns(cols []types.Column) {
+	ints := [...]int64{s.n, s.hi, int64(s.lo)}
+	for i, v := range ints {
+		cols[i].(*types.Vec[int64]).AppendValue(v)
 	}
-	return types.Row{s.n, s.hi, int64(s.lo), s.f, d, s.nan, s.pinf, s.ninf, s.trues, s.falses}
+	cols[3].(*types.Vec[float64]).AppendValue(s.f)
+	if !s.d.IsZero() || s.d.Exponent != 0 {
+		cols[4].(*types.Vec[*apd.Decimal]).AppendValue(&s.d)
+	} else {
+		cols[4].Append(nil)
+	}
+	for i, v := range [...]int64{s.nan, s.pinf, s.ninf, s.trues, s.falses} {
+		cols[5+i].(*types.Vec[int64]).AppendValue(v)
+	}
 }
 
-// setRow loads the state from a row of stateTypes.
-func (s *runState) setRow(r types.Row) error {
-	if len(r) != len(stateTypes) {
-		return fmt.Errorf("agg: state row has %d columns, want %d", len(r), len(stateTypes))
-	}
-	ints := []*int64{&s.n, &s.hi, nil, nil, nil, &s.nan, &s.pinf, &s.ninf, &s.trues, &s.falses}
+// setFromColumns loads the state from row 0 of cols, laid out as
+// appendToColumns writes them. A NULL reads as zero.
+func (s *runState) setFromColumns(cols []types.Column) {
+	ints := [...]*int64{&s.n, &s.hi, nil, nil, nil, &s.nan, &s.pinf, &s.ninf, &s.trues, &s.falses}
 	for i, p := range ints {
 		if p != nil {
-			v, _ := r[i].(int64)
-			*p = v
+			*p = int64At(cols[i])
 		}
 	}
-	lo, _ := r[2].(int64)
-	s.lo = uint64(lo)
-	s.f, _ = r[3].(float64)
-	s.d = apd.Decimal{}
-	if d, ok := r[4].(*apd.Decimal); ok {
-		s.d.Set(d)
+	s.lo = uint64(int64At(cols[2]))
+	s.f = 0
+	if v := cols[3].(*types.Vec[float64]); !v.IsNull(0) {
+		s.f = v.Vals[0]
 	}
-	return nil
+	s.d = apd.Decimal{}
+	if v := cols[4].(*types.Vec[*apd.Decimal]); !v.IsNull(0) {
+		s.d.Set(v.Vals[0])
+	}
+}
+
+func int64At(c types.Column) int64 {
+	v := c.(*types.Vec[int64])
+	if v.IsNull(0) {
+		return 0
+	}
+	return v.Vals[0]
 }

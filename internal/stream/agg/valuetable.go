@@ -20,7 +20,7 @@ type valueTable struct {
 }
 
 func newValueTable(t *storage.StateTable, cols []int, nGroup int) *valueTable {
-	return &valueTable{t: t, cols: cols, nGroup: nGroup, scr: make(types.Row, nGroup+len(cols))}
+	return &valueTable{t: t, cols: cols, nGroup: nGroup, scr: make(types.Row, 0, nGroup+len(cols)+1)}
 }
 
 // bump adds delta to the multiplicity of (group, vals) and returns the
@@ -37,7 +37,10 @@ func (v *valueTable) bump(ctx context.Context, group, vals types.Row, delta int6
 		before, _ = old[len(pk)].(int64)
 	}
 	after = before + delta
-	row := append(pk[:len(pk):len(pk)], after)
+	// The table copies the row it keeps, so the scratch can carry the
+	// multiplicity too.
+	row := append(pk, after)
+	v.scr = row[:0]
 	switch {
 	case after > 0:
 		err = v.t.Insert(row)

@@ -33,7 +33,11 @@
 //     arrays as a count, an element null bitmap and the elements).
 //     DecodeValue round-trips exactly and rejects every malformed input
 //     with an error wrapping ErrCorrupt; it never panics and never aliases
-//     its input.
+//     its input. DecodeValueInto (or a ColumnDecoder, which also carves a
+//     chunk's numerics from shared slabs) decodes the same bytes straight
+//     into typed column vectors, and EncodeValueColumns encodes a row of
+//     columns, so rebuilding a chunk from stored rows boxes no datum
+//     (value_columns.go).
 //  5. Rows are spread over VNodeCount virtual nodes by HashRow (one row) or
 //     HashColumns (a whole chunk, column at a time, bit-identical to
 //     HashRow); VNodeOf picks the vnode. The hash is xxhash64 of each

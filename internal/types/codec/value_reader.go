@@ -23,8 +23,11 @@ func (r *valueReader) datum(t types.Type) (types.Datum, error) {
 	case types.Decimal:
 		return r.decimal()
 	case types.Varchar:
-		b, err := r.bytes()
-		return string(b), err
+		s, err := r.string()
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	case types.Bytea:
 		return r.bytes()
 	case types.Date:
@@ -92,12 +95,35 @@ func (r *valueReader) intIn(t types.Type) (types.Datum, error) {
 }
 
 func (r *valueReader) float() (types.Datum, error) {
+	v, err := r.float64()
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (r *valueReader) float64() (float64, error) {
 	if len(r.b) < 8 {
-		return nil, fmt.Errorf("%w: short float", ErrCorrupt)
+		return 0, fmt.Errorf("%w: short float", ErrCorrupt)
 	}
 	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
 	r.b = r.b[8:]
 	return v, nil
+}
+
+// string reads a length-prefixed string, copying it once (through a
+// []byte it would be copied twice).
+func (r *valueReader) string() (string, error) {
+	n, err := r.uvarint()
+	if err != nil {
+		return "", err
+	}
+	if n > uint64(len(r.b)) {
+		return "", fmt.Errorf("%w: length %d past end", ErrCorrupt, n)
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s, nil
 }
 
 // bytes reads a length-prefixed byte string into a fresh slice.
@@ -116,17 +142,25 @@ func (r *valueReader) bytes() ([]byte, error) {
 }
 
 func (r *valueReader) interval() (types.Datum, error) {
-	m, err := r.varintIn(math.MinInt32, math.MaxInt32)
+	v, err := r.intervalValue()
 	if err != nil {
 		return nil, err
+	}
+	return v, nil
+}
+
+func (r *valueReader) intervalValue() (types.DInterval, error) {
+	m, err := r.varintIn(math.MinInt32, math.MaxInt32)
+	if err != nil {
+		return types.DInterval{}, err
 	}
 	d, err := r.varintIn(math.MinInt32, math.MaxInt32)
 	if err != nil {
-		return nil, err
+		return types.DInterval{}, err
 	}
 	us, err := r.varint()
 	if err != nil {
-		return nil, err
+		return types.DInterval{}, err
 	}
 	return types.DInterval{Months: int32(m), Days: int32(d), Micros: us}, nil
 }
@@ -165,28 +199,37 @@ func appendValueDecimal(dst []byte, d *decimal) ([]byte, error) {
 }
 
 func (r *valueReader) decimal() (types.Datum, error) {
+	d := new(decimal)
+	if err := r.decimalInto(d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// decimalInto reads a numeric into d, which must be zero.
+func (r *valueReader) decimalInto(d *decimal) error {
 	if len(r.b) == 0 || r.b[0]&^(decFormMask|decNegBit|decBigBit) != 0 {
-		return nil, fmt.Errorf("%w: bad numeric header", ErrCorrupt)
+		return fmt.Errorf("%w: bad numeric header", ErrCorrupt)
 	}
 	h := r.b[0]
 	r.b = r.b[1:]
 	e, err := r.varintIn(math.MinInt32, math.MaxInt32)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	d := &decimal{Form: apd.Form(h & decFormMask), Negative: h&decNegBit != 0, Exponent: int32(e)}
+	d.Form, d.Negative, d.Exponent = apd.Form(h&decFormMask), h&decNegBit != 0, int32(e)
 	if h&decBigBit == 0 {
 		u, err := r.uvarint()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		d.Coeff.SetUint64(u)
-		return d, nil
+		return nil
 	}
 	b, err := r.bytes()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d.Coeff.SetBytes(b)
-	return d, nil
+	return nil
 }

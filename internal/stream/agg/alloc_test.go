@@ -1,0 +1,129 @@
+package agg
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"testing"
+
+	"github.com/cockroachdb/apd/v3"
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
+	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
+	"pgregory.net/rapid"
+)
+
+// refStateRow is the state blob's row as it was written before the state
+// went through columns: the persisted format, which must not change.
+func refStateRow(s *runState) types.Row {
+	var d types.Datum
+	if !s.d.IsZero() || s.d.Exponent != 0 {
+		d = new(apd.Decimal).Set(&s.d)
+	}
+	return types.Row{s.n, s.hi, int64(s.lo), s.f, d, s.nan, s.pinf, s.ninf, s.trues, s.falses}
+}
+
+func drawRunState(t *rapid.T) runState {
+	i := func(l string) int64 { return rapid.Int64().Draw(t, l) }
+	s := runState{n: i("n"), hi: i("hi"), lo: rapid.Uint64().Draw(t, "lo"),
+		f:   rapid.SampledFrom([]float64{0, math.Copysign(0, -1), 1.5, math.Inf(-1), math.NaN(), 1e300}).Draw(t, "f"),
+		nan: i("nan"), pinf: i("pinf"), ninf: i("ninf"), trues: i("trues"), falses: i("falses")}
+	s.d.Coeff.SetInt64(rapid.Int64Min(0).Draw(t, "coeff"))
+	s.d.Exponent = rapid.Int32Range(-20, 20).Draw(t, "exp")
+	s.d.Negative = rapid.Bool().Draw(t, "neg")
+	return s
+}
+
+// TestStateBlobFormatUnchanged: the column-wise state encoding writes the
+// bytes the row-wise one did, and reads back every field, for one and for
+// several running calls.
+func TestStateBlobFormatUnchanged(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 3).Draw(t, "calls")
+		calls := make([]*callSpec, n)
+		for i := range calls {
+			calls[i] = &callSpec{running: true}
+		}
+		gs := newGroups(nil, 1, nil, calls)
+		g := &group{states: make([]runState, n)}
+		var ref types.Row
+		for i := range g.states {
+			g.states[i] = drawRunState(t)
+			ref = append(ref, refStateRow(&g.states[i])...)
+		}
+		want, err := codec.EncodeValue(nil, ref, gs.stateTypes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := gs.encodeStates(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("state blob %x, want %x", got, want)
+		}
+		back := &group{states: make([]runState, n)}
+		if err := gs.decodeStates(back, got); err != nil {
+			t.Fatal(err)
+		}
+		for i := range back.states {
+			b, w := refStateRow(&back.states[i]), refStateRow(&g.states[i])
+			bb, _ := codec.EncodeValue(nil, b, stateTypes)
+			wb, _ := codec.EncodeValue(nil, w, stateTypes)
+			if !bytes.Equal(bb, wb) {
+				t.Fatalf("call %d: decoded %v, want %v", i, b, w)
+			}
+		}
+	})
+}
+
+// TestCarveDoesNotShareBytes: blobs carved from one arena are independent.
+func TestCarveDoesNotShareBytes(t *testing.T) {
+	gs := &groups{}
+	a := gs.carve([]byte("abc"))
+	b := gs.carve([]byte("xyz"))
+	a = append(a, '!') // must not run into b
+	if string(b) != "xyz" || string(a) != "abc!" {
+		t.Fatalf("a = %q, b = %q", a, b)
+	}
+	big := gs.carve(make([]byte, arenaSize+1))
+	if len(big) != arenaSize+1 {
+		t.Fatalf("big blob has %d bytes", len(big))
+	}
+}
+
+// TestGroupHitDoesNotAllocate: finding a group that is already dirty, or
+// in the cache, allocates nothing (the per-row path of every input row).
+func TestGroupHitDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	st := streamtest.OpenStore(t)
+	in := tsch(i64, i64)
+	node := planAgg(in, []int{0}, []plan.AggCall{ac(plan.AggCountStar, i64)}, 1)
+	a, err := NewAgg(testEnv(st, 16), &streamtest.CycleSource{Types: in}, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	key := types.Row{int64(1 << 40)} // a boxed int64 that is not cached by the runtime
+	if _, err := a.groups.get(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := a.groups.get(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("dirty hit: %v allocations, want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		a.groups.endEpoch() // not dirty any more, but still cached
+		if _, err := a.groups.get(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("cache hit: %v allocations, want 0", n)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package agg
+
+const raceEnabled = false
