@@ -282,14 +282,45 @@ func (q *query) hashJoin(left, right *relExpr, jt plan.JoinType, keys []equiKey,
 	if jt == plan.RightJoin || jt == plan.FullJoin {
 		hj.RightDegreeTable = degreeTable(hj.RightTable, len(rcols))
 	}
-	sk := slices.Clone(left.node.StreamKey)
-	for _, k := range right.node.StreamKey {
-		sk = append(sk, nl+k)
+	lsk, rsk := left.node.StreamKey, right.node.StreamKey
+	if jt != plan.RightJoin {
+		lsk = slices.Concat(lsk, lcols)
 	}
+	if jt == plan.RightJoin || jt == plan.FullJoin {
+		rsk = slices.Concat(rsk, rcols)
+	}
+	sk := joinStreamKey(lsk, rsk, nl)
 	out := &relExpr{cols: slices.Concat(left.cols, right.cols)}
 	out.node = &plan.Node{Kind: plan.KindHashJoin, Inputs: []*plan.Node{left.node, right.node},
 		Schema: colTypes(out.cols), StreamKey: sk, HashJoin: hj}
 	return out
+}
+
+// joinStreamKey is the left side's key then the right side's, each
+// without repeats. The caller adds join key columns: the left's, or for a
+// RIGHT JOIN the right's, or both for a FULL JOIN. The inputs are
+// hash-exchanged on the join key, so an update that changes a row's key
+// becomes a delete on the old key's actor and an insert on the new key's,
+// and their outputs reach the next fragment over different channels in
+// either order. Without the key in the stream key the two can be one row —
+// a NULL-padded row of a preserved side, or a pair whose both rows moved to
+// the same new key in one epoch — and a late delete would remove the new
+// row. A matched output has equal left and right keys, so one side's key
+// tells them apart; a NULL-padded one needs the preserved side's.
+func joinStreamKey(lsk, rsk []int, nl int) []int {
+	var sk []int
+	add := func(c int) {
+		if !slices.Contains(sk, c) {
+			sk = append(sk, c)
+		}
+	}
+	for _, k := range lsk {
+		add(k)
+	}
+	for _, k := range rsk {
+		add(nl + k)
+	}
+	return sk
 }
 
 // shiftRight moves references to columns >= from by delta.
