@@ -69,7 +69,7 @@ type propModel struct {
 	base  map[uint32]string     // base table id -> name
 }
 
-func (m *propModel) create(t *rapid.T, ctx context.Context, s viewShape) {
+func (m *propModel) create(t fataler, ctx context.Context, s viewShape) {
 	fresh := func() *plan.Node {
 		b := newBuilder(ctx, m.e)
 		n := s.build(b, m.a, m.b, m.views)
@@ -108,7 +108,7 @@ func (m *propModel) tables(ctx context.Context) refeval.Tables {
 	return get
 }
 
-func (m *propModel) check(t *rapid.T, ctx context.Context, step int) {
+func (m *propModel) check(t fataler, ctx context.Context, step int) {
 	if err := m.e.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,13 @@ func (m *propModel) dml(t *rapid.T, ctx context.Context) {
 	}
 }
 
-func must(t *rapid.T, err error) {
+// fataler is what the model's helpers need of a *testing.T or *rapid.T.
+type fataler interface {
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+func must(t fataler, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package refeval
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-db/sluice/internal/plan"
@@ -87,8 +85,12 @@ func aggCall(call plan.AggCall, in []types.Type, g []types.Row) (types.Datum, er
 	if call.Kind == plan.AggCountStar {
 		return int64(len(args)), nil
 	}
-	if call.Kind == plan.AggArrayAgg {
-		return arrayAgg(args), nil
+	if call.Kind == plan.AggArrayAgg || call.Kind == plan.AggStringAgg {
+		ordered, err := orderedArgs(call, in, g)
+		if err != nil || call.Kind == plan.AggStringAgg {
+			return stringAgg(ordered, call.Type), err
+		}
+		return arrayAgg(ordered), nil
 	}
 	var vals []types.Datum
 	for _, a := range args {
@@ -105,8 +107,8 @@ func aggCall(call plan.AggCall, in []types.Type, g []types.Row) (types.Datum, er
 		return sum(vals, call.Type)
 	case plan.AggBoolAnd, plan.AggBoolOr:
 		return boolAgg(vals, call.Kind == plan.AggBoolAnd), nil
-	case plan.AggStringAgg:
-		return stringAgg(args), nil
+	case plan.AggAvg:
+		return avg(vals, call.Type)
 	}
 	return nil, fmt.Errorf("refeval: aggregate %s not supported", call.Kind)
 }
@@ -172,38 +174,4 @@ func boolAgg(vals []types.Datum, and bool) types.Datum {
 		}
 	}
 	return acc
-}
-
-// stringAgg joins values in an unspecified order; callers compare it only
-// as a multiset of parts, so it sorts them.
-// arrayAgg ignores ORDER BY, like stringAgg: values sorted, NULLs last.
-func arrayAgg(args []types.Row) types.Datum {
-	if len(args) == 0 {
-		return nil
-	}
-	out := make(types.DArray, len(args))
-	for i, a := range args {
-		out[i] = a[0]
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i] == nil || out[j] == nil {
-			return out[j] == nil && out[i] != nil
-		}
-		return types.Compare(out[i], out[j]) < 0
-	})
-	return out
-}
-
-func stringAgg(args []types.Row) types.Datum {
-	var parts []string
-	for _, a := range args {
-		if a[0] != nil {
-			parts = append(parts, a[0].(string))
-		}
-	}
-	if len(parts) == 0 {
-		return nil
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
 }
