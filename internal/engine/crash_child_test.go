@@ -1,0 +1,328 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-db/sluice/internal/task"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// The crash test's child process: this test binary re-executed with
+// crashChildEnv set. It opens the engine (recovering whatever the last
+// child left), learns the acknowledged rows from the tables, prints READY
+// and runs crashWriters concurrent writers until it is killed. Every
+// statement is printed ("B …") before its Write starts and acknowledged
+// ("A w seq") after it returns, so the parent knows every acknowledged
+// statement and each writer's one statement in flight.
+
+const (
+	crashChildEnv = "SLUICE_CRASH_CHILD_DIR"
+	crashRunEnv   = "SLUICE_CRASH_RUN"
+)
+
+func crashOptions(dir string) Options {
+	return Options{Dir: dir, BarrierInterval: 10 * time.Millisecond, Parallelism: 2, ChunkSize: 64}
+}
+
+// TestCrashChild is the child's body; it only runs when re-executed.
+func TestCrashChild(t *testing.T) {
+	dir := os.Getenv(crashChildEnv)
+	if dir == "" {
+		t.Skip("runs only as the crash test's child process")
+	}
+	run, _ := strconv.Atoi(os.Getenv(crashRunEnv))
+	out := &lineOut{w: os.Stdout}
+	fail := func(what string, err error) {
+		out.print(fmt.Sprintf("ERR %s: %v", what, err))
+		os.Exit(3)
+	}
+	ctx := context.Background()
+	out.print("OPEN")
+	e, err := Open(ctx, crashOptions(dir))
+	if err != nil {
+		fail("open", err)
+	}
+	out.print("OPENED")
+	if err := setupWorkload(ctx, e); err != nil {
+		fail("setup", err)
+	}
+	ws, err := newCrashWriters(ctx, e, run, out.print)
+	if err != nil {
+		fail("initial scan", err)
+	}
+	out.print("READY")
+	if err := runCrashWriters(ctx, e, ws, -1); err != nil {
+		fail("write", err)
+	}
+}
+
+// lineOut prints whole lines, one write each, so concurrent writers'
+// lines never interleave and each is in the pipe before the next step.
+type lineOut struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (o *lineOut) print(s string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, _ = io.WriteString(o.w, s+"\n")
+}
+
+// crashWriter is one client: it writes statements on its own keys and
+// knows, from its own acknowledged statements, which rows it has.
+type crashWriter struct {
+	id   int
+	e    *Engine
+	emit func(string)
+	rng  *rand.Rand
+	m    model // this writer's rows as of its acknowledged statements
+	seq  int64
+	base int64 // fresh keys of this run: base + ord*crashWriters + id
+	ord  int64
+	rids *ridCache
+}
+
+// newCrashWriters reads the committed rows (after a flush, every
+// acknowledged one) and hands each writer its own.
+func newCrashWriters(ctx context.Context, e *Engine, run int, emit func(string)) ([]*crashWriter, error) {
+	if err := e.Flush(ctx); err != nil {
+		return nil, err
+	}
+	tRows, uRows, err := scanWorkload(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	ob := observe(tRows, uRows)
+	rids := &ridCache{m: map[int64]int64{}}
+	ws := make([]*crashWriter, crashWriters)
+	for i := range ws {
+		ws[i] = &crashWriter{id: i, e: e, emit: emit, m: ob.t[i], rids: rids,
+			rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i))), base: int64(run+1) << 32}
+	}
+	return ws, nil
+}
+
+// runCrashWriters runs every writer for n statements (n < 0: until the
+// process is killed) next to a goroutine that learns row ids from scans.
+func runCrashWriters(ctx context.Context, e *Engine, ws []*crashWriter, n int) error {
+	g, gctx := task.NewGroup(ctx)
+	done := make(chan struct{})
+	g.Go(gctx, "crash-rowids", func(ctx context.Context) error { return ws[0].rids.refresh(ctx, e, done) })
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		g.Go(gctx, fmt.Sprintf("crash-writer-%d", w.id), func(ctx context.Context) error {
+			defer wg.Done()
+			return w.run(ctx, n)
+		})
+	}
+	wg.Wait()
+	close(done)
+	return g.Wait()
+}
+
+func (w *crashWriter) run(ctx context.Context, n int) error {
+	for i := 0; n < 0 || i < n; i++ {
+		s := w.next()
+		w.emit(s.encode())
+		if err := w.e.Write(ctx, s.table, s.chunk()); err != nil {
+			return fmt.Errorf("writer %d statement %d: %w", w.id, s.seq, err)
+		}
+		w.emit(fmt.Sprintf("A %d %d", w.id, s.seq))
+		if err := w.m.apply(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// next makes the writer's next statement: mostly small ones, now and then
+// one larger than a chunk (the table source cuts its record), and enough
+// deletes that t stays a few hundred rows per writer.
+func (w *crashWriter) next() stmt {
+	w.seq++
+	s := stmt{writer: w.id, seq: w.seq}
+	n := 1 + w.rng.IntN(6)
+	if w.rng.IntN(10) == 0 {
+		n = 30 + w.rng.IntN(120)
+	}
+	known := w.knownRows()
+	switch r := w.rng.IntN(100); {
+	case r < 15 && len(known) > 0:
+		s.table, s.ops = "t", w.updateT(known, n)
+	case (r < 27 || len(w.m.t) > 300) && len(known) > 0:
+		s.table, s.ops = "t", w.deleteT(known, n)
+	case r < 50:
+		s.table, s.ops = "u", w.changeU(n)
+	default:
+		s.table, s.ops = "t", w.insertT(n)
+	}
+	return s
+}
+
+func (w *crashWriter) value() int64 { return w.rng.Int64N(2001) - 1000 }
+
+func (w *crashWriter) freshKey(ord int64) int64 { return w.base + ord*crashWriters + int64(w.id) }
+
+func (w *crashWriter) insertT(n int) []wop {
+	ops := make([]wop, n)
+	for i := range ops {
+		ops[i] = wop{kind: 'i', k: w.freshKey(w.ord), v: w.value()}
+		w.ord++
+	}
+	return ops
+}
+
+// knownRows are the writer's rows whose row id it knows: only those can
+// be updated or deleted, as a DELETE or UPDATE reads them first.
+func (w *crashWriter) knownRows() []int64 {
+	var ks []int64
+	for k, r := range w.m.t {
+		if r.rid == 0 {
+			if rid, ok := w.rids.get(k); ok {
+				r.rid = rid
+				w.m.t[k] = r
+			}
+		}
+		if r.rid != 0 {
+			ks = append(ks, k)
+		}
+	}
+	w.rng.Shuffle(len(ks), func(i, j int) { ks[i], ks[j] = ks[j], ks[i] })
+	return ks
+}
+
+func (w *crashWriter) updateT(known []int64, n int) []wop {
+	var ops []wop
+	for _, k := range known[:min(n, len(known))] {
+		r := w.m.t[k]
+		ops = append(ops, wop{kind: 'u', k: k, v: r.v, v2: w.value(), rid: r.rid, hasRowID: true})
+	}
+	return ops
+}
+
+func (w *crashWriter) deleteT(known []int64, n int) []wop {
+	var ops []wop
+	for _, k := range known[:min(n, len(known))] {
+		ops = append(ops, wop{kind: 'd', k: k, v: w.m.t[k].v, rid: w.m.t[k].rid, hasRowID: true})
+	}
+	return ops
+}
+
+// changeU upserts, updates or deletes rows of u, on keys of the writer's
+// rows of t (so j changes), on keys t gets soon, or on keys u has; a key
+// appears once per statement.
+func (w *crashWriter) changeU(n int) []wop {
+	var ops []wop
+	seen := map[int64]bool{}
+	for range n {
+		k := w.uKey()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		cur, ok := w.m.u[k]
+		switch r := w.rng.IntN(3); {
+		case ok && r == 0:
+			ops = append(ops, wop{kind: 'd', k: k, v: cur})
+		case ok && r == 1:
+			ops = append(ops, wop{kind: 'u', k: k, v: cur, v2: w.value()})
+		default:
+			ops = append(ops, wop{kind: 'i', k: k, v: w.value()})
+		}
+	}
+	return ops
+}
+
+func (w *crashWriter) uKey() int64 {
+	switch r := w.rng.IntN(10); {
+	case r < 5 && len(w.m.t) > 0:
+		return anyKey(w.m.t, w.rng)
+	case r < 8 && len(w.m.u) > 0:
+		return anyKey(w.m.u, w.rng)
+	default:
+		return w.freshKey(w.ord + w.rng.Int64N(20))
+	}
+}
+
+func anyKey[V any](m map[int64]V, rng *rand.Rand) int64 {
+	i := rng.IntN(len(m))
+	for k := range m {
+		if i == 0 {
+			return k
+		}
+		i--
+	}
+	panic("unreachable")
+}
+
+// chunk is the statement as the SQL layer would write it: inserts into t
+// without row ids (the engine assigns them), its deletes and updates with.
+func (s stmt) chunk() *types.Chunk {
+	ts := []types.Type{types.TInt64, types.TInt64}
+	if s.table == "t" && s.ops[0].kind != 'i' {
+		ts = append(ts, types.TInt64)
+	}
+	b := types.NewBuilder(ts, 2*len(s.ops)+1)
+	row := func(o wop, v int64) types.Row {
+		if len(ts) == 3 {
+			return types.Row{o.k, v, o.rid}
+		}
+		return types.Row{o.k, v}
+	}
+	for _, o := range s.ops {
+		switch o.kind {
+		case 'i':
+			b.Append(types.Insert, row(o, o.v))
+		case 'd':
+			b.Append(types.Delete, row(o, o.v))
+		case 'u':
+			b.Append(types.UpdateDelete, row(o, o.v))
+			b.Append(types.UpdateInsert, row(o, o.v2))
+		}
+	}
+	return b.Take()
+}
+
+// ridCache holds the row ids of t's committed rows, from periodic scans.
+type ridCache struct {
+	mu sync.Mutex
+	m  map[int64]int64
+}
+
+func (c *ridCache) get(k int64) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rid, ok := c.m[k]
+	return rid, ok
+}
+
+func (c *ridCache) refresh(ctx context.Context, e *Engine, done <-chan struct{}) error {
+	for {
+		rows, err := e.Scan(ctx, "t")
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		for _, r := range rows {
+			c.m[r[0].(int64)] = r[2].(int64)
+		}
+		c.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-done:
+			return nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
