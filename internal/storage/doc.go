@@ -11,25 +11,27 @@
 //  1. An actor opens one StateTable per table it keeps (Store.OpenTable),
 //     naming itself as owner and listing the vnodes it owns.
 //  2. Insert/Delete/Update encode the PK into the full Pebble key and put
-//     the row (or a tombstone) into the table's overlay, an ordered map of
-//     uncommitted writes, tagged "unsealed". Nothing touches Pebble yet;
+//     the row (or a tombstone) into the table's overlay (overlay.go): the
+//     epoch's unsealed writes live in a hash map, with an ordered index
+//     built only once a scan needs it. Nothing touches Pebble yet;
 //     rewriting a key within an epoch only replaces the overlay value.
 //  3. Get and Scan read the overlay first and committed Pebble data under
 //     it (iter.go merges both in key order; tombstones hide rows), so an
 //     actor always reads its own writes, sealed or not.
 //  4. At a checkpoint barrier the actor calls Seal(epoch): every key written
 //     since the last seal is encoded into one Pebble batch, handed to the
-//     store as a staged batch under (epoch, owner, table), and its overlay
-//     entries are tagged with epoch. The entries stay readable.
+//     store as a staged batch under (epoch, owner, table), in key order,
+//     and the writes become the overlay's sorted run for epoch. The run
+//     stays readable; newer writes shadow it.
 //  5. When the barrier manager has collected epoch from every actor it calls
 //     Store.Commit(epoch, offsets): all staged batches with epoch ≤ e, the
 //     staged meta writes, the source offsets and the committed-epoch marker
 //     go into ONE Pebble batch committed with Sync. Either all of it is
 //     durable after a crash or none of it is.
 //  6. Only after the sync does CommittedEpoch advance (and WaitCommitted
-//     callers wake). Each StateTable then lazily drops overlay entries whose
-//     epoch is committed, the next time its owner touches it, because Pebble
-//     now has them; an entry rewritten since is kept.
+//     callers wake). Each StateTable then lazily drops the runs whose epoch
+//     is committed, whole, the next time its owner touches it (never while
+//     one of its iterators is open), because Pebble now has them.
 //
 // The other way out of staging: DiscardActor drops one owner's staged
 // batches (a dropped job's actors), AbortUncommitted drops all of them and

@@ -3,15 +3,12 @@ package storage
 import "github.com/sluice-db/sluice/internal/types"
 
 // overlayGet looks a full key up in the overlay. Once the owner's writes
-// are committed and pruned the overlay is empty, and a read of committed
-// state then skips the lookup and the key's string copy it would need
-// (the tree's comparison func makes the converted key escape).
-func (t *StateTable) overlayGet(key []byte) (*entry, bool) {
-	if t.overlay.Len() == 0 {
-		return nil, false
+// are committed and pruned the overlay is empty and the lookup is skipped.
+func (t *StateTable) overlayGet(key []byte) (overlayItem, bool) {
+	if t.overlay.empty() {
+		return overlayItem{}, false
 	}
-	_, e, ok := t.overlay.Get(string(key))
-	return e, ok
+	return t.overlay.get(key)
 }
 
 // scratchPK returns row's primary key in a buffer reused by every call, for

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/RaduBerinde/btreemap"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -28,7 +27,7 @@ type mergeIter struct {
 	lay     *layout
 	ranges  []keyRange
 	pit     *pebble.Iterator
-	overlay *btreemap.BTreeMap[string, *entry] // nil for snapshots
+	overlay *overlay // nil for snapshots
 	onClose func()
 
 	pValid bool
@@ -36,18 +35,14 @@ type mergeIter struct {
 	opos   int
 	oDone  bool   // the overlay has no more entries in the current range
 	oLast  string // last overlay key buffered, to resume after it
+	oHi    string // the current range's upper bound, once converted
 	err    error
 	closed bool
 }
 
-type overlayItem struct {
-	key string
-	e   *entry
-}
-
 const overlayBatch = 64
 
-func newMergeIter(r pebble.Reader, lay *layout, ranges []keyRange, overlay *btreemap.BTreeMap[string, *entry]) (*mergeIter, error) {
+func newMergeIter(r pebble.Reader, lay *layout, ranges []keyRange, overlay *overlay) (*mergeIter, error) {
 	pit, err := r.NewIter(nil)
 	if err != nil {
 		return nil, fmt.Errorf("storage: table %d: new iterator: %w", lay.desc.ID, err)
@@ -77,24 +72,19 @@ func (m *mergeIter) fillOverlay(first bool) {
 	if m.oDone {
 		return
 	}
-	r := m.ranges[0]
-	lo := btreemap.GE(string(r.lo))
-	if !first {
-		lo = btreemap.GT(m.oLast)
-	}
-	hi := btreemap.LT(string(r.hi))
-	if r.hi == nil {
-		hi = btreemap.Max[string]()
-	}
-	for k, e := range m.overlay.Ascend(lo, hi) {
-		m.obuf = append(m.obuf, overlayItem{key: k, e: e})
-		if len(m.obuf) == overlayBatch {
-			break
-		}
-	}
-	if len(m.obuf) < overlayBatch {
+	if m.overlay.empty() {
+		// Nothing to merge; the common case once writes are committed, and
+		// it skips converting the range's bounds to strings.
 		m.oDone = true
+		return
 	}
+	r := m.ranges[0]
+	if first {
+		m.oLast = string(r.lo)
+		m.oHi = string(r.hi)
+	}
+	sp := overlaySpan{lo: m.oLast, after: !first, hi: m.oHi, hasHi: r.hi != nil}
+	m.obuf, m.oDone = m.overlay.fill(m.obuf, sp, overlayBatch)
 	if len(m.obuf) > 0 {
 		m.oLast = m.obuf[len(m.obuf)-1].key
 	}
@@ -145,8 +135,8 @@ func (m *mergeIter) Next() (types.Row, bool, error) {
 		if m.pValid && c == 0 {
 			m.pValid = m.pit.Next()
 		}
-		if o.e.row != nil {
-			return slices.Clone(o.e.row), true, nil
+		if o.row != nil {
+			return slices.Clone(o.row), true, nil
 		}
 	}
 	return nil, false, m.err

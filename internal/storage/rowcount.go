@@ -50,7 +50,7 @@ func (t *StateTable) TrackRowCounts(ctx context.Context) error {
 	if t.rc.on {
 		return nil
 	}
-	if len(t.dirty) > 0 || len(t.sealed) > 0 {
+	if !t.overlay.empty() {
 		return fmt.Errorf("storage: table %d: row counts must be tracked before the first write", t.lay.desc.ID)
 	}
 	t.rc = rowCounts{on: true, n: make([]int64, codec.VNodeCount), isDir: make([]bool, codec.VNodeCount)}

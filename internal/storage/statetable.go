@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/RaduBerinde/btreemap"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
@@ -28,13 +27,8 @@ type StateTable struct {
 	gen, dropGen uint64
 	broken       error // set when a seal failed; the table is unusable
 
-	// overlay maps full Pebble keys to the latest uncommitted write.
-	overlay *btreemap.BTreeMap[string, *entry]
-	// dirty holds the keys written since the last Seal.
-	dirty []string
-	// sealed holds, per sealed and not yet pruned epoch, the keys sealed in
-	// it, oldest first.
-	sealed     []sealedKeys
+	// overlay holds the uncommitted writes by full Pebble key (overlay.go).
+	overlay    *overlay
 	lastSealed uint64
 	openIters  int // pruning waits while iterators read the overlay
 	keyScratch []byte
@@ -42,17 +36,6 @@ type StateTable struct {
 	valScratch []byte
 	prunedUpTo uint64
 	rc         rowCounts // per-vnode row counts, when tracked
-}
-
-// entry is an uncommitted write: a row, or a tombstone when row is nil.
-type entry struct {
-	row   types.Row
-	epoch uint64 // the epoch it was sealed in; 0 while unsealed
-}
-
-type sealedKeys struct {
-	epoch uint64
-	keys  []string
 }
 
 // OpenTable opens owner's state table for desc. vnodes lists the vnodes the
@@ -69,7 +52,7 @@ func (s *Store) OpenTable(desc TableDesc, owner ActorID, vnodes types.Bitmap) (*
 		lay:     lay,
 		owner:   owner,
 		vnodes:  vnodes.Clone(),
-		overlay: btreemap.New[string, *entry](16, func(a, b string) int { return compareStrings(a, b) }),
+		overlay: newOverlay(),
 	}
 	for v := range codec.VNodeCount {
 		if vnodes == nil || vnodes.Get(v) {
@@ -146,15 +129,7 @@ func (t *StateTable) write(pk, row types.Row) error {
 	if err != nil {
 		return err
 	}
-	k := string(key)
-	// One descent of the tree, not a lookup then an insert. The entry is
-	// always replaced, never changed: a sealed one must be, because its
-	// epoch's batch already holds its value and pruning checks its epoch.
-	_, prev, found := t.overlay.ReplaceOrInsert(k, &entry{row: row})
-	if !found || prev.epoch != 0 {
-		// First write of this key since the last seal: remember to seal it.
-		t.dirty = append(t.dirty, k)
-	}
+	t.overlay.put(key, row)
 	return nil
 }
 
@@ -214,40 +189,43 @@ func (t *StateTable) Seal(epoch uint64) error {
 	}
 	t.maybePrune()
 	t.lastSealed = epoch
-	if len(t.dirty) == 0 && len(t.rc.dirty) == 0 {
+	if !t.overlay.hasUnsealed() && len(t.rc.dirty) == 0 {
 		if err := t.store.checkSeal(epoch, t.lay.desc.ID, t.gen, t.dropGen); err != nil {
 			return t.becomeBroken(err)
 		}
 		return nil
 	}
 	b := t.store.db.NewBatch()
-	for _, k := range t.dirty {
-		_, e, _ := t.overlay.Get(k)
-		e.epoch = epoch
-		var err error
-		if e.row == nil {
-			err = b.Delete([]byte(k), nil)
-		} else {
-			t.valScratch, err = t.lay.encodeValue(t.valScratch[:0], e.row)
-			if err == nil {
-				err = b.Set([]byte(k), t.valScratch, nil)
-			}
-		}
-		if err != nil {
-			_ = b.Close()
-			return t.becomeBroken(err)
-		}
+	// In key order: Pebble's memtable inserts a sorted batch faster.
+	if err := t.encodeSealed(b, t.overlay.seal(epoch)); err != nil {
+		_ = b.Close()
+		return t.becomeBroken(err)
 	}
 	if err := t.sealCounts(b); err != nil {
 		_ = b.Close()
 		return t.becomeBroken(err)
 	}
-	t.sealed = append(t.sealed, sealedKeys{epoch: epoch, keys: t.dirty})
-	t.dirty = nil
 	sb := &stagedBatch{owner: t.owner, table: t.lay.desc.ID, batch: b}
 	if err := t.store.stage(epoch, sb, t.gen, t.dropGen); err != nil {
 		sb.release()
 		return t.becomeBroken(err)
+	}
+	return nil
+}
+
+// encodeSealed writes a sealed epoch's items into b.
+func (t *StateTable) encodeSealed(b *pebble.Batch, items []overlayItem) error {
+	for _, it := range items {
+		var err error
+		t.keyScratch = append(t.keyScratch[:0], it.key...)
+		if it.row == nil {
+			err = b.Delete(t.keyScratch, nil)
+		} else if t.valScratch, err = t.lay.encodeValue(t.valScratch[:0], it.row); err == nil {
+			err = b.Set(t.keyScratch, t.valScratch, nil)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -259,7 +237,7 @@ func (t *StateTable) becomeBroken(err error) error {
 	return t.broken
 }
 
-// maybePrune drops overlay entries whose epoch is committed: Pebble has
+// maybePrune drops the overlay's runs whose epoch is committed: Pebble has
 // them now. It runs lazily on the owner's goroutine, never while an iterator
 // is reading the overlay (that iterator's Pebble view may predate the
 // commit).
@@ -269,26 +247,13 @@ func (t *StateTable) maybePrune() {
 		return
 	}
 	t.prunedUpTo = c
-	n := 0
-	for _, sk := range t.sealed {
-		if sk.epoch > c {
-			break
-		}
-		for _, k := range sk.keys {
-			// The key may have been rewritten since: only drop the entry
-			// if it is still the one sealed in this epoch.
-			if _, e, ok := t.overlay.Get(k); ok && e.epoch == sk.epoch {
-				t.overlay.Delete(k)
-			}
-		}
-		n++
-	}
-	t.sealed = t.sealed[n:]
+	t.overlay.prune(c)
 }
 
-// OverlayLen returns the number of uncommitted writes buffered; for tests
+// OverlayLen returns the number of uncommitted writes buffered (a key
+// written in several uncommitted epochs counts once per epoch); for tests
 // and metrics.
 func (t *StateTable) OverlayLen() int {
 	t.maybePrune()
-	return t.overlay.Len()
+	return t.overlay.len()
 }

@@ -91,9 +91,20 @@ func finishHash(h uint64) uint64 {
 	return h
 }
 
-// hashDatum hashes one datum's canonical bytes, built in buf.
+// hashDatum hashes one datum's canonical bytes, built in buf: the bytes of
+// appendKeyColumn with Order{}, spelled out so that buf (HashRow's stack
+// array) does not escape for scalar types.
 func hashDatum(buf []byte, d types.Datum, t types.Type) uint64 {
-	buf, err := appendKeyColumn(buf, d, t, Order{})
+	var err error
+	switch {
+	case d == nil:
+		buf = append(buf, nullLastMarker)
+	case t.ID == types.Array:
+		// Array encoding recurses, so its buffer escapes: give it its own.
+		buf, err = appendKeyColumn(nil, d, t, Order{})
+	default:
+		buf, err = appendKeyScalar(append(buf, valueMarker), d, t)
+	}
 	if err != nil {
 		panic(fmt.Sprintf("codec: hashing: %v", err))
 	}

@@ -120,6 +120,16 @@ func invert(b []byte) {
 
 // appendKeyDatum appends the ascending encoding of a non-NULL datum.
 func appendKeyDatum(dst []byte, d types.Datum, t types.Type) ([]byte, error) {
+	if t.ID == types.Array {
+		return appendKeyArray(dst, d, t)
+	}
+	return appendKeyScalar(dst, d, t)
+}
+
+// appendKeyScalar is appendKeyDatum for every type but arrays. Kept apart
+// because arrays recurse, and escape analysis then lets dst escape, which
+// would move HashRow's stack scratch buffer to the heap.
+func appendKeyScalar(dst []byte, d types.Datum, t types.Type) ([]byte, error) {
 	switch t.ID {
 	case types.Bool:
 		if v, ok := d.(bool); ok {
@@ -145,8 +155,6 @@ func appendKeyDatum(dst []byte, d types.Datum, t types.Type) ([]byte, error) {
 		if v, ok := d.([]byte); ok {
 			return appendKeyBytes(dst, v), nil
 		}
-	case types.Array:
-		return appendKeyArray(dst, d, t)
 	default:
 		return appendKeyTemporal(dst, d, t)
 	}

@@ -1,0 +1,175 @@
+package storage
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/RaduBerinde/btreemap"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// overlay holds a StateTable's uncommitted writes: the unsealed writes of
+// the current epoch and, per sealed but not yet committed epoch, a sorted
+// run of that epoch's writes. Newer layers shadow older ones.
+//
+// Why this shape: in steady state every key an executor keeps hot is
+// written once per epoch and committed an epoch later. A single ordered
+// tree paid an insert per key per epoch plus a lookup and a delete at
+// prune. Here an unsealed write is one hash-map probe, a seal sorts the
+// epoch's keys once (the Pebble batch is then written in key order), and a
+// commit drops whole runs without looking at their keys.
+//
+// Scans need the unsealed writes in order; index, a tree over them, is
+// built the first time a scan asks in an epoch and then kept up to date by
+// writes. A table that was scanned during an epoch keeps maintaining it
+// in the next one; a table that is only read by point lookups never builds
+// it.
+type overlay struct {
+	pending map[string]int32 // unsealed key → position in items
+	items   []overlayItem    // unsealed writes, in first-write order
+	index   *btreemap.BTreeMap[string, int32]
+	scanned bool // a scan read index since the last seal
+	runs    []sealedRun
+	spare   []overlayItem // a pruned run's storage, reused by the next seal
+
+	srcScratch  [][]overlayItem // see gather
+	pendScratch []overlayItem
+	sortKeys    []sortKey // see sortedItems
+}
+
+// overlayItem is one uncommitted write: a row, or a tombstone (row nil).
+type overlayItem struct {
+	key string
+	row types.Row
+}
+
+// sealedRun is one sealed, uncommitted epoch's writes, sorted by key.
+type sealedRun struct {
+	epoch uint64
+	items []overlayItem
+}
+
+func newOverlay() *overlay {
+	return &overlay{pending: make(map[string]int32)}
+}
+
+// put records row (nil = tombstone) under key; key is copied if new.
+func (o *overlay) put(key []byte, row types.Row) {
+	if i, ok := o.pending[string(key)]; ok {
+		o.items[i].row = row
+		return
+	}
+	k := string(key)
+	i := int32(len(o.items))
+	o.pending[k] = i
+	o.items = append(o.items, overlayItem{key: k, row: row})
+	if o.index != nil {
+		o.index.ReplaceOrInsert(k, i)
+	}
+}
+
+// get returns the newest uncommitted write of key, if any.
+func (o *overlay) get(key []byte) (overlayItem, bool) {
+	if i, ok := o.pending[string(key)]; ok {
+		return o.items[i], true
+	}
+	for r := len(o.runs) - 1; r >= 0; r-- {
+		if it, ok := o.runs[r].find(key); ok {
+			return it, true
+		}
+	}
+	return overlayItem{}, false
+}
+
+// find binary-searches the run for key.
+func (r *sealedRun) find(key []byte) (overlayItem, bool) {
+	lo, hi := 0, len(r.items)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch c := strings.Compare(r.items[m].key, string(key)); {
+		case c == 0:
+			return r.items[m], true
+		case c < 0:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	return overlayItem{}, false
+}
+
+// empty reports whether the overlay holds no write at all.
+func (o *overlay) empty() bool { return len(o.items) == 0 && len(o.runs) == 0 }
+
+// hasUnsealed reports whether any write awaits a seal.
+func (o *overlay) hasUnsealed() bool { return len(o.items) > 0 }
+
+// len counts buffered writes; a key written in several epochs counts once
+// per epoch.
+func (o *overlay) len() int {
+	n := len(o.items)
+	for _, r := range o.runs {
+		n += len(r.items)
+	}
+	return n
+}
+
+// seal moves the unsealed writes into a sorted run for epoch and returns
+// them in key order. The caller must not keep the slice past the next
+// prune.
+func (o *overlay) seal(epoch uint64) []overlayItem {
+	items := o.sortedItems()
+	o.runs = append(o.runs, sealedRun{epoch: epoch, items: items})
+	// The unsorted slice is free now; the run's storage comes back through
+	// spare when it is pruned.
+	clear(o.items)
+	o.items = o.items[:0]
+	clear(o.pending)
+	if o.index != nil {
+		if o.scanned {
+			o.index.Clear(true)
+		} else {
+			o.index = nil // nobody scanned this epoch: stop paying for it
+		}
+	}
+	o.scanned = false
+	return items
+}
+
+// prune drops the runs of epochs ≤ committed: Pebble has them now. No
+// iterator may be open (their Pebble view may predate the commit). The
+// largest dropped run's storage is kept for the next epoch's writes.
+func (o *overlay) prune(committed uint64) {
+	n := 0
+	for n < len(o.runs) && o.runs[n].epoch <= committed {
+		if s := o.runs[n].items; cap(s) > cap(o.spare) {
+			clear(s)
+			o.spare = s[:0]
+		}
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	o.runs = slices.Delete(o.runs, 0, n)
+	if len(o.items) == 0 && cap(o.spare) > cap(o.items) {
+		o.items, o.spare = o.spare, o.items[:0]
+	}
+}
+
+// ensureIndex builds the ordered index over the unsealed writes.
+func (o *overlay) ensureIndex() {
+	o.scanned = true
+	if o.index != nil {
+		return
+	}
+	o.index = btreemap.New[string, int32](16, compareStrings)
+	order := make([]int32, len(o.items))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(o.items[a].key, o.items[b].key) })
+	for _, i := range order {
+		o.index.ReplaceOrInsert(o.items[i].key, i)
+	}
+}

@@ -1,0 +1,115 @@
+package storage
+
+import (
+	"strings"
+
+	"github.com/RaduBerinde/btreemap"
+)
+
+// overlaySpan is the part of a key range an iterator still needs from the
+// overlay: keys after lo (or from lo, when !after) and, when hasHi, below hi.
+type overlaySpan struct {
+	lo, hi string
+	after  bool
+	hasHi  bool
+}
+
+// fill appends to dst, in key order, up to about max of the newest
+// uncommitted writes in span (tombstones included, each key once), and
+// reports whether span holds no more. It reads the overlay's current
+// state, so the owner may write or seal between calls; an iterator resumes
+// after the last key it got.
+func (o *overlay) fill(dst []overlayItem, sp overlaySpan, max int) ([]overlayItem, bool) {
+	srcs := o.gather(sp, max)
+	switch len(srcs) {
+	case 0:
+		return dst, true
+	case 1:
+		return append(dst, srcs[0]...), len(srcs[0]) < max
+	}
+	// A truncated source may hold keys beyond its last one that sort before
+	// another source's later keys: stop the merge at the smallest such key.
+	bound, bounded := "", false
+	for _, s := range srcs {
+		if len(s) == max && (!bounded || s[len(s)-1].key < bound) {
+			bound, bounded = s[len(s)-1].key, true
+		}
+	}
+	for {
+		min := -1
+		for i, s := range srcs {
+			if len(s) > 0 && (min < 0 || s[0].key < srcs[min][0].key) {
+				min = i // ties keep the earlier, newer source
+			}
+		}
+		if min < 0 {
+			break
+		}
+		it := srcs[min][0]
+		if bounded && it.key > bound {
+			break
+		}
+		dst = append(dst, it)
+		for i, s := range srcs {
+			if len(s) > 0 && s[0].key == it.key {
+				srcs[i] = s[1:]
+			}
+		}
+	}
+	return dst, !bounded
+}
+
+// gather returns, newest layer first, each non-empty layer's first max
+// items in span. The slices live in scratch buffers owned by the overlay
+// and are valid until the next call.
+func (o *overlay) gather(sp overlaySpan, max int) [][]overlayItem {
+	srcs := o.srcScratch[:0]
+	if len(o.items) > 0 {
+		o.ensureIndex()
+		buf := o.pendScratch[:0]
+		lo := btreemap.GE(sp.lo)
+		if sp.after {
+			lo = btreemap.GT(sp.lo)
+		}
+		hi := btreemap.Max[string]()
+		if sp.hasHi {
+			hi = btreemap.LT(sp.hi)
+		}
+		for _, i := range o.index.Ascend(lo, hi) {
+			buf = append(buf, o.items[i])
+			if len(buf) == max {
+				break
+			}
+		}
+		o.pendScratch = buf
+		if len(buf) > 0 {
+			srcs = append(srcs, buf)
+		}
+	}
+	for r := len(o.runs) - 1; r >= 0; r-- {
+		if s := o.runs[r].span(sp, max); len(s) > 0 {
+			srcs = append(srcs, s)
+		}
+	}
+	o.srcScratch = srcs
+	return srcs
+}
+
+// span returns up to max of the run's items in sp, without copying.
+func (r *sealedRun) span(sp overlaySpan, max int) []overlayItem {
+	lo, hi := 0, len(r.items)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		c := strings.Compare(r.items[m].key, sp.lo)
+		if c < 0 || (c == 0 && sp.after) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	end := lo
+	for end < len(r.items) && end-lo < max && (!sp.hasHi || r.items[end].key < sp.hi) {
+		end++
+	}
+	return r.items[lo:end]
+}
