@@ -57,6 +57,11 @@ func (d *Distinct) Schema() []types.Type { return d.schema }
 // barriers on after sealing the table.
 func (d *Distinct) Next(ctx context.Context) (stream.Message, error) {
 	for {
+		// Checked per output chunk: one large input chunk can queue many,
+		// and popping them touches nothing that watches ctx.
+		if err := ctx.Err(); err != nil {
+			return stream.Message{}, err
+		}
 		if c, ok := d.queue.Pop(); ok {
 			return stream.ChunkMsg(c), nil
 		}

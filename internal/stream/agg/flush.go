@@ -42,10 +42,19 @@ func (a *Agg) continueFlush(ctx context.Context) (stream.Message, error) {
 		return stream.Message{}, err
 	}
 	bld := a.flush.builder
-	for {
+	for walked := 1; ; walked++ {
 		if len(a.flush.stash) == 0 {
 			if a.flush.pos == len(a.groups.dirty) {
 				break
+			}
+			// Groups whose output did not change emit nothing, so one
+			// call can walk thousands of them (each a state write, maybe
+			// a value-table scan) without returning a chunk: check here
+			// too, or a stop waits for the whole flush.
+			if walked%cancelEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return stream.Message{}, err
+				}
 			}
 			g := a.groups.dirty[a.flush.pos]
 			a.flush.pos++

@@ -56,6 +56,10 @@ func (v *valueTable) bump(ctx context.Context, group, vals types.Row, delta int6
 	return before, max(after, 0), nil
 }
 
+// cancelEvery is how many groups a flush walks, or value rows a scan
+// reads, between two checks of the actor's cancellation.
+const cancelEvery = 256
+
 // scan calls fn with each of group's value rows (the value columns only)
 // and multiplicity, in key order, until fn returns false.
 func (v *valueTable) scan(ctx context.Context, group types.Row, fn func(vals types.Row, n int64) bool) error {
@@ -64,7 +68,14 @@ func (v *valueTable) scan(ctx context.Context, group types.Row, fn func(vals typ
 		return fmt.Errorf("agg: value table scan: %w", err)
 	}
 	defer it.Close()
-	for {
+	for n := 1; ; n++ {
+		// One group's rows can be millions (string_agg over a huge group):
+		// the store's iterator does not watch ctx, so this loop does.
+		if n%cancelEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		row, ok, err := it.Next()
 		if err != nil {
 			return fmt.Errorf("agg: value table scan: %w", err)
