@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
 	"github.com/sluice-db/sluice/internal/task"
+	"github.com/sluice-db/sluice/internal/types"
 )
 
 // Events is how the node reports to the meta side.
@@ -32,6 +33,9 @@ type Config struct {
 	ChannelCapacity int
 	// OnRowError counts row-level expression errors in streaming jobs.
 	OnRowError func(error)
+	// OnInconsistentOp counts changes a view's materialize found
+	// contradicting its stored rows (see plan.Materialize.View).
+	OnInconsistentOp func(table uint32, kind string, key types.Row)
 	// WrapRoot, when set, wraps every actor's executor chain as it is
 	// built. It is the fault-injection seam of recovery tests (an executor
 	// that fails mid-epoch); production leaves it nil.
@@ -102,7 +106,7 @@ func (n *Node) newActor(id stream.ActorID, jobID uint32, fr *plan.Fragment, vnod
 	env := &stream.Env{
 		Store: n.store, ActorID: id, VNodes: vnodes, Throttle: th,
 		Expr: &expr.Context{OnRowError: n.cfg.OnRowError, StableRandom: true}, ChunkSize: n.cfg.ChunkSize,
-		CacheEntries: n.cfg.CacheEntries, Barriers: inbox,
+		CacheEntries: n.cfg.CacheEntries, Barriers: inbox, OnInconsistentOp: n.cfg.OnInconsistentOp,
 	}
 	return &actor{id: id, job: jobID, fragment: fr.ID, inbox: inbox, inputs: map[inputKey][]*stream.Input{},
 		throttle: th, env: env, root: fr.Root}

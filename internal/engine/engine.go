@@ -61,6 +61,9 @@ type Engine struct {
 	rebuildMu sync.Mutex
 	// creates are the waits of CREATEs for their jobs, ended by a drop.
 	creates createWaiters
+
+	// inconsistent counts view materialize inputs that contradict the view.
+	inconsistent inconsistencyCounter
 }
 
 // Open opens the store and catalog and starts the coordinator, which
@@ -90,11 +93,12 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, store: store, catalog: cat, log: opts.Logger}
 	e.rowIDs.init(store)
+	e.inconsistent.log, e.inconsistent.cat = opts.Logger, cat
 	e.coord = meta.New(meta.Config{BarrierInterval: opts.BarrierInterval, Logger: opts.Logger,
 		AfterCommit: e.afterCommit}, store, nil, e)
 	e.node = compute.NewNode(store, e.coord, compute.Config{
 		ChunkSize: opts.ChunkSize, CacheEntries: opts.CacheEntries, OnRowError: e.rowErrs.add,
-		WrapRoot: opts.WrapActorRoot})
+		OnInconsistentOp: e.inconsistent.add, WrapRoot: opts.WrapActorRoot})
 	e.coord.SetCompute(e.node)
 	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
 	e.group = g

@@ -31,6 +31,9 @@ func (e *Engine) RegisterMetrics(reg prometheus.Registerer) error {
 	cs := []prometheus.Collector{
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sluice_stream_row_errors_total",
 			Help: "Row-level expression errors inside streaming jobs, turned into NULL."}, func() float64 { return float64(e.RowErrors()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sluice_stream_inconsistent_ops_total",
+			Help: "Changes a materialized view received that contradict its rows (delete of an absent key or a different row, insert of a present key); applied tolerantly, each is an upstream bug."},
+			func() float64 { return float64(e.InconsistentOps()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sluice_barrier_in_flight",
 			Help: "Barriers injected and not yet committed."}, func() float64 { return status().inflight }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sluice_barrier_oldest_in_flight_seconds",

@@ -192,6 +192,14 @@ type Distinct struct {
 // existing key overwrites it (and emits the update downstream).
 type Materialize struct {
 	Table Table
+	// View marks a materialized view's materialize, whose input is a
+	// consistent change stream of its stream key: a delete of a key it does
+	// not hold, a delete whose row differs from the stored one, or an
+	// insert of a key it holds is then a bug upstream, still applied
+	// tolerantly but reported (stream.Env.OnInconsistentOp). A table's
+	// materialize overwrites on conflict by design. False, the default of
+	// older plans, reports nothing.
+	View bool `json:",omitempty"`
 }
 
 // Backfill reads an upstream table's committed snapshot and merges it with

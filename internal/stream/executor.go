@@ -54,6 +54,9 @@ type Env struct {
 	// OnExecutor, if set, sees every executor built for the actor (the
 	// compute node keeps backfill executors to report progress).
 	OnExecutor func(Executor)
+	// OnInconsistentOp, if set, sees every change a view's materialize
+	// found contradicting its stored rows (kind says how), with the key.
+	OnInconsistentOp func(table uint32, kind string, key types.Row)
 }
 
 // ChunkSizeOrDefault returns the configured chunk size.

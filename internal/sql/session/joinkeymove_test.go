@@ -53,6 +53,9 @@ func TestJoinKeyMovesAcrossActors(t *testing.T) {
 		exec(t, c, fmt.Sprintf("UPDATE l SET k = k + %d", 1000))
 		exec(t, c, fmt.Sprintf("UPDATE b SET k = k - %d", 1000))
 		exec(t, c, "FLUSH")
+		if n := p.Engine.InconsistentOps(); n != 0 {
+			t.Fatalf("round %d: %d inconsistent changes reached views' materializes", round, n)
+		}
 		for v, q := range views {
 			got := queryStrings(t, c, "SELECT * FROM "+v+" ORDER BY 1, 2")
 			want := queryStrings(t, c, q+" ORDER BY 1, 2")

@@ -32,7 +32,11 @@ func Build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 	if err != nil {
 		return nil, err
 	}
-	return newMaterialize(inputs[0], table, t, env.ChunkSizeOrDefault(), env.CacheOrDefault()), nil
+	m := newMaterialize(inputs[0], table, t, env.ChunkSizeOrDefault(), env.CacheOrDefault())
+	if n.Materialize.View {
+		m.check = consistency{table: t.ID, report: env.OnInconsistentOp}
+	}
+	return m, nil
 }
 
 func describe(n *plan.Node) string {

@@ -20,6 +20,15 @@
 //     that changes the PK is a delete of the old key then an insert.
 //     The output is therefore a consistent change stream of the table, and
 //     views on this view receive corrected changes.
+//     For a materialized view (plan.Materialize.View) the input should
+//     already be a consistent change stream of the view's key, so a delete
+//     of an absent key, a delete whose row differs from the stored one and
+//     an insert of a stored key are upstream bugs: each is still applied
+//     as above but reported through stream.Env.OnInconsistentOp (the
+//     engine's sluice_stream_inconsistent_ops_total, see consistency.go).
+//     The checks compare the input with the stored row read anyway, so
+//     they cost no extra state access. A table's materialize overwrites
+//     on conflict by design and reports nothing.
 //  3. Output rows are buffered per input chunk (at most twice its rows) and
 //     returned in chunks of at most the configured size, never splitting an
 //     update pair.

@@ -27,6 +27,8 @@ type Materialize struct {
 	// counting: the table keeps its per-vnode row counts (SHOW JOBS
 	// reads them as the total a backfill of this table scans).
 	counting bool
+	// check reports inconsistent input changes (a view's materialize only).
+	check consistency
 }
 
 func newMaterialize(input stream.Executor, table *storage.StateTable, t plan.Table, chunkSize, cacheEntries int) *Materialize {
@@ -96,7 +98,7 @@ func (m *Materialize) apply(ctx context.Context, c *types.Chunk) error {
 			err = m.applyUpdate(ctx, c.Row(i), c.Row(idx[k+1]))
 			k++
 		case op.IsInsert():
-			err = m.applyInsert(ctx, c.Row(i))
+			err = m.applyInsert(ctx, c.Row(i), nil)
 		default:
 			err = m.applyDelete(ctx, c.Row(i))
 		}
@@ -108,8 +110,10 @@ func (m *Materialize) apply(ctx context.Context, c *types.Chunk) error {
 	return nil
 }
 
-// applyInsert stores row; over an existing row it is an update.
-func (m *Materialize) applyInsert(ctx context.Context, row types.Row) error {
+// applyInsert stores row; over an existing row it is an update. old is
+// the row an update pair keeping the key retracts, nil for an insert (which
+// expects no stored row).
+func (m *Materialize) applyInsert(ctx context.Context, row, old types.Row) error {
 	pk, key, err := m.rows.key(row)
 	if err != nil {
 		return err
@@ -117,6 +121,11 @@ func (m *Materialize) applyInsert(ctx context.Context, row types.Row) error {
 	stored, ok, err := m.rows.get(ctx, pk, key)
 	if err != nil {
 		return err
+	}
+	if old != nil {
+		m.check.deleted(pk, old, stored, ok)
+	} else {
+		m.check.inserted(pk, ok)
 	}
 	if err := m.rows.put(row, key); err != nil {
 		return err
@@ -139,8 +148,12 @@ func (m *Materialize) applyDelete(ctx context.Context, row types.Row) error {
 		return err
 	}
 	stored, ok, err := m.rows.get(ctx, pk, key)
-	if err != nil || !ok {
+	if err != nil {
 		return err
+	}
+	m.check.deleted(pk, row, stored, ok)
+	if !ok {
+		return nil
 	}
 	if err := m.rows.remove(stored, key); err != nil {
 		return err
@@ -166,8 +179,9 @@ func (m *Materialize) applyUpdate(ctx context.Context, old, new types.Row) error
 		if err := m.applyDelete(ctx, old); err != nil {
 			return err
 		}
+		return m.applyInsert(ctx, new, nil)
 	}
-	return m.applyInsert(ctx, new)
+	return m.applyInsert(ctx, new, old)
 }
 
 func (m *Materialize) emit(op types.Op, row types.Row) {
