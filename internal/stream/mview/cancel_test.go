@@ -72,3 +72,31 @@ func TestCancelDuringOverwrite(t *testing.T) {
 		}
 	}
 }
+
+// One input chunk far larger than the output chunk size queues many output
+// chunks; a cancel stops them at the next Next, not after the queue.
+func TestCancelDuringOneLargeInputChunk(t *testing.T) {
+	const n, size = 4096, 64
+	env := &stream.Env{Store: streamtest.OpenStore(t), ActorID: testActor, CacheEntries: 16, ChunkSize: size}
+	msgs := append([]stream.Message{stream.NewBarrier(1)}, kvChunks(n, n, types.Insert, "a")...)
+	msgs = append(msgs, stream.NewBarrier(2))
+	e, err := Build(env, nil, materializeNode(kvTable()), []stream.Executor{stream.NewMockSource(kvTable().Types, msgs...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for {
+		msg, err := e.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg.Chunk != nil {
+			break
+		}
+	}
+	cancel()
+	if msg, err := e.Next(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("after cancel: %v, %v; want context.Canceled", msg, err)
+	}
+}

@@ -56,6 +56,10 @@ func (m *Materialize) Next(ctx context.Context) (stream.Message, error) {
 		m.counting = true
 	}
 	for {
+		// Once per output chunk: a large input chunk queues many.
+		if err := ctx.Err(); err != nil {
+			return stream.Message{}, err
+		}
 		if c, ok := m.queue.Pop(); ok {
 			return stream.ChunkMsg(c), nil
 		}
