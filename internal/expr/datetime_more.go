@@ -67,42 +67,45 @@ func addDaysChecked(a int32, b int64) (int32, error) {
 	return int32(r), nil
 }
 
+// carry moves whole units of lo into hi, as Postgres's justify functions
+// do (TMODULO): lo keeps the remainder, with lo's sign.
+func carry(hi int32, lo, unit int64) (int32, int64, error) {
+	whole := lo / unit
+	hi, err := addDaysChecked(hi, whole)
+	return hi, lo - whole*unit, err
+}
+
+// agree borrows one unit between hi and lo when their signs differ, so
+// both end up with hi's sign (loNeg/loPos say which way lo points).
+func agree(hi int32, lo, unit int64, loNeg, loPos bool) (int32, int64) {
+	switch {
+	case hi > 0 && loNeg:
+		return hi - 1, lo + unit
+	case hi < 0 && loPos:
+		return hi + 1, lo - unit
+	}
+	return hi, lo
+}
+
 // justifyHours moves whole days out of the time (interval_justify_hours).
 func justifyHours(v types.DInterval) (types.DInterval, error) {
-	whole := v.Micros / types.MicrosPerDay
-	v.Micros -= whole * types.MicrosPerDay
 	var err error
-	if v.Days, err = addDaysChecked(v.Days, whole); err != nil {
+	if v.Days, v.Micros, err = carry(v.Days, v.Micros, types.MicrosPerDay); err != nil {
 		return v, err
 	}
-	switch {
-	case v.Days > 0 && v.Micros < 0:
-		v.Micros += types.MicrosPerDay
-		v.Days--
-	case v.Days < 0 && v.Micros > 0:
-		v.Micros -= types.MicrosPerDay
-		v.Days++
-	}
+	v.Days, v.Micros = agree(v.Days, v.Micros, types.MicrosPerDay, v.Micros < 0, v.Micros > 0)
 	return v, nil
 }
 
 // justifyDays moves whole 30-day months out of the days
 // (interval_justify_days).
 func justifyDays(v types.DInterval) (types.DInterval, error) {
-	whole := v.Days / types.DaysPerMonth
-	v.Days -= whole * types.DaysPerMonth
-	var err error
-	if v.Months, err = addDaysChecked(v.Months, int64(whole)); err != nil {
+	months, days, err := carry(v.Months, int64(v.Days), types.DaysPerMonth)
+	if err != nil {
 		return v, err
 	}
-	switch {
-	case v.Months > 0 && v.Days < 0:
-		v.Days += types.DaysPerMonth
-		v.Months--
-	case v.Months < 0 && v.Days > 0:
-		v.Days -= types.DaysPerMonth
-		v.Months++
-	}
+	v.Months, days = agree(months, days, types.DaysPerMonth, days < 0, days > 0)
+	v.Days = int32(days)
 	return v, nil
 }
 
@@ -110,39 +113,22 @@ func justifyDays(v types.DInterval) (types.DInterval, error) {
 // fields (interval_justify_interval).
 func justifyInterval(v types.DInterval) (types.DInterval, error) {
 	var err error
+	days := int64(v.Days)
 	if (v.Days > 0 && v.Micros > 0) || (v.Days < 0 && v.Micros < 0) {
-		whole := v.Days / types.DaysPerMonth
-		v.Days -= whole * types.DaysPerMonth
-		if v.Months, err = addDaysChecked(v.Months, int64(whole)); err != nil {
+		if v.Months, days, err = carry(v.Months, days, types.DaysPerMonth); err != nil {
 			return v, err
 		}
 	}
-	whole := v.Micros / types.MicrosPerDay
-	v.Micros -= whole * types.MicrosPerDay
-	if v.Days, err = addDaysChecked(v.Days, whole); err != nil {
+	d32 := int32(days)
+	if d32, v.Micros, err = carry(d32, v.Micros, types.MicrosPerDay); err != nil {
 		return v, err
 	}
-	wm := v.Days / types.DaysPerMonth
-	v.Days -= wm * types.DaysPerMonth
-	if v.Months, err = addDaysChecked(v.Months, int64(wm)); err != nil {
+	if v.Months, days, err = carry(v.Months, int64(d32), types.DaysPerMonth); err != nil {
 		return v, err
 	}
-	switch {
-	case v.Months > 0 && (v.Days < 0 || (v.Days == 0 && v.Micros < 0)):
-		v.Days += types.DaysPerMonth
-		v.Months--
-	case v.Months < 0 && (v.Days > 0 || (v.Days == 0 && v.Micros > 0)):
-		v.Days -= types.DaysPerMonth
-		v.Months++
-	}
-	switch {
-	case v.Days > 0 && v.Micros < 0:
-		v.Micros += types.MicrosPerDay
-		v.Days--
-	case v.Days < 0 && v.Micros > 0:
-		v.Micros -= types.MicrosPerDay
-		v.Days++
-	}
+	v.Months, days = agree(v.Months, days, types.DaysPerMonth,
+		days < 0 || (days == 0 && v.Micros < 0), days > 0 || (days == 0 && v.Micros > 0))
+	v.Days, v.Micros = agree(int32(days), v.Micros, types.MicrosPerDay, v.Micros < 0, v.Micros > 0)
 	return v, nil
 }
 
