@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/plan"
@@ -35,56 +34,18 @@ func rowsChunks(schema []types.Type, size int, ops []types.Op, rows []types.Row)
 	return out
 }
 
-// tripCtx models a cancel that lands while one Next call is running: once
-// armed, it lets `grace` Err calls through (the checks at the entry of the
-// call) and reports cancellation from then on. Counting, not timing, makes
-// "mid-call" deterministic.
-type tripCtx struct {
-	context.Context
-	mu     sync.Mutex
-	armed  bool
-	grace  int
-	done   chan struct{}
-	closed bool
-}
-
-func newTripCtx(grace int) *tripCtx {
-	return &tripCtx{Context: context.Background(), grace: grace, done: make(chan struct{})}
-}
-
-func (c *tripCtx) arm() { c.mu.Lock(); c.armed = true; c.mu.Unlock() }
-
-func (c *tripCtx) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.armed {
-		return nil
-	}
-	if c.grace > 0 {
-		c.grace--
-		return nil
-	}
-	if !c.closed {
-		close(c.done)
-		c.closed = true
-	}
-	return context.Canceled
-}
-
-func (c *tripCtx) Done() <-chan struct{} { return c.done }
-
 // armOnBarrier passes its input through and arms ctx when the barrier of
 // epoch goes by, so the cancel lands inside the flush that barrier starts.
 type armOnBarrier struct {
 	stream.Executor
-	ctx   *tripCtx
+	ctx   *streamtest.TripCtx
 	epoch uint64
 }
 
 func (a *armOnBarrier) Next(ctx context.Context) (stream.Message, error) {
 	msg, err := a.Executor.Next(ctx)
 	if msg.Barrier != nil && msg.Barrier.Epoch == a.epoch {
-		a.ctx.arm()
+		a.ctx.Arm(1) // the entry check of the flush's Next passes
 	}
 	return msg, err
 }
@@ -156,7 +117,7 @@ func TestCancelDuringQuietFlush(t *testing.T) {
 	msgs = append(msgs, rowsChunks(in, env.ChunkSize, ops, rows)...)
 	msgs = append(msgs, stream.NewBarrier(3))
 	calls := []plan.AggCall{ac(plan.AggCountStar, i64), ac(plan.AggSum, dec, 1)}
-	ctx := newTripCtx(1) // the entry check of the flush's Next passes
+	ctx := streamtest.NewTripCtx()
 	src := &armOnBarrier{Executor: stream.NewMockSource(in, msgs...), ctx: ctx, epoch: 3}
 	a, err := NewAgg(env, src, planAgg(in, []int{0}, calls, 1))
 	if err != nil {

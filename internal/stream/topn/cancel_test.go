@@ -3,7 +3,6 @@ package topn
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/plan"
@@ -79,42 +78,11 @@ func TestCancelDuringEmit(t *testing.T) {
 	}
 }
 
-// tripCtx models a cancel that lands while a call is running: once armed,
-// it lets `grace` Err calls through and reports cancellation from then on.
-type tripCtx struct {
-	context.Context
-	mu     sync.Mutex
-	armed  bool
-	grace  int
-	done   chan struct{}
-	closed bool
-}
-
-func (c *tripCtx) arm(grace int) { c.mu.Lock(); c.armed, c.grace = true, grace; c.mu.Unlock() }
-
-func (c *tripCtx) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case !c.armed:
-		return nil
-	case c.grace > 0:
-		c.grace--
-		return nil
-	case !c.closed:
-		close(c.done)
-		c.closed = true
-	}
-	return context.Canceled
-}
-
-func (c *tripCtx) Done() <-chan struct{} { return c.done }
-
 // armingTable arms ctx as a large group scan (limit ≥ big) starts, once
 // armed is set, and records what that scan returned.
 type armingTable struct {
 	stateTable
-	ctx    *tripCtx
+	ctx    *streamtest.TripCtx
 	armed  bool
 	big    int
 	scans  int
@@ -127,7 +95,7 @@ func (a *armingTable) ScanGroup(ctx context.Context, prefix types.Row, limit int
 	}
 	a.armed = false
 	a.scans++
-	a.ctx.arm(1) // the scan's own entry check passes: the cancel lands mid-scan
+	a.ctx.Arm(1) // the scan's own entry check passes: the cancel lands mid-scan
 	rows, all, err := a.stateTable.ScanGroup(ctx, prefix, limit)
 	a.result = err
 	return rows, all, err
@@ -150,7 +118,7 @@ func TestCancelDuringRefill(t *testing.T) {
 	del := types.NewBuilder(i64s, 4)
 	del.Append(types.Delete, types.Row{int64(0), int64(0), int64(0)})
 	msgs = append(msgs, stream.ChunkMsg(del.Take()))
-	ctx := &tripCtx{Context: context.Background(), done: make(chan struct{})}
+	ctx := streamtest.NewTripCtx()
 	var tbl *armingTable
 	wrap := func(s stateTable) stateTable { tbl = &armingTable{stateTable: s, ctx: ctx, big: n}; return tbl }
 	cfg := config{chunkSize: 1024, groups: 1, high: 4}
