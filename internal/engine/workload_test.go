@@ -85,6 +85,9 @@ func checkViews(ctx context.Context, e *Engine) error {
 }
 
 func checkViewsOn(ctx context.Context, e *Engine, t []types.Row) error {
+	if n := e.InconsistentOps(); n != 0 {
+		return fmt.Errorf("%d inconsistent changes reached the views' materializes", n)
+	}
 	var sum int64
 	for _, r := range t {
 		sum += r[1].(int64)
