@@ -35,7 +35,22 @@ type overlay struct {
 	srcScratch  [][]overlayItem // see gather
 	pendScratch []overlayItem
 	sortKeys    []sortKey // see sortedItems
+
+	// pendingPeak is the most unsealed keys pending has held since it was
+	// made (Go maps never shrink); lastSealed is the last epoch's size.
+	// Both let one huge epoch's buffers go once epochs are small again.
+	pendingPeak int
+	lastSealed  int
 }
+
+// retainItems is how many items' worth of buffers a table keeps between
+// epochs however small they get: reuse pays in steady state, but a single
+// huge epoch (a bulk INSERT) must not pin its buffers for the table's life.
+const retainItems = 1 << 14
+
+// oversized reports whether a buffer of capacity c is worth releasing when
+// the epochs using it hold n items.
+func oversized(c, n int) bool { return c > retainItems && n*4 < c }
 
 // overlayItem is one uncommitted write: a row, or a tombstone (row nil).
 type overlayItem struct {
@@ -63,6 +78,7 @@ func (o *overlay) put(key []byte, row types.Row) {
 	i := int32(len(o.items))
 	o.pending[k] = i
 	o.items = append(o.items, overlayItem{key: k, row: row})
+	o.pendingPeak = max(o.pendingPeak, len(o.items))
 	if o.index != nil {
 		o.index.ReplaceOrInsert(k, i)
 	}
@@ -122,9 +138,21 @@ func (o *overlay) seal(epoch uint64) []overlayItem {
 	o.runs = append(o.runs, sealedRun{epoch: epoch, items: items})
 	// The unsorted slice is free now; the run's storage comes back through
 	// spare when it is pruned.
+	n := len(items)
+	o.lastSealed = n
 	clear(o.items)
 	o.items = o.items[:0]
-	clear(o.pending)
+	if oversized(cap(o.items), n) {
+		o.items = nil
+	}
+	if oversized(cap(o.sortKeys), n) {
+		o.sortKeys = nil
+	}
+	if oversized(o.pendingPeak, n) {
+		o.pending, o.pendingPeak = make(map[string]int32, n), n
+	} else {
+		clear(o.pending)
+	}
 	if o.index != nil {
 		if o.scanned {
 			o.index.Clear(true)
@@ -142,7 +170,7 @@ func (o *overlay) seal(epoch uint64) []overlayItem {
 func (o *overlay) prune(committed uint64) {
 	n := 0
 	for n < len(o.runs) && o.runs[n].epoch <= committed {
-		if s := o.runs[n].items; cap(s) > cap(o.spare) {
+		if s := o.runs[n].items; cap(s) > cap(o.spare) && !oversized(cap(s), o.lastSealed) {
 			clear(s)
 			o.spare = s[:0]
 		}

@@ -1,0 +1,62 @@
+package storage
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// One huge epoch (a bulk INSERT) must not pin its buffers once epochs are
+// small again: reuse is for steady state, not for the table's life.
+func TestOverlayReleasesHugeEpochBuffers(t *testing.T) {
+	o := newOverlay()
+	const big = 20 * retainItems
+	row := types.Row{int64(1)}
+	for i := range big {
+		o.put(fmt.Appendf(nil, "t1234%08d", i), row)
+	}
+	o.seal(1)
+	o.prune(1)
+	for e := uint64(2); e < 6; e++ {
+		for i := range 10 {
+			o.put(fmt.Appendf(nil, "t1234%08d", i), row)
+		}
+		o.seal(e)
+		o.prune(e)
+	}
+	if c := cap(o.items); c > retainItems {
+		t.Errorf("items keeps capacity %d", c)
+	}
+	if c := cap(o.spare); c > retainItems {
+		t.Errorf("spare keeps capacity %d", c)
+	}
+	if c := cap(o.sortKeys); c > retainItems {
+		t.Errorf("sortKeys keeps capacity %d", c)
+	}
+	if o.pendingPeak > retainItems {
+		t.Errorf("pending map sized for %d keys is kept", o.pendingPeak)
+	}
+	for _, r := range o.runs {
+		if c := cap(r.items); c > retainItems {
+			t.Errorf("run of epoch %d keeps capacity %d", r.epoch, c)
+		}
+	}
+}
+
+// Steady epochs of the same size keep reusing their buffers.
+func TestOverlayReusesSteadyEpochBuffers(t *testing.T) {
+	o := newOverlay()
+	row := types.Row{int64(1)}
+	const n = 4 * retainItems
+	for e := uint64(1); e < 5; e++ {
+		for i := range n {
+			o.put(fmt.Appendf(nil, "t1234%08d", i), row)
+		}
+		o.seal(e)
+		o.prune(e)
+	}
+	if c := cap(o.items) + cap(o.spare); c < n {
+		t.Errorf("steady epochs of %d writes keep only %d items of buffer", n, c)
+	}
+}
