@@ -133,7 +133,9 @@ func (gs *groups) load(ctx context.Context, k string, key types.Row) (*group, er
 		return g, nil
 	}
 	nG := len(gs.groupTypes)
-	g.prev = row[nG : nG+gs.nCalls]
+	// A copy: the row may share its backing array with the state blob,
+	// which can sit in a 32 KiB arena the group must not keep alive.
+	g.prev = slices.Clone(row[nG : nG+gs.nCalls])
 	g.rows, _ = row[nG+gs.nCalls].(int64)
 	blob, _ := row[nG+gs.nCalls+1].([]byte)
 	if err := gs.decodeStates(g, blob); err != nil {
