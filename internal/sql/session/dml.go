@@ -60,13 +60,42 @@ func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.Result
 	for i, r := range rows {
 		olds[i], news[i] = r[:n], r[n:2*n]
 	}
-	if err := s.writeRows(ctx, u.Table, u.Table.Table.Types, olds, news, types.UpdateDelete); err != nil {
+	if err := s.writeUpdate(ctx, u.Table, olds, news); err != nil {
 		return err
 	}
 	if err := s.maybeImplicitFlush(ctx); err != nil {
 		return err
 	}
 	return w.Complete(fmt.Sprintf("UPDATE %d", len(rows)))
+}
+
+// writeUpdate writes an UPDATE's changes. When a row's primary key changes
+// it may move onto a key another row of the statement vacates (SET id = id
+// + 1); written pair by pair, the new row would land on that key before the
+// old one left it, and the old one's delete would then remove it. So a
+// statement that moves keys deletes every old row first and then inserts
+// every new one; otherwise each row is one update pair.
+func (s *Session) writeUpdate(ctx context.Context, rel *catalog.Relation, olds, news []types.Row) error {
+	ts := rel.Table.Types
+	if !movesKeys(rel.PK, olds, news) {
+		return s.writeRows(ctx, rel, ts, olds, news, types.UpdateDelete)
+	}
+	if err := s.writeRows(ctx, rel, ts, olds, nil, types.Delete); err != nil {
+		return err
+	}
+	return s.writeRows(ctx, rel, ts, news, nil, types.Insert)
+}
+
+// movesKeys reports whether any row's primary key columns change.
+func movesKeys(pk []int, olds, news []types.Row) bool {
+	for i := range olds {
+		for _, c := range pk {
+			if types.Compare(olds[i][c], news[i][c]) != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (s *Session) maybeImplicitFlush(ctx context.Context) error {
