@@ -74,16 +74,22 @@ func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.Result
 // + 1); written pair by pair, the new row would land on that key before the
 // old one left it, and the old one's delete would then remove it. So a
 // statement that moves keys deletes every old row first and then inserts
-// every new one; otherwise each row is one update pair.
+// every new one, in one write; otherwise each row is one update pair.
 func (s *Session) writeUpdate(ctx context.Context, rel *catalog.Relation, olds, news []types.Row) error {
 	ts := rel.Table.Types
 	if !movesKeys(rel.PK, olds, news) {
 		return s.writeRows(ctx, rel, ts, olds, news, types.UpdateDelete)
 	}
-	if err := s.writeRows(ctx, rel, ts, olds, nil, types.Delete); err != nil {
-		return err
+	// One write, however large: a crash between a write of deletes and one
+	// of inserts would lose rows the statement only meant to move.
+	b := types.NewBuilder(ts, 2*len(olds)+1)
+	for _, r := range olds {
+		b.Append(types.Delete, r)
 	}
-	return s.writeRows(ctx, rel, ts, news, nil, types.Insert)
+	for _, r := range news {
+		b.Append(types.Insert, r)
+	}
+	return s.e.Write(ctx, rel.Name, b.Take())
 }
 
 // movesKeys reports whether any row's primary key columns change.

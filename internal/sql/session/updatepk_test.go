@@ -24,3 +24,17 @@ func TestUpdateMovesKeysOntoVacatedKeys(t *testing.T) {
 		t.Fatalf("%d inconsistent changes", n)
 	}
 }
+
+// A key-moving UPDATE larger than one write batch is still one write (a
+// crash between its deletes and its inserts would lose the rows).
+func TestUpdateMovesManyKeys(t *testing.T) {
+	p := startPlayground(t)
+	c := connect(t, p)
+	exec(t, c, "CREATE TABLE t (id int PRIMARY KEY, v int)")
+	exec(t, c, "CREATE MATERIALIZED VIEW n AS SELECT count(*) AS c, sum(v) AS s, min(id) AS lo FROM t")
+	exec(t, c, "SET implicit_flush = true")
+	exec(t, c, "INSERT INTO t SELECT g, g FROM generate_series(1, 5000) g")
+	exec(t, c, "UPDATE t SET id = id + 1")
+	wantRows(t, c, "SELECT count(*), sum(v), min(id), max(id) FROM t", "5000 12502500 2 5001")
+	wantRows(t, c, "SELECT c, s, lo FROM n", "5000 12502500 2")
+}
