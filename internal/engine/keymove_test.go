@@ -23,17 +23,9 @@ import (
 func TestKeyMoveAcrossActors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	e, err := Open(ctx, Options{InMemory: true, BarrierInterval: 5 * time.Millisecond, Parallelism: 4, ChunkSize: 4,
-		Logger: testLogger()})
-	must(t, err)
-	defer func() { must(t, e.Close()) }()
-	m := &propModel{e: e, views: map[string]*catalog.Relation{}, plans: map[uint32]*plan.Node{}, base: map[uint32]string{}}
-	ii := []catalog.Column{{Name: "k", Type: types.TInt64}, {Name: "v", Type: types.TInt64}}
-	m.a, err = e.CreateTable(ctx, TableSpec{Name: "a", Columns: ii})
-	must(t, err)
-	m.b, err = e.CreateTable(ctx, TableSpec{Name: "b", Columns: ii, PK: []int{0}})
-	must(t, err)
-	m.base[m.a.Table.ID], m.base[m.b.Table.ID] = "a", "b"
+	m := openPropModel(t, ctx, Options{Parallelism: 4, ChunkSize: 4})
+	defer func() { must(t, m.e.Close()) }()
+	e := m.e
 	m.create(t, ctx, viewShape{name: "lj", build: func(b *builder, a, bt *catalog.Relation, _ map[string]*catalog.Relation) *plan.Node {
 		return keyed(b.join(leftJoin, b.scan(a), b.scan(bt), []int{0}, []int{0}))
 	}})

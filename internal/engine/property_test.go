@@ -186,6 +186,27 @@ func must(t fataler, err error) {
 	}
 }
 
+// openPropModel opens an in-memory engine (a 5 ms barrier and opts'
+// parallelism, chunk and cache sizes) with the model's two tables: a(k, v)
+// without a primary key and b(k, v) keyed by k. The caller closes m.e.
+func openPropModel(t fataler, ctx context.Context, opts Options) *propModel {
+	opts.InMemory, opts.BarrierInterval, opts.Logger = true, 5*time.Millisecond, testLogger()
+	e, err := Open(ctx, opts)
+	must(t, err)
+	m := &propModel{e: e, views: map[string]*catalog.Relation{}, plans: map[uint32]*plan.Node{}, base: map[uint32]string{}}
+	ii := []catalog.Column{{Name: "k", Type: types.TInt64}, {Name: "v", Type: types.TInt64}}
+	m.a, err = e.CreateTable(ctx, TableSpec{Name: "a", Columns: ii})
+	if err == nil {
+		m.b, err = e.CreateTable(ctx, TableSpec{Name: "b", Columns: ii, PK: []int{0}})
+	}
+	if err != nil {
+		_ = e.Close()
+		t.Fatal(err)
+	}
+	m.base[m.a.Table.ID], m.base[m.b.Table.ID] = "a", "b"
+	return m
+}
+
 func TestViewsEqualRecomputation(t *testing.T) {
 	for _, par := range []int{1, 4} {
 		t.Run(fmt.Sprintf("parallelism=%d", par), func(t *testing.T) {
@@ -198,17 +219,9 @@ func runProperty(t *rapid.T, par int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cache := rapid.SampledFrom([]int{1, 4, 1000}).Draw(t, "cache")
-	e, err := Open(ctx, Options{InMemory: true, BarrierInterval: 5 * time.Millisecond, Parallelism: par, ChunkSize: 4,
-		CacheEntries: cache, Logger: testLogger()})
-	must(t, err)
-	defer func() { must(t, e.Close()) }()
-	m := &propModel{e: e, views: map[string]*catalog.Relation{}, plans: map[uint32]*plan.Node{}, base: map[uint32]string{}}
-	ii := []catalog.Column{{Name: "k", Type: types.TInt64}, {Name: "v", Type: types.TInt64}}
-	m.a, err = e.CreateTable(ctx, TableSpec{Name: "a", Columns: ii})
-	must(t, err)
-	m.b, err = e.CreateTable(ctx, TableSpec{Name: "b", Columns: ii, PK: []int{0}})
-	must(t, err)
-	m.base[m.a.Table.ID], m.base[m.b.Table.ID] = "a", "b"
+	m := openPropModel(t, ctx, Options{Parallelism: par, ChunkSize: 4, CacheEntries: cache})
+	defer func() { must(t, m.e.Close()) }()
+	e := m.e
 	shapes := allShapes()
 	// Some views exist before any data (they see it all as changes), the
 	// rest are created later (they backfill).

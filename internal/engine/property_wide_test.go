@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-db/sluice/internal/catalog"
-	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/types"
 	"pgregory.net/rapid"
 )
@@ -45,17 +43,9 @@ func runWideProperty(t *rapid.T, par, maxSteps int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cache := rapid.SampledFrom([]int{1, 4, 1000}).Draw(t, "cache")
-	e, err := Open(ctx, Options{InMemory: true, BarrierInterval: 5 * time.Millisecond, Parallelism: par, ChunkSize: 4,
-		CacheEntries: cache, Logger: testLogger()})
-	must(t, err)
-	defer func() { must(t, e.Close()) }()
-	m := &propModel{e: e, views: map[string]*catalog.Relation{}, plans: map[uint32]*plan.Node{}, base: map[uint32]string{}}
-	ii := []catalog.Column{{Name: "k", Type: types.TInt64}, {Name: "v", Type: types.TInt64}}
-	m.a, err = e.CreateTable(ctx, TableSpec{Name: "a", Columns: ii})
-	must(t, err)
-	m.b, err = e.CreateTable(ctx, TableSpec{Name: "b", Columns: ii, PK: []int{0}})
-	must(t, err)
-	m.base[m.a.Table.ID], m.base[m.b.Table.ID] = "a", "b"
+	m := openPropModel(t, ctx, Options{Parallelism: par, ChunkSize: 4, CacheEntries: cache})
+	defer func() { must(t, m.e.Close()) }()
+	e := m.e
 	shapes := wideShapes()
 	// A random subset, so that each case is cheaper and failures shrink
 	// to the one view that shows them; deep2 and deep3 bring their inputs.

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-db/sluice/internal/catalog"
-	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -24,17 +22,9 @@ import (
 func TestTinyCacheLargeState(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	e, err := Open(ctx, Options{InMemory: true, BarrierInterval: 5 * time.Millisecond, Parallelism: 1, ChunkSize: 16,
-		CacheEntries: 1, Logger: testLogger()})
-	must(t, err)
-	defer func() { must(t, e.Close()) }()
-	m := &propModel{e: e, views: map[string]*catalog.Relation{}, plans: map[uint32]*plan.Node{}, base: map[uint32]string{}}
-	ii := []catalog.Column{{Name: "k", Type: types.TInt64}, {Name: "v", Type: types.TInt64}}
-	m.a, err = e.CreateTable(ctx, TableSpec{Name: "a", Columns: ii})
-	must(t, err)
-	m.b, err = e.CreateTable(ctx, TableSpec{Name: "b", Columns: ii, PK: []int{0}})
-	must(t, err)
-	m.base[m.a.Table.ID], m.base[m.b.Table.ID] = "a", "b"
+	m := openPropModel(t, ctx, Options{Parallelism: 1, ChunkSize: 16, CacheEntries: 1})
+	defer func() { must(t, m.e.Close()) }()
+	e := m.e
 	stateful := map[string]bool{"leftj": true, "fullj": true, "fjres": true, "fjmulti": true, "grouped": true,
 		"global": true, "aggs": true, "typedaggs": true, "globalaggs": true, "top": true, "grouptop": true,
 		"topoff": true, "grouptopties": true, "offsetonly": true, "distinctv": true}
