@@ -71,13 +71,7 @@ func TestCancelDuringFlush(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if msg, err := a.Next(ctx); err != nil || msg.Barrier == nil {
-		t.Fatalf("first message %v, %v", msg, err)
-	}
-	msg, err := a.Next(ctx)
-	if err != nil || msg.Chunk == nil || msg.Chunk.Cardinality() != env.ChunkSize {
-		t.Fatalf("want a full first chunk of the flush, got %v, %v", msg, err)
-	}
+	streamtest.FirstFullChunk(t, ctx, a, env.ChunkSize)
 	cancel()
 	extra := 0
 	for {
@@ -204,13 +198,7 @@ func TestCancelDuringDistinctEmit(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if msg, err := d.Next(ctx); err != nil || msg.Barrier == nil {
-		t.Fatalf("first message %v, %v", msg, err)
-	}
-	msg, err := d.Next(ctx)
-	if err != nil || msg.Chunk == nil || msg.Chunk.Cardinality() != env.ChunkSize {
-		t.Fatalf("want a full first chunk, got %v, %v", msg, err)
-	}
+	streamtest.FirstFullChunk(t, ctx, d, env.ChunkSize)
 	cancel()
 	if msg, err := d.Next(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Next after cancel: %v, %v; want context.Canceled", msg, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -26,12 +27,7 @@ func TestValuesCancelMidEmit(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if msg, err := e.Next(ctx); err != nil || msg.Barrier == nil {
-		t.Fatalf("first message %v, %v", msg, err)
-	}
-	if msg, err := e.Next(ctx); err != nil || msg.Chunk == nil || msg.Chunk.Cardinality() != 8 {
-		t.Fatalf("want a full first chunk, got %v, %v", msg, err)
-	}
+	streamtest.FirstFullChunk(t, ctx, e, 8)
 	cancel()
 	if msg, err := e.Next(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Next after cancel: %v, %v; want context.Canceled", msg, err)

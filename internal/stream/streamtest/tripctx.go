@@ -3,6 +3,8 @@ package streamtest
 import (
 	"context"
 	"sync"
+
+	"github.com/sluice-db/sluice/internal/stream"
 )
 
 // TripCtx models a cancel that lands while a call is running: once armed,
@@ -46,3 +48,16 @@ func (c *TripCtx) Err() error {
 // Done implements context.Context; it is closed once Err has reported
 // cancellation.
 func (c *TripCtx) Done() <-chan struct{} { return c.done }
+
+// FirstFullChunk pulls e's first message, which must be a barrier, and then
+// its first chunk, which must hold size rows: the start of a long emission
+// that a cancellation test then interrupts.
+func FirstFullChunk(t TB, ctx context.Context, e stream.Executor, size int) {
+	t.Helper()
+	if msg, err := e.Next(ctx); err != nil || msg.Barrier == nil {
+		t.Fatalf("first message %v, %v; want a barrier", msg, err)
+	}
+	if msg, err := e.Next(ctx); err != nil || msg.Chunk == nil || msg.Chunk.Cardinality() != size {
+		t.Fatalf("want a full first chunk of %d rows, got %v, %v", size, msg, err)
+	}
+}

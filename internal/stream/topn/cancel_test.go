@@ -62,13 +62,7 @@ func TestCancelDuringEmit(t *testing.T) {
 	e := cancelExec(t, &plan.TopN{Limit: 1, WithTies: true}, cfg, noWrap, msgs...)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if msg, err := e.Next(ctx); err != nil || msg.Barrier == nil {
-		t.Fatalf("first message %v, %v", msg, err)
-	}
-	msg, err := e.Next(ctx)
-	if err != nil || msg.Chunk == nil || msg.Chunk.Cardinality() != cfg.chunkSize {
-		t.Fatalf("want a full first chunk, got %v, %v", msg, err)
-	}
+	streamtest.FirstFullChunk(t, ctx, e, cfg.chunkSize)
 	if len(e.pending) < n/cfg.chunkSize-1 {
 		t.Fatalf("only %d chunks pending: the test no longer emits many", len(e.pending))
 	}
