@@ -1,8 +1,9 @@
 # The one test command: what `.ci/run` runs and what a newcomer runs.
 # It installs what the tests need (Debian's PostgreSQL server, used as a
 # correctness oracle by the sqllogictest runner's tests; Java and the
-# PostgreSQL JDBC driver for the session's client tests) and fails loudly
-# when something cannot be had.
+# PostgreSQL JDBC driver, psql and psycopg2 for the client tests) and fails
+# loudly when something cannot be had: under it a client test whose
+# program is missing fails instead of skipping (SLUICE_TEST_STRICT).
 
 GO ?= go
 export CGO_ENABLED = 1
@@ -33,6 +34,16 @@ deps:
 		fi; }
 	@{ command -v java >/dev/null && command -v javac >/dev/null && ls /usr/share/java/postgresql.jar >/dev/null 2>&1; } || \
 		{ echo "error: java, javac or /usr/share/java/postgresql.jar still missing after install"; exit 1; }
+	@{ command -v psql >/dev/null && /usr/bin/python3 -c 'import psycopg2' 2>/dev/null; } || { \
+		echo "installing psql and psycopg2 (client tests)"; \
+		if [ "$$(id -u)" = 0 ]; then \
+			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-client python3-psycopg2 >/dev/null) || \
+				{ echo "error: apt-get install postgresql-client python3-psycopg2 failed"; exit 1; }; \
+		else \
+			echo "error: psql or psycopg2 missing; run: sudo apt-get install -y postgresql-client python3-psycopg2"; exit 1; \
+		fi; }
+	@{ command -v psql >/dev/null && /usr/bin/python3 -c 'import psycopg2'; } || \
+		{ echo "error: psql or psycopg2 still missing after install"; exit 1; }
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
@@ -40,7 +51,7 @@ vet:
 
 # -p 1 would be slower; two packages at a time matches the 2-core CI.
 unit:
-	$(GO) test -race -timeout 25m ./...
+	SLUICE_TEST_STRICT=1 $(GO) test -race -timeout 25m ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -10,16 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-db/sluice/internal/testenv"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
 // psql runs Debian's psql (libpq, simple protocol) against ts.
 func psql(t *testing.T, ts *testServer, password, stdin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	path, lookErr := exec.LookPath("psql")
-	if lookErr != nil {
-		t.Skip("psql not installed")
-	}
+	path := testenv.LookPath(t, "psql", "apt-get install -y postgresql-client")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	base := []string{"-X", "-h", "127.0.0.1", "-p", strconv.Itoa(ts.port), "-U", "root", "-d", "dev", "-v", "ON_ERROR_STOP=1"}
@@ -100,10 +98,7 @@ func TestPsqlCopyFromStdin(t *testing.T) {
 // TestPsqlCancel: Ctrl-C in psql sends a CancelRequest on a new
 // connection; the running statement ends with 57014's message.
 func TestPsqlCancel(t *testing.T) {
-	path, err := exec.LookPath("psql")
-	if err != nil {
-		t.Skip("psql not installed")
-	}
+	path := testenv.LookPath(t, "psql", "apt-get install -y postgresql-client")
 	h := &fakeHandler{sleeping: make(chan struct{})}
 	ts := startServer(t, h, Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -123,7 +118,7 @@ func TestPsqlCancel(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if err == nil || !strings.Contains(stderr.String(), "canceling statement due to user request") {
 		t.Fatalf("stderr %q, err %v", stderr.String(), err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-db/sluice/internal/testenv"
 )
 
 // psycopgScript connects with psycopg2 in its default mode (a transaction
@@ -35,10 +37,7 @@ conn.close()
 `
 
 func TestPsycopg2(t *testing.T) {
-	python := pythonWithPsycopg2()
-	if python == "" {
-		t.Skip("psycopg2 not installed (apt-get install -y python3-psycopg2)")
-	}
+	python := testenv.Python(t)
 	ts := startServer(t, &fakeHandler{}, Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -58,16 +57,4 @@ func TestPsycopg2(t *testing.T) {
 	if out.String() != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", out.String(), want)
 	}
-}
-
-// pythonWithPsycopg2 finds a Python that imports psycopg2: Debian's
-// python3-psycopg2 lives in /usr/bin/python3, which a pyenv shim on PATH
-// may hide.
-func pythonWithPsycopg2() string {
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(p, "-c", "import psycopg2").Run() == nil {
-			return p
-		}
-	}
-	return ""
 }

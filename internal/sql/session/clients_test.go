@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-db/sluice/internal/testenv"
 )
 
 func hostPort(t *testing.T, p *Playground) (string, string) {
@@ -21,9 +23,7 @@ func hostPort(t *testing.T, p *Playground) (string, string) {
 
 // TestPsqlDescribe runs psql's \d family against the server.
 func TestPsqlDescribe(t *testing.T) {
-	if _, err := osexec.LookPath("psql"); err != nil {
-		t.Skip("psql not installed")
-	}
+	testenv.LookPath(t, "psql", "apt-get install -y postgresql-client")
 	p := startPlayground(t)
 	c := connect(t, p)
 	exec(t, c, "CREATE TABLE items (id int PRIMARY KEY, label varchar, price numeric)")
@@ -66,9 +66,7 @@ func TestPsqlDescribe(t *testing.T) {
 // TestPsycopg2 runs a small workload through psycopg2 (extended-free,
 // client-side parameter interpolation, transactions around everything).
 func TestPsycopg2(t *testing.T) {
-	if err := osexec.Command("python3", "-c", "import psycopg2").Run(); err != nil {
-		t.Skip("psycopg2 not installed")
-	}
+	python := testenv.Python(t)
 	p := startPlayground(t)
 	host, port := hostPort(t, p)
 	script := `
@@ -93,7 +91,7 @@ conn.close()
 `
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := osexec.CommandContext(ctx, "python3", "-c", script, host, port).CombinedOutput()
+	out, err := osexec.CommandContext(ctx, python, "-c", script, host, port).CombinedOutput()
 	if err != nil {
 		t.Fatalf("psycopg2: %v\n%s", err, out)
 	}
