@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream/source"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -14,34 +15,52 @@ import (
 // returns once it is synced: from then on the write survives a crash. The
 // chunk has the table's visible columns; hidden row ids of inserts into a
 // table without a primary key are assigned here. Deletes must carry the
-// full row including the hidden row id (as read from the table).
+// full row including the hidden row id (as read from the table). The
+// record is in the table's latest state (LatestSnapshot) before Write
+// returns. A statement that read the table to compute c writes through
+// its TableWriter instead.
 func (e *Engine) Write(ctx context.Context, table string, c *types.Chunk) error {
 	rel, ok := e.catalog.ByName(table)
 	if !ok {
 		return sqlerr.Errorf(sqlerr.UndefinedTable, "relation %q does not exist", table)
 	}
+	_, err := e.write(ctx, rel, c, nil)
+	return err
+}
+
+// Write appends c to the locked table's log (as Engine.Write) and releases
+// the lock once the record is readable, before it is synced.
+func (w *TableWriter) Write(ctx context.Context, c *types.Chunk) error {
+	seq, err := w.e.write(ctx, w.rel, c, w.Close)
+	if err == nil {
+		w.seq = seq
+	}
+	return err
+}
+
+func (e *Engine) write(ctx context.Context, rel *catalog.Relation, c *types.Chunk, enqueued func()) (uint64, error) {
 	if rel.Kind != catalog.KindTable {
-		return sqlerr.Errorf(sqlerr.WrongObjectType, "cannot change materialized view %q", table)
+		return 0, sqlerr.Errorf(sqlerr.WrongObjectType, "cannot change materialized view %q", rel.Name)
 	}
 	if rel.AppendOnly && hasRetraction(c) {
-		return sqlerr.New(sqlerr.FeatureNotSupported, "append-only table does not support update or delete")
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "append-only table does not support update or delete")
 	}
 	if err := applyModifiers(rel, c); err != nil {
-		return err
+		return 0, err
 	}
 	if err := checkNotNull(rel, c); err != nil {
-		return err
+		return 0, err
 	}
 	c, err := e.withRowIDs(ctx, rel, c.Compact())
 	if err != nil {
-		return err
+		return 0, err
 	}
 	payload, err := source.EncodeDML(c)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	_, err = e.store.AppendDML(ctx, rel.Table.ID, payload)
-	return err
+	desc := toDesc(rel)
+	return e.store.WriteDML(ctx, rel.Table.ID, storage.DMLWrite{Payload: payload, Tail: &desc, Rows: c, Enqueued: enqueued})
 }
 
 // applyModifiers enforces the columns' type modifiers on the rows

@@ -64,6 +64,8 @@ type Engine struct {
 
 	// inconsistent counts view materialize inputs that contradict the view.
 	inconsistent inconsistencyCounter
+	// tableLocks serialize read-then-write statements per table (latest.go).
+	tableLocks tableLocks
 }
 
 // Open opens the store and catalog and starts the coordinator, which
@@ -92,6 +94,10 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{opts: opts, store: store, catalog: cat, log: opts.Logger}
+	if err := e.replayTails(ctx); err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("replay acknowledged writes: %w", err)
+	}
 	e.rowIDs.init(store)
 	e.inconsistent.log, e.inconsistent.cat = opts.Logger, cat
 	e.coord = meta.New(meta.Config{BarrierInterval: opts.BarrierInterval, Logger: opts.Logger,

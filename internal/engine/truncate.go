@@ -20,13 +20,21 @@ type truncator struct {
 // truncateEvery is how many commits pass between truncation passes.
 const truncateEvery = 16
 
-// afterCommit runs on the coordinator goroutine: it only starts a pass.
+// afterCommit runs on the coordinator goroutine: it only starts a pass,
+// which prunes the tables' tails after every commit and truncates their
+// logs every truncateEvery commits. A commit that finds a pass running
+// leaves the work to the next one.
 func (e *Engine) afterCommit(uint64) {
-	if e.trunc.commits.Add(1)%truncateEvery != 0 || !e.trunc.running.CompareAndSwap(false, true) {
+	truncate := e.trunc.commits.Add(1)%truncateEvery == 0
+	if !e.trunc.running.CompareAndSwap(false, true) {
 		return
 	}
 	e.group.Go(e.trunc.ctx, "truncate-dml", func(ctx context.Context) error {
 		defer e.trunc.running.Store(false)
+		e.pruneTails(ctx)
+		if !truncate {
+			return nil
+		}
 		for _, r := range e.catalog.All() {
 			if ctx.Err() != nil {
 				return nil

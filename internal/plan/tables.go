@@ -1,5 +1,7 @@
 package plan
 
+import "slices"
+
 // StateTables returns the ids of every state table the job's executors
 // use, so that a drop can delete them all.
 func (j *Job) StateTables() []uint32 {
@@ -57,3 +59,23 @@ func (n *Node) tables() []*Table {
 // HasBarrierSource reports whether the fragment's actors take barriers
 // from the barrier manager directly (table source or values).
 func (f *Fragment) HasBarrierSource() bool { return hasBarrierSource(f.Root) }
+
+// ScannedTables returns the ids of the upstream tables a batch plan's scan
+// leaves read, each once.
+func ScannedTables(n *Node) []uint32 {
+	var ids []uint32
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		if n == nil {
+			return
+		}
+		if n.Kind == KindBackfill && n.Backfill != nil && !slices.Contains(ids, n.Backfill.Upstream.ID) {
+			ids = append(ids, n.Backfill.Upstream.ID)
+		}
+		for _, in := range n.Inputs {
+			walk(in)
+		}
+	}
+	walk(n)
+	return ids
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/sluice-db/sluice/internal/types"
 )
 
 // DMLRecord is one entry of a table's DML log.
@@ -87,10 +88,36 @@ func (s *Store) lastDMLSeq(tableID uint32) (uint64, error) {
 }
 
 // AppendDML appends payload to the table's DML log and returns once it is
+// synced (WriteDML without a tail).
+func (s *Store) AppendDML(ctx context.Context, tableID uint32, payload []byte) (uint64, error) {
+	return s.WriteDML(ctx, tableID, DMLWrite{Payload: payload})
+}
+
+// DMLWrite is one record to append to a table's DML log.
+type DMLWrite struct {
+	Payload []byte
+	// Tail, when set, is the table's layout; Rows (every column) are then
+	// applied to the table's tail (tail.go) as the record enters the log.
+	Tail *TableDesc
+	Rows *types.Chunk
+	// Enqueued, when set, is called once the record is ordered behind
+	// every earlier record of the log and, with Tail, visible to
+	// LatestSnapshot — before it is synced. A writer that read the table
+	// under a lock releases it here, so the next writer reads this write
+	// and the two share one sync.
+	Enqueued func()
+}
+
+// WriteDML appends w.Payload to the table's DML log and returns once it is
 // synced. Concurrent appenders share fsyncs: each enqueues its batch into
 // Pebble's commit pipeline in seq order under the log mutex, then waits for
 // the sync outside it, so one WAL sync covers everyone queued behind it.
-func (s *Store) AppendDML(ctx context.Context, tableID uint32, payload []byte) (uint64, error) {
+//
+// ctx is honoured only until the record is enqueued. From then on the
+// record will be durable (a failed WAL sync stops Pebble), so WriteDML
+// waits for the sync whatever ctx says: a durable write is never reported
+// as failed.
+func (s *Store) WriteDML(ctx context.Context, tableID uint32, w DMLWrite) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -103,28 +130,51 @@ func (s *Store) AppendDML(ctx context.Context, tableID uint32, payload []byte) (
 		return 0, err
 	}
 	seq := t.next
-	t.next++
-	err = b.Set(dmlKey(tableID, seq), payload, nil)
+	err = b.Set(dmlKey(tableID, seq), w.Payload, nil)
 	if err == nil {
 		err = s.db.ApplyNoSyncWait(b, pebble.Sync)
-		if err == nil {
-			// The batch is in the pipeline; it must be waited for before Close.
-			s.dml.mu.Unlock()
-			err = b.SyncWait()
-			s.dml.mu.Lock()
-		}
 	}
+	if err != nil {
+		// Nothing entered the pipeline: the seq is not used.
+		s.dml.mu.Unlock()
+		return 0, fmt.Errorf("storage: append dml to table %d: %w", tableID, err)
+	}
+	t.next++
+	if w.Tail != nil {
+		err = s.ApplyTail(*w.Tail, seq, w.Rows)
+	}
+	s.dml.mu.Unlock()
+	if w.Enqueued != nil {
+		w.Enqueued()
+	}
+	// The batch is in the pipeline; it must be waited for before Close.
+	syncErr := b.SyncWait()
+	s.dml.mu.Lock()
 	// Finish the seq even on error: a failed record is simply absent, and
 	// the watermark must not stall behind it.
 	s.finishDMLLocked(tableID, t, seq)
 	s.dml.mu.Unlock()
+	if err == nil {
+		err = syncErr
+	}
 	if err != nil {
 		return 0, fmt.Errorf("storage: append dml to table %d: %w", tableID, err)
 	}
 	// Acknowledge only once LastDML covers seq: a FLUSH issued after this
 	// returns reads LastDML as its target, so an earlier seq still being
 	// synced by a concurrent appender must not hide this one.
-	return seq, s.waitDurable(ctx, tableID, t, seq)
+	return seq, s.waitDurable(context.WithoutCancel(ctx), tableID, t, seq)
+}
+
+// WaitDMLDurable waits until the table's records up to seq are synced.
+func (s *Store) WaitDMLDurable(ctx context.Context, tableID uint32, seq uint64) error {
+	s.dml.mu.Lock()
+	t, err := s.dmlTableLocked(tableID)
+	s.dml.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.waitDurable(ctx, tableID, t, seq)
 }
 
 // waitDurable waits until the table's durable watermark reaches seq. The

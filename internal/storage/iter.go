@@ -27,7 +27,7 @@ type mergeIter struct {
 	lay     *layout
 	ranges  []keyRange
 	pit     *pebble.Iterator
-	overlay *overlay // nil for snapshots
+	overlay overlaySource // nil for committed-only snapshots
 	onClose func()
 
 	pValid bool
@@ -42,7 +42,14 @@ type mergeIter struct {
 
 const overlayBatch = 64
 
-func newMergeIter(r pebble.Reader, lay *layout, ranges []keyRange, overlay *overlay) (*mergeIter, error) {
+// overlaySource is what a mergeIter merges over Pebble: a StateTable's
+// uncommitted writes (*overlay) or a reader's copy of a table's tail.
+type overlaySource interface {
+	empty() bool
+	fill(dst []overlayItem, sp overlaySpan, max int) ([]overlayItem, bool)
+}
+
+func newMergeIter(r pebble.Reader, lay *layout, ranges []keyRange, overlay overlaySource) (*mergeIter, error) {
 	pit, err := r.NewIter(nil)
 	if err != nil {
 		return nil, fmt.Errorf("storage: table %d: new iterator: %w", lay.desc.ID, err)

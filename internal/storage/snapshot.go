@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/sluice-db/sluice/internal/types"
@@ -16,6 +17,9 @@ import (
 type Snapshot struct {
 	snap  *pebble.Snapshot
 	epoch uint64
+	// tails, set by LatestSnapshot, are the tables' acknowledged writes
+	// beyond the committed epoch (tail.go), merged over snap.
+	tails map[uint32]*tailView
 }
 
 // Snapshot returns a snapshot at the latest committed epoch. The epoch is
@@ -35,6 +39,51 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 		return nil, err
 	}
 	return &Snapshot{snap: snap, epoch: epoch}, nil
+}
+
+// LatestSnapshot returns a snapshot of every table's latest state: the
+// committed state overlaid with each table's tail, so it holds every DML
+// record appended before it was taken. Views in it are as of the committed
+// epoch. The Pebble snapshot and the tails are taken under the tails' lock,
+// so no record can be pruned from the tail without being in snap.
+//
+// With durable, it first waits until every record it holds is synced, so
+// what a client reads can never be lost by a crash (the wait is for syncs
+// already under way). A statement that reads only to write after (UPDATE)
+// need not wait: its own record is synced behind the ones it read.
+func (s *Store) LatestSnapshot(ctx context.Context, durable bool) (*Snapshot, error) {
+	s.mu.Lock()
+	closed := s.mu.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	s.tails.mu.Lock()
+	snap := s.db.NewSnapshot()
+	views := make(map[uint32]*tailView, len(s.tails.mu.tables))
+	applied := make(map[uint32]uint64, len(s.tails.mu.tables))
+	for id, t := range s.tails.mu.tables {
+		if t.tree.Len() > 0 {
+			views[id] = &tailView{tree: t.tree.Clone()}
+			applied[id] = t.applied
+		}
+	}
+	s.tails.mu.Unlock()
+	epoch, err := readEpoch(snap)
+	if err != nil {
+		_ = snap.Close()
+		return nil, err
+	}
+	sn := &Snapshot{snap: snap, epoch: epoch, tails: views}
+	if durable {
+		for id, seq := range applied {
+			if err := s.WaitDMLDurable(ctx, id, seq); err != nil {
+				_ = sn.Close()
+				return nil, err
+			}
+		}
+	}
+	return sn, nil
 }
 
 // Epoch returns the committed epoch the snapshot holds.
@@ -75,7 +124,16 @@ func (sn *Snapshot) Scan(ctx context.Context, desc TableDesc, pkPrefix types.Row
 		p := tablePrefix(desc.ID)
 		ranges = []keyRange{{lo: p, hi: prefixEnd(p)}}
 	}
-	return newMergeIter(sn.snap, lay, ranges, nil)
+	return newMergeIter(sn.snap, lay, ranges, sn.tailOf(desc.ID))
+}
+
+// tailOf returns the table's tail in the snapshot as an overlay, or nil
+// (an untyped nil: mergeIter tests the interface).
+func (sn *Snapshot) tailOf(id uint32) overlaySource {
+	if v := sn.tails[id]; v != nil {
+		return v
+	}
+	return nil
 }
 
 // ScanFrom returns up to limit committed rows of one vnode after afterPK
@@ -92,7 +150,7 @@ func (sn *Snapshot) ScanFrom(ctx context.Context, desc TableDesc, vnode uint16, 
 	if err != nil {
 		return nil, err
 	}
-	m, err := newMergeIter(sn.snap, lay, []keyRange{r}, nil)
+	m, err := newMergeIter(sn.snap, lay, []keyRange{r}, sn.tailOf(desc.ID))
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +173,11 @@ func (sn *Snapshot) Get(ctx context.Context, desc TableDesc, pk types.Row) (type
 	key, err := lay.appendKey(nil, vnode, pk)
 	if err != nil {
 		return nil, false, err
+	}
+	if v := sn.tails[desc.ID]; v != nil {
+		if e, ok := v.get(key); ok {
+			return slices.Clone(e.row), e.row != nil, nil
+		}
 	}
 	v, closer, err := sn.snap.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {

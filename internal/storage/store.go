@@ -67,7 +67,8 @@ type Store struct {
 		fenced map[ActorID]struct{}
 	}
 
-	dml dmlLog
+	dml   dmlLog
+	tails tails
 }
 
 // Open opens (or creates) the store and reads the committed epoch back.
@@ -105,6 +106,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.mu.dropGen = make(map[uint32]uint64)
 	s.mu.fenced = make(map[ActorID]struct{})
 	s.dml.init()
+	s.tails.init()
 	epoch, err := readEpoch(db)
 	if err != nil {
 		_ = db.Close()

@@ -173,6 +173,8 @@ type Builder struct {
 	size  int
 	cols  []Column
 	ops   []Op
+	// unbounded: Append never returns a chunk (NewUnboundedBuilder).
+	unbounded bool
 }
 
 // NewBuilder returns a builder of chunks with the given column types that
@@ -183,6 +185,15 @@ func NewBuilder(ts []Type, size int) *Builder {
 	}
 	b := &Builder{types: ts, size: size}
 	b.reset()
+	return b
+}
+
+// NewUnboundedBuilder returns a builder that never cuts a chunk: Take
+// returns every row appended since the last Take (a whole statement's rows,
+// kept as column vectors).
+func NewUnboundedBuilder(ts []Type) *Builder {
+	b := NewBuilder(ts, DefaultChunkSize)
+	b.unbounded = true
 	return b
 }
 
@@ -201,7 +212,7 @@ func (b *Builder) Append(op Op, row Row) *Chunk {
 		b.cols[i].Append(d)
 	}
 	b.ops = append(b.ops, op)
-	if len(b.ops) >= b.size {
+	if !b.unbounded && len(b.ops) >= b.size {
 		return b.Take()
 	}
 	return nil
@@ -213,7 +224,7 @@ func (b *Builder) AppendFrom(op Op, src *Chunk, i int) *Chunk {
 		b.cols[j].AppendFrom(col, i)
 	}
 	b.ops = append(b.ops, op)
-	if len(b.ops) >= b.size {
+	if !b.unbounded && len(b.ops) >= b.size {
 		return b.Take()
 	}
 	return nil

@@ -69,7 +69,7 @@ func (s *Session) copyFrom(ctx context.Context, cs *pg_query.CopyStmt, w pgwire.
 	if err != nil {
 		return err
 	}
-	if err := s.maybeImplicitFlush(ctx); err != nil {
+	if err := s.maybeImplicitFlush(ctx, w); err != nil {
 		return err
 	}
 	return w.Complete(fmt.Sprintf("COPY %d", n))
@@ -175,7 +175,8 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 			}
 		}
 	}
-	var batch []types.Row
+	// The whole COPY is one record: it is applied entirely or not at all.
+	b := types.NewUnboundedBuilder(vis)
 	total := 0
 	for first := true; ; first = false {
 		fields, nulls, err := rr.ReadRow()
@@ -203,17 +204,18 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 			}
 			row[pos[k]] = d
 		}
-		if batch = append(batch, row); len(batch) >= writeBatch {
-			if err := s.writeRows(ctx, rel, vis, batch, nil, types.Insert); err != nil {
-				return total, err
-			}
-			total, batch = total+len(batch), nil
-		}
+		b.Append(types.Insert, row)
+		total++
 	}
-	if err := s.writeRows(ctx, rel, vis, batch, nil, types.Insert); err != nil {
-		return total, err
+	tw, done, err := s.lockTable(ctx, rel)
+	if err != nil {
+		return 0, err
 	}
-	return total + len(batch), nil
+	defer done()
+	if err := writeChunk(ctx, tw, b.Take()); err != nil {
+		return 0, err
+	}
+	return total, nil
 }
 
 // copyErr adds COPY's context line, keeping the SQLSTATE.

@@ -5,28 +5,37 @@ import (
 	"fmt"
 
 	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sql/planner"
+	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
-// writeBatch is the most rows sent to the engine in one Write: large
-// INSERT … SELECT and COPY are split so no single DML log entry is huge.
-const writeBatch = 4096
+// Every DML statement holds its target table's write lock from its read
+// of the table's latest state until its one log record is written (see
+// engine.TableWriter): its changes are computed from the current rows, and
+// no concurrent statement can change them in between. A statement is one
+// record, however many rows it writes, so it is applied entirely or not
+// at all, across a crash too.
 
 // insert writes the new rows (constant VALUES or a query's result).
 func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.ResultWriter) error {
+	tw, done, err := s.lockTable(ctx, ins.Table)
+	if err != nil {
+		return err
+	}
+	defer done()
 	rows := ins.Rows
 	if ins.Query != nil {
-		var err error
-		if rows, err = s.collect(ctx, ins.Query); err != nil {
+		if rows, err = s.collectLatest(ctx, ins.Query); err != nil {
 			return err
 		}
 	}
-	if err := s.writeRows(ctx, ins.Table, visibleTypes(ins.Table), rows, nil, types.Insert); err != nil {
+	if err := writeTableRows(ctx, tw, visibleTypes(ins.Table), rows, nil, types.Insert); err != nil {
 		return err
 	}
-	if err := s.maybeImplicitFlush(ctx); err != nil {
+	if err := s.maybeImplicitFlush(ctx, w); err != nil {
 		return err
 	}
 	return w.Complete(fmt.Sprintf("INSERT 0 %d", len(rows)))
@@ -35,14 +44,19 @@ func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.Resu
 // delete writes a Delete of every matching row (all columns, so the
 // hidden row id names the row).
 func (s *Session) delete(ctx context.Context, d *planner.Delete, w pgwire.ResultWriter) error {
-	rows, err := s.collect(ctx, d.Query)
+	tw, done, err := s.lockTable(ctx, d.Table)
 	if err != nil {
 		return err
 	}
-	if err := s.writeRows(ctx, d.Table, d.Table.Table.Types, rows, nil, types.Delete); err != nil {
+	defer done()
+	rows, err := s.collectLatest(ctx, d.Query)
+	if err != nil {
 		return err
 	}
-	if err := s.maybeImplicitFlush(ctx); err != nil {
+	if err := writeTableRows(ctx, tw, d.Table.Table.Types, rows, nil, types.Delete); err != nil {
+		return err
+	}
+	if err := s.maybeImplicitFlush(ctx, w); err != nil {
 		return err
 	}
 	return w.Complete(fmt.Sprintf("DELETE %d", len(rows)))
@@ -51,7 +65,12 @@ func (s *Session) delete(ctx context.Context, d *planner.Delete, w pgwire.Result
 // update writes each change as an UpdateDelete of the old row followed by
 // an UpdateInsert of the new one, so views see one update per row.
 func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.ResultWriter) error {
-	rows, err := s.collect(ctx, u.Query)
+	tw, done, err := s.lockTable(ctx, u.Table)
+	if err != nil {
+		return err
+	}
+	defer done()
+	rows, err := s.collectLatest(ctx, u.Query)
 	if err != nil {
 		return err
 	}
@@ -60,10 +79,10 @@ func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.Result
 	for i, r := range rows {
 		olds[i], news[i] = r[:n], r[n:2*n]
 	}
-	if err := s.writeUpdate(ctx, u.Table, olds, news); err != nil {
+	if err := writeUpdate(ctx, tw, u.Table, olds, news); err != nil {
 		return err
 	}
-	if err := s.maybeImplicitFlush(ctx); err != nil {
+	if err := s.maybeImplicitFlush(ctx, w); err != nil {
 		return err
 	}
 	return w.Complete(fmt.Sprintf("UPDATE %d", len(rows)))
@@ -74,14 +93,12 @@ func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.Result
 // + 1); written pair by pair, the new row would land on that key before the
 // old one left it, and the old one's delete would then remove it. So a
 // statement that moves keys deletes every old row first and then inserts
-// every new one, in one write; otherwise each row is one update pair.
-func (s *Session) writeUpdate(ctx context.Context, rel *catalog.Relation, olds, news []types.Row) error {
+// every new one; otherwise each row is one update pair.
+func writeUpdate(ctx context.Context, tw *engine.TableWriter, rel *catalog.Relation, olds, news []types.Row) error {
 	ts := rel.Table.Types
 	if !movesKeys(rel.PK, olds, news) {
-		return s.writeRows(ctx, rel, ts, olds, news, types.UpdateDelete)
+		return writeTableRows(ctx, tw, ts, olds, news, types.UpdateDelete)
 	}
-	// One write, however large: a crash between a write of deletes and one
-	// of inserts would lose rows the statement only meant to move.
 	b := types.NewBuilder(ts, 2*len(olds)+1)
 	for _, r := range olds {
 		b.Append(types.Delete, r)
@@ -89,7 +106,7 @@ func (s *Session) writeUpdate(ctx context.Context, rel *catalog.Relation, olds, 
 	for _, r := range news {
 		b.Append(types.Insert, r)
 	}
-	return s.e.Write(ctx, rel.Name, b.Take())
+	return writeChunk(ctx, tw, b.Take())
 }
 
 // movesKeys reports whether any row's primary key columns change.
@@ -104,11 +121,27 @@ func movesKeys(pk []int, olds, news []types.Row) bool {
 	return false
 }
 
-func (s *Session) maybeImplicitFlush(ctx context.Context) error {
+// maybeImplicitFlush waits, under implicit_flush, for an epoch that covers
+// the statement's write. The write is durable already, so a wait that ends
+// early (statement_timeout, a cancel, a stuck barrier) must not report it
+// as failed: the statement succeeds with a WARNING saying the views may not
+// include it yet.
+func (s *Session) maybeImplicitFlush(ctx context.Context, w pgwire.ResultWriter) error {
 	if !s.vars.bool("implicit_flush") {
 		return nil
 	}
-	return s.e.Flush(ctx)
+	err := s.e.Flush(ctx)
+	if err == nil {
+		return nil
+	}
+	why := err.Error()
+	if ctx.Err() != nil {
+		why = "the statement was cancelled or timed out while waiting"
+		if cause, ok := sqlerr.As(context.Cause(ctx)); ok {
+			why = cause.Message
+		}
+	}
+	return w.Notice(pgwire.Notice{Severity: "WARNING", Message: "the write is durable, but implicit_flush stopped waiting for the views to include it: " + why})
 }
 
 func visibleTypes(rel *catalog.Relation) []types.Type {
@@ -121,32 +154,42 @@ func visibleTypes(rel *catalog.Relation) []types.Type {
 	return ts
 }
 
-// writeRows sends rows (and, for updates, each row's new version right
-// after it) to a table in chunks of at most writeBatch rows; an update's
-// pair never straddles two chunks.
-func (s *Session) writeRows(ctx context.Context, rel *catalog.Relation, ts []types.Type, rows, news []types.Row, op types.Op) error {
-	size := writeBatch
+// writeTableRows writes rows (and, for updates, each row's new version right
+// after it) as one record.
+func writeTableRows(ctx context.Context, tw *engine.TableWriter, ts []types.Type, rows, news []types.Row, op types.Op) error {
+	n := len(rows)
 	if news != nil {
-		size *= 2
+		n *= 2
 	}
-	b := types.NewBuilder(ts, size+1)
-	flush := func() error {
-		c := b.Take()
-		if c == nil {
-			return nil
-		}
-		return s.e.Write(ctx, rel.Name, c)
-	}
+	b := types.NewBuilder(ts, n+1)
 	for i, r := range rows {
 		b.Append(op, r)
 		if news != nil {
 			b.Append(types.UpdateInsert, news[i])
 		}
-		if b.Len() >= size {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
 	}
-	return flush()
+	return writeChunk(ctx, tw, b.Take())
+}
+
+// writeChunk writes c, if it has rows; an empty statement writes nothing.
+func writeChunk(ctx context.Context, tw *engine.TableWriter, c *types.Chunk) error {
+	if c == nil || c.Cardinality() == 0 {
+		return nil
+	}
+	return tw.Write(ctx, c)
+}
+
+// lockTable takes rel's write lock for a statement; the session notes
+// where the statement's write went when it is released (done).
+func (s *Session) lockTable(ctx context.Context, rel *catalog.Relation) (*engine.TableWriter, func(), error) {
+	tw, err := s.e.LockTable(ctx, rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tw, func() {
+		tw.Close()
+		if seq := tw.Seq(); seq > 0 {
+			s.written.Note(rel.ID, seq)
+		}
+	}, nil
 }

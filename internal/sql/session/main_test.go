@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/sluice-db/sluice/internal/engine"
 	"go.uber.org/goleak"
 )
@@ -15,9 +16,14 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // startPlayground runs an in-memory engine and server for one test.
 func startPlayground(t *testing.T) *Playground {
 	t.Helper()
+	return startPlaygroundWith(t, engine.Options{BarrierInterval: 5 * time.Millisecond, Parallelism: 2, ChunkSize: 64})
+}
+
+func startPlaygroundWith(t *testing.T, opts engine.Options) *Playground {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	p, err := StartPlayground(ctx, engine.Options{BarrierInterval: 5 * time.Millisecond, Parallelism: 2, ChunkSize: 64}, Config{})
+	p, err := StartPlayground(ctx, opts, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,9 +37,22 @@ func startPlayground(t *testing.T) *Playground {
 
 func connect(t *testing.T, p *Playground) *pgx.Conn {
 	t.Helper()
+	return connectWith(t, p, nil)
+}
+
+// connectWith connects with a notice handler (nil: notices are dropped).
+func connectWith(t *testing.T, p *Playground, onNotice func(*pgconn.Notice)) *pgx.Conn {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := pgx.Connect(ctx, p.Server.DSN())
+	cfg, err := pgx.ParseConfig(p.Server.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if onNotice != nil {
+		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { onNotice(n) }
+	}
+	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

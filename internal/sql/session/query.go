@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/batch"
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/pgwire"
+	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/sql/planner"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -29,6 +31,9 @@ func (s *Session) query(ctx context.Context, q *planner.Query, w pgwire.ResultWr
 			return err
 		}
 	}
+	if err := s.waitOwnWrites(ctx, q, w); err != nil {
+		return err
+	}
 	n := 0
 	err := s.runBatch(ctx, q, func(row types.Row) error {
 		n++
@@ -40,21 +45,67 @@ func (s *Session) query(ctx context.Context, q *planner.Query, w pgwire.ResultWr
 	return w.Complete(fmt.Sprintf("SELECT %d", n))
 }
 
-// runBatch executes q on one snapshot, passing each visible row to out.
+// runBatch executes q on one snapshot of the latest state, passing each
+// visible row to out: tables hold every write acknowledged before the
+// statement started (synced, so nothing read can be lost), views are as of
+// the committed epoch.
 func (s *Session) runBatch(ctx context.Context, q *planner.Query, out batch.RowFunc) error {
-	sn, err := s.e.Store().Snapshot()
+	sn, err := s.e.LatestSnapshot(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer sn.Close()
-	bq := batch.Query{Plan: q.Plan, Visible: len(q.Columns), OrderBy: q.OrderBy, Limit: q.Limit, Offset: q.Offset}
-	return batch.Run(ctx, sn, bq, batch.Options{ChunkSize: s.h.cfg.ChunkSize, Now: s.now()}, out)
+	return s.runBatchOn(ctx, sn, q, out)
 }
 
-// collect runs q and returns every row (every column, for DML).
-func (s *Session) collect(ctx context.Context, q *planner.Query) ([]types.Row, error) {
+func (s *Session) runBatchOn(ctx context.Context, r batch.Reader, q *planner.Query, out batch.RowFunc) error {
+	bq := batch.Query{Plan: q.Plan, Visible: len(q.Columns), OrderBy: q.OrderBy, Limit: q.Limit, Offset: q.Offset}
+	return batch.Run(ctx, r, bq, batch.Options{ChunkSize: s.h.cfg.ChunkSize, Now: s.now()}, out)
+}
+
+// waitOwnWrites makes a SELECT of a view include this session's writes to
+// the tables under it: tables are read at their latest state anyway, but a
+// view holds what the committed epoch holds, so the statement waits for an
+// epoch that covers the writes (a barrier is asked for at once) and says
+// so in a NOTICE. statement_timeout and cancellation end the wait.
+func (s *Session) waitOwnWrites(ctx context.Context, q *planner.Query, w pgwire.ResultWriter) error {
+	if len(s.written) == 0 {
+		return nil
+	}
+	var views []uint32
+	for _, id := range s.e.RelationsOfTables(plan.ScannedTables(q.Plan)) {
+		if r, ok := s.e.Catalog().ByID(id); ok && r.Kind != catalog.KindTable {
+			views = append(views, id)
+		}
+	}
+	if len(views) == 0 {
+		return nil
+	}
+	start := time.Now()
+	epoch, lagging, err := s.e.WaitCovered(ctx, s.written, views)
+	if err != nil || epoch == 0 {
+		return err
+	}
+	msg := fmt.Sprintf("waited %d ms for epoch %d, the first to include this session's writes in the views read",
+		time.Since(start).Milliseconds(), epoch)
+	if len(lagging) > 0 {
+		msg = fmt.Sprintf("waited %d ms for epoch %d, but the views read do not include this session's latest writes to %s yet: its streaming job is paused or rate-limited",
+			time.Since(start).Milliseconds(), epoch, strings.Join(lagging, ", "))
+	}
+	return w.Notice(pgwire.Notice{Message: msg})
+}
+
+// collectLatest runs a DML statement's query over the latest state, holding
+// its target's write lock: every row it returns is the row's current
+// version, and stays so until the statement's write releases the lock.
+func (s *Session) collectLatest(ctx context.Context, q *planner.Query) ([]types.Row, error) {
+	sn, err := s.e.LatestSnapshot(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer sn.Close()
 	var rows []types.Row
-	err := s.runBatch(ctx, q, func(r types.Row) error {
+	err = s.runBatchOn(ctx, sn, q, func(r types.Row) error {
 		rows = append(rows, r)
 		return nil
 	})

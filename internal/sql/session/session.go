@@ -57,7 +57,8 @@ func NewHandler(e *engine.Engine, cfg Config) *Handler {
 // NewSession implements pgwire.Handler. Every database name is accepted:
 // Sluice has one namespace, and RisingWave scripts connect to "dev".
 func (h *Handler) NewSession(_ context.Context, p pgwire.StartupParams) (pgwire.Session, error) {
-	s := &Session{h: h, e: h.e, p: planner.New(h.e.Catalog(), h.e), user: p.User, db: p.Database, pid: p.ProcessID}
+	s := &Session{h: h, e: h.e, p: planner.New(h.e.Catalog(), h.e), user: p.User, db: p.Database, pid: p.ProcessID,
+		written: engine.Written{}}
 	startup := map[string]string{}
 	for k, v := range p.Settings {
 		if _, ok := knownVars()[k]; ok {
@@ -86,6 +87,9 @@ type Session struct {
 	// ReadyForQuery reports, so drivers that wrap work in transactions
 	// keep working.
 	inBlock bool
+	// written is where this session's writes are in the tables' logs; a
+	// SELECT of a view waits until the committed epoch covers them.
+	written engine.Written
 }
 
 var _ pgwire.Session = (*Session)(nil)

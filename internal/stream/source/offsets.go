@@ -90,6 +90,17 @@ func TruncateCommitted(ctx context.Context, store *storage.Store, tableID uint32
 	return through, nil
 }
 
+// CommittedThrough returns the seq through which the latest committed epoch
+// has applied every record of the table's log (0 = none): the tail of the
+// table (storage.PruneTail) may forget those records' writes.
+func CommittedThrough(ctx context.Context, store *storage.Store, offsets plan.Table) (uint64, error) {
+	if err := checkOffsetTable(offsets); err != nil {
+		return 0, err
+	}
+	through, _, err := committedMinSeq(ctx, store, offsets)
+	return through, err
+}
+
 // committedMinSeq returns the smallest last_seq over the committed offset
 // rows; ok is false when no split has committed a position yet.
 func committedMinSeq(ctx context.Context, store *storage.Store, offsets plan.Table) (uint64, bool, error) {

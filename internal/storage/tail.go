@@ -1,0 +1,196 @@
+package storage
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/RaduBerinde/btreemap"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// A table's tail is the part of its latest state that its committed state
+// does not hold yet: every DML record appended to its log (and so already
+// acknowledged, or about to be) whose rows the table's streaming job has not
+// committed. The committed state lags the log by up to an epoch, and by much
+// more while a barrier is stuck behind another job; the tail is what lets a
+// statement read a table's latest state at once anyway (read your writes,
+// no lost updates), without waiting for any barrier.
+//
+// The tail holds, per key, the newest write (a row, or a tombstone for a
+// delete) and the log seq that wrote it, applied with the same "overwrite"
+// rule as the table's materialize, so committed state overlaid with the tail
+// is the table after every record in the log. Records enter the tail in log
+// order as they are appended (AppendDML, before the sync: see DMLWrite) and
+// leave it once a committed epoch covers them (PruneTail). A reader takes a
+// Pebble snapshot and copies of the tails under one lock (LatestSnapshot),
+// so each tail entry it misses is in the snapshot: the prune runs only
+// after the commit that covers it is visible.
+type tails struct {
+	mu struct {
+		sync.Mutex
+		tables map[uint32]*tail
+	}
+}
+
+type tail struct {
+	lay *layout
+	// tree maps encoded key → newest write. It is copied on write, so a
+	// reader's Clone stays fixed while writers go on.
+	tree *btreemap.BTreeMap[string, tailEntry]
+	// order lists every write in seq order, for pruning without a scan.
+	order []tailWrite
+	// applied is the highest seq applied.
+	applied uint64
+}
+
+type tailEntry struct {
+	row types.Row // nil = tombstone
+	seq uint64
+}
+
+type tailWrite struct {
+	key string
+	seq uint64
+}
+
+func (ts *tails) init() { ts.mu.tables = make(map[uint32]*tail) }
+
+func newTail(lay *layout) *tail {
+	return &tail{lay: lay, tree: btreemap.New[string, tailEntry](16, btreemapCompare)}
+}
+
+func btreemapCompare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// ApplyTail applies the rows of one DML record (seq) to the table's tail:
+// inserts (and an update's new row) put the row under its key, deletes (and
+// an update's old row) put a tombstone. Appenders call it through
+// DMLWrite; recovery calls it for the log records a committed epoch does
+// not cover yet. c carries every column of the table, hidden ones too.
+func (s *Store) ApplyTail(desc TableDesc, seq uint64, c *types.Chunk) error {
+	s.tails.mu.Lock()
+	defer s.tails.mu.Unlock()
+	t := s.tails.mu.tables[desc.ID]
+	if t == nil {
+		lay, err := newLayout(desc)
+		if err != nil {
+			return err
+		}
+		t = newTail(lay)
+		s.tails.mu.tables[desc.ID] = t
+	}
+	return t.apply(seq, c)
+}
+
+func (t *tail) apply(seq uint64, c *types.Chunk) error {
+	if len(c.Cols) != len(t.lay.desc.Types) {
+		return fmt.Errorf("storage: table %d: tail write of %d columns, want %d", t.lay.desc.ID, len(c.Cols), len(t.lay.desc.Types))
+	}
+	var key []byte
+	for i := 0; i < c.Capacity(); i++ {
+		if !c.Visible(i) {
+			continue
+		}
+		row := c.Row(i)
+		vnode, _ := t.lay.vnodeOf(t.lay.pkOf(row))
+		var err error
+		if key, err = t.lay.appendKey(key[:0], vnode, t.lay.pkOf(row)); err != nil {
+			return err
+		}
+		e := tailEntry{seq: seq}
+		if c.Op(i).IsInsert() {
+			e.row = row
+		}
+		k := string(key)
+		if _, old, ok := t.tree.Get(k); ok && old.seq > seq {
+			continue // a newer record already wrote the key (recovery replay)
+		}
+		t.tree.ReplaceOrInsert(k, e)
+		t.order = append(t.order, tailWrite{key: k, seq: seq})
+	}
+	t.applied = max(t.applied, seq)
+	return nil
+}
+
+// PruneTail forgets the table's tail writes with seq ≤ through: a committed
+// epoch has applied every record up to through, and that commit is visible
+// to every snapshot taken from now on.
+func (s *Store) PruneTail(tableID uint32, through uint64) {
+	s.tails.mu.Lock()
+	defer s.tails.mu.Unlock()
+	t := s.tails.mu.tables[tableID]
+	if t == nil {
+		return
+	}
+	n := 0
+	for n < len(t.order) && t.order[n].seq <= through {
+		w := t.order[n]
+		if _, e, ok := t.tree.Get(w.key); ok && e.seq <= through {
+			t.tree.Delete(w.key)
+		}
+		n++
+	}
+	if n == len(t.order) {
+		t.order = nil // let a huge statement's buffer go
+		return
+	}
+	t.order = slices.Delete(t.order, 0, n)
+}
+
+// DropTail forgets a dropped table's tail.
+func (s *Store) DropTail(tableID uint32) {
+	s.tails.mu.Lock()
+	defer s.tails.mu.Unlock()
+	delete(s.tails.mu.tables, tableID)
+}
+
+// TailLen returns how many keys the table's tail holds (tests, metrics).
+func (s *Store) TailLen(tableID uint32) int {
+	s.tails.mu.Lock()
+	defer s.tails.mu.Unlock()
+	if t := s.tails.mu.tables[tableID]; t != nil {
+		return t.tree.Len()
+	}
+	return 0
+}
+
+// tailView is a reader's fixed copy of one table's tail.
+type tailView struct {
+	tree *btreemap.BTreeMap[string, tailEntry]
+}
+
+func (v *tailView) empty() bool { return v.tree.Len() == 0 }
+
+// fill implements overlaySource: up to max entries of span, in key order.
+func (v *tailView) fill(dst []overlayItem, sp overlaySpan, max int) ([]overlayItem, bool) {
+	lo := btreemap.GE(sp.lo)
+	if sp.after {
+		lo = btreemap.GT(sp.lo)
+	}
+	hi := btreemap.Max[string]()
+	if sp.hasHi {
+		hi = btreemap.LT(sp.hi)
+	}
+	n := 0
+	for k, e := range v.tree.Ascend(lo, hi) {
+		if n == max {
+			return dst, false
+		}
+		dst = append(dst, overlayItem{key: k, row: e.row})
+		n++
+	}
+	return dst, true
+}
+
+func (v *tailView) get(key []byte) (tailEntry, bool) {
+	_, e, ok := v.tree.Get(string(key))
+	return e, ok
+}
