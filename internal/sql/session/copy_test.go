@@ -10,7 +10,6 @@ import (
 func TestCopyFromStdin(t *testing.T) {
 	p := startPlayground(t)
 	c := connect(t, p)
-	exec(t, c, "SET implicit_flush = true")
 	exec(t, c, "CREATE TABLE t (a int, b varchar, c numeric)")
 	ctx := context.Background()
 	text := "1\thello\t1.5\n2\t\\N\t2\n3\ttab\\there\t\\N\n"

@@ -43,7 +43,6 @@ func TestShowDescribeExplain(t *testing.T) {
 func TestTransactionsAndPrepared(t *testing.T) {
 	p := startPlayground(t)
 	c := connect(t, p)
-	exec(t, c, "SET implicit_flush = true")
 	exec(t, c, "CREATE TABLE t (id bigint PRIMARY KEY, name varchar, score double precision)")
 	ctx := context.Background()
 	tx, err := c.Begin(ctx)

@@ -11,7 +11,6 @@ func TestUpdateMovesKeysOntoVacatedKeys(t *testing.T) {
 	exec(t, c, "CREATE TABLE t (id int PRIMARY KEY, v int)")
 	exec(t, c, "CREATE MATERIALIZED VIEW m AS SELECT * FROM t")
 	exec(t, c, "CREATE MATERIALIZED VIEW n AS SELECT count(*) AS c, sum(v) AS s FROM t")
-	exec(t, c, "SET implicit_flush = true") // each UPDATE reads the one before
 	exec(t, c, "INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)")
 	exec(t, c, "UPDATE t SET id = id + 1")
 	exec(t, c, "UPDATE t SET id = 7 - id WHERE id >= 3") // 3 <-> 4 swap
@@ -32,7 +31,6 @@ func TestUpdateMovesManyKeys(t *testing.T) {
 	c := connect(t, p)
 	exec(t, c, "CREATE TABLE t (id int PRIMARY KEY, v int)")
 	exec(t, c, "CREATE MATERIALIZED VIEW n AS SELECT count(*) AS c, sum(v) AS s, min(id) AS lo FROM t")
-	exec(t, c, "SET implicit_flush = true")
 	exec(t, c, "INSERT INTO t SELECT g, g FROM generate_series(1, 5000) g")
 	exec(t, c, "UPDATE t SET id = id + 1")
 	wantRows(t, c, "SELECT count(*), sum(v), min(id), max(id) FROM t", "5000 12502500 2 5001")
