@@ -51,10 +51,12 @@ type Playground struct {
 	Server *Server
 }
 
-// StartPlayground opens an in-memory engine and serves it on a free
-// loopback port.
+// StartPlayground opens an engine (in memory unless opts names a Dir or
+// FS) and serves it on a free loopback port.
 func StartPlayground(ctx context.Context, opts engine.Options, cfg Config) (*Playground, error) {
-	opts.InMemory, opts.Dir = true, ""
+	if opts.Dir == "" && opts.FS == nil {
+		opts.InMemory = true
+	}
 	if opts.BarrierInterval == 0 {
 		opts.BarrierInterval = 10 * time.Millisecond
 	}

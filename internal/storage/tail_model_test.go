@@ -1,0 +1,152 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
+)
+
+// TestLatestSnapshotMatchesModel drives a table the way the engine does:
+// DML records enter the log and the tail; now and then a "table job"
+// applies a prefix of the log to the table's state, commits it and prunes
+// the tail through that prefix. After every step, a latest snapshot (scan
+// and point reads) must equal the model of every record applied so far,
+// and a committed-only snapshot must equal the committed prefix.
+func TestLatestSnapshotMatchesModel(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		ctx := context.Background()
+		s := openMem(t, nil)
+		desc := kvDesc(7)
+		var all types.Bitmap
+		for v := 0; v < codec.VNodeCount; v++ {
+			all.Set(v)
+		}
+		tbl := mustOpenTable(t, s, desc, ActorID(1), all)
+		type rec struct {
+			seq uint64
+			c   *types.Chunk
+		}
+		var log []rec
+		latest := map[string]types.Row{}    // model after every record
+		committed := map[string]types.Row{} // model after the committed prefix
+		applied, epoch := 0, uint64(0)
+		key := func(r types.Row) string { return fmt.Sprint(r[0], "/", r[1]) }
+		apply := func(m map[string]types.Row, c *types.Chunk) {
+			for i := range c.Capacity() {
+				r := c.Row(i)
+				if c.Op(i).IsInsert() {
+					m[key(r)] = r
+				} else {
+					delete(m, key(r))
+				}
+			}
+		}
+		for step := range rapid.IntRange(1, 40).Draw(rt, "steps") {
+			switch rapid.IntRange(0, 3).Draw(rt, fmt.Sprint("op", step)) {
+			case 0, 1, 2: // one DML record of a few rows
+				b := types.NewBuilder(desc.Types, 16)
+				for j := range rapid.IntRange(1, 5).Draw(rt, fmt.Sprint("n", step)) {
+					k := int64(rapid.IntRange(0, 6).Draw(rt, fmt.Sprint("k", step, j)))
+					row := types.Row{k, "x", int64(step)}
+					if rapid.Bool().Draw(rt, fmt.Sprint("del", step, j)) {
+						b.Append(types.Delete, row)
+					} else {
+						b.Append(types.Insert, row)
+					}
+				}
+				c := b.Take()
+				seq, err := s.WriteDML(ctx, desc.ID, DMLWrite{Payload: []byte{1}, Tail: &desc, Rows: c})
+				if err != nil {
+					rt.Fatal(err)
+				}
+				log = append(log, rec{seq, c})
+				apply(latest, c)
+			case 3: // the table job commits a prefix and the tail is pruned
+				to := rapid.IntRange(applied, len(log)).Draw(rt, fmt.Sprint("to", step))
+				for _, r := range log[applied:to] {
+					for i := range r.c.Capacity() {
+						var err error
+						if r.c.Op(i).IsInsert() {
+							err = tbl.Insert(r.c.Row(i))
+						} else {
+							err = tbl.Delete(r.c.Row(i))
+						}
+						if err != nil {
+							rt.Fatal(err)
+						}
+					}
+					apply(committed, r.c)
+				}
+				epoch++
+				if err := tbl.Seal(epoch); err != nil {
+					rt.Fatal(err)
+				}
+				if err := s.Commit(ctx, epoch, nil); err != nil {
+					rt.Fatal(err)
+				}
+				if to > 0 {
+					s.PruneTail(desc.ID, log[to-1].seq)
+				}
+				applied = to
+			}
+			checkSnapshot(rt, s, desc, true, latest)
+			checkSnapshot(rt, s, desc, false, committed)
+		}
+	})
+}
+
+func checkSnapshot(rt *rapid.T, s *Store, desc TableDesc, latest bool, want map[string]types.Row) {
+	ctx := context.Background()
+	var sn *Snapshot
+	var err error
+	if latest {
+		sn, err = s.LatestSnapshot(ctx, true)
+	} else {
+		sn, err = s.Snapshot()
+	}
+	if err != nil {
+		rt.Fatal(err)
+	}
+	defer sn.Close()
+	it, err := sn.ScanTable(ctx, desc)
+	if err != nil {
+		rt.Fatal(err)
+	}
+	var got []string
+	for {
+		r, ok, err := it.Next()
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		got = append(got, fmt.Sprint(r))
+	}
+	_ = it.Close()
+	var exp []string
+	for _, r := range want {
+		exp = append(exp, fmt.Sprint(r))
+	}
+	slices.Sort(got)
+	slices.Sort(exp)
+	if !slices.Equal(got, exp) {
+		rt.Fatalf("latest=%v scan %v, want %v", latest, got, exp)
+	}
+	for k := range int64(7) {
+		r, ok, err := sn.Get(ctx, desc, types.Row{k, "x"})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		w, wok := want[fmt.Sprint(k, "/x")]
+		if ok != wok || (ok && fmt.Sprint(r) != fmt.Sprint(w)) {
+			rt.Fatalf("latest=%v get %d = %v %v, want %v %v", latest, k, r, ok, w, wok)
+		}
+	}
+}
