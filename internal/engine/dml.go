@@ -31,36 +31,96 @@ func (e *Engine) Write(ctx context.Context, table string, c *types.Chunk) error 
 // Write appends c to the locked table's log (as Engine.Write) and releases
 // the lock once the record is readable, before it is synced.
 func (w *TableWriter) Write(ctx context.Context, c *types.Chunk) error {
-	seq, err := w.e.write(ctx, w.rel, c, w.Close)
-	if err == nil {
-		w.seq = seq
+	if _, err := w.Stage(ctx, c); err != nil {
+		return err
 	}
-	return err
+	return w.e.Commit(ctx, w)
+}
+
+// Stage checks c and prepares it as it will be written (type modifiers
+// applied, hidden row ids assigned) without writing it: Commit writes every
+// staged chunk. It returns the prepared chunk, with every column, so that a
+// transaction can read its own writes (storage.Snapshot.ApplyWrites).
+func (w *TableWriter) Stage(ctx context.Context, c *types.Chunk) (*types.Chunk, error) {
+	full, err := w.e.prepare(ctx, w.rel, c)
+	if err != nil {
+		return nil, err
+	}
+	w.staged = append(w.staged, full)
+	return full, nil
+}
+
+// Discard forgets the staged chunks (ROLLBACK).
+func (w *TableWriter) Discard() { w.staged = nil }
+
+// Commit writes the chunks staged in every writer, one record each, in one
+// synced batch: a crash keeps all of them or none. The writers' locks are
+// released once the records are readable, before the sync.
+func (e *Engine) Commit(ctx context.Context, ws ...*TableWriter) error {
+	var batch []storage.TableDMLWrite
+	var owner []*TableWriter
+	for _, w := range ws {
+		if r, ok := e.catalog.ByID(w.rel.ID); !ok || r.Table.ID != w.rel.Table.ID {
+			return sqlerr.Errorf(sqlerr.UndefinedTable, "table %q was dropped before the transaction committed", w.rel.Name)
+		}
+		desc := toDesc(w.rel)
+		for _, c := range w.staged {
+			payload, err := source.EncodeDML(c)
+			if err != nil {
+				return err
+			}
+			batch = append(batch, storage.TableDMLWrite{Table: desc.ID,
+				DMLWrite: storage.DMLWrite{Payload: payload, Tail: &desc, Rows: c}})
+			owner = append(owner, w)
+		}
+	}
+	release := func() {
+		for _, w := range ws {
+			w.Close()
+		}
+	}
+	if len(batch) == 0 {
+		release()
+		return nil
+	}
+	seqs, err := e.store.WriteDMLBatch(ctx, batch, release)
+	if err != nil {
+		return err
+	}
+	for i, w := range owner {
+		w.seq, w.staged = seqs[i], nil
+	}
+	return nil
+}
+
+// prepare checks a chunk written to rel and returns it with every column.
+func (e *Engine) prepare(ctx context.Context, rel *catalog.Relation, c *types.Chunk) (*types.Chunk, error) {
+	if rel.Kind != catalog.KindTable {
+		return nil, sqlerr.Errorf(sqlerr.WrongObjectType, "cannot change materialized view %q", rel.Name)
+	}
+	if rel.AppendOnly && hasRetraction(c) {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "append-only table does not support update or delete")
+	}
+	if err := applyModifiers(rel, c); err != nil {
+		return nil, err
+	}
+	if err := checkNotNull(rel, c); err != nil {
+		return nil, err
+	}
+	return e.withRowIDs(ctx, rel, c.Compact())
 }
 
 func (e *Engine) write(ctx context.Context, rel *catalog.Relation, c *types.Chunk, enqueued func()) (uint64, error) {
-	if rel.Kind != catalog.KindTable {
-		return 0, sqlerr.Errorf(sqlerr.WrongObjectType, "cannot change materialized view %q", rel.Name)
-	}
-	if rel.AppendOnly && hasRetraction(c) {
-		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "append-only table does not support update or delete")
-	}
-	if err := applyModifiers(rel, c); err != nil {
-		return 0, err
-	}
-	if err := checkNotNull(rel, c); err != nil {
-		return 0, err
-	}
-	c, err := e.withRowIDs(ctx, rel, c.Compact())
+	full, err := e.prepare(ctx, rel, c)
 	if err != nil {
 		return 0, err
 	}
-	payload, err := source.EncodeDML(c)
+	payload, err := source.EncodeDML(full)
 	if err != nil {
 		return 0, err
 	}
 	desc := toDesc(rel)
-	return e.store.WriteDML(ctx, rel.Table.ID, storage.DMLWrite{Payload: payload, Tail: &desc, Rows: c, Enqueued: enqueued})
+	return e.store.WriteDML(ctx, rel.Table.ID, storage.DMLWrite{Payload: payload, Tail: &desc, Rows: full, Enqueued: enqueued})
 }
 
 // applyModifiers enforces the columns' type modifiers on the rows

@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream/source"
+	"github.com/sluice-db/sluice/internal/types"
 )
 
 // A table's latest state is its committed state overlaid with its tail
@@ -53,8 +54,15 @@ type TableWriter struct {
 	rel    *catalog.Relation
 	mu     chan struct{}
 	locked bool
-	seq    uint64 // of the last record written, 0 = none
+	seq    uint64         // of the last record written, 0 = none
+	staged []*types.Chunk // prepared, not yet written (Stage, Commit)
 }
+
+// Staged returns the chunks staged and not yet committed.
+func (w *TableWriter) Staged() []*types.Chunk { return w.staged }
+
+// Relation returns the table the writer holds.
+func (w *TableWriter) Relation() *catalog.Relation { return w.rel }
 
 // Seq returns the log seq of the writer's last record (0 = none yet).
 func (w *TableWriter) Seq() uint64 { return w.seq }
@@ -81,6 +89,19 @@ func (e *Engine) LockTable(ctx context.Context, rel *catalog.Relation) (*TableWr
 		return nil, ctx.Err()
 	}
 	return &TableWriter{e: e, rel: rel, mu: m, locked: true}, nil
+}
+
+// TryLockTable takes rel's write lock if it is free; ok is false if another
+// writer holds it. A transaction that already holds locks takes more only
+// this way, so no two transactions can wait for each other.
+func (e *Engine) TryLockTable(rel *catalog.Relation) (w *TableWriter, ok bool) {
+	m := e.tableLocks.of(rel.Table.ID)
+	select {
+	case m <- struct{}{}:
+		return &TableWriter{e: e, rel: rel, mu: m, locked: true}, true
+	default:
+		return nil, false
+	}
 }
 
 // Close releases the lock if Write has not.

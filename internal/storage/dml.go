@@ -108,62 +108,108 @@ type DMLWrite struct {
 	Enqueued func()
 }
 
-// WriteDML appends w.Payload to the table's DML log and returns once it is
-// synced. Concurrent appenders share fsyncs: each enqueues its batch into
-// Pebble's commit pipeline in seq order under the log mutex, then waits for
-// the sync outside it, so one WAL sync covers everyone queued behind it.
-//
-// ctx is honoured only until the record is enqueued. From then on the
-// record will be durable (a failed WAL sync stops Pebble), so WriteDML
-// waits for the sync whatever ctx says: a durable write is never reported
-// as failed.
+// WriteDML appends w.Payload to the table's DML log and returns its seq
+// once it is synced (WriteDMLBatch of one record).
 func (s *Store) WriteDML(ctx context.Context, tableID uint32, w DMLWrite) (uint64, error) {
-	if err := ctx.Err(); err != nil {
+	seqs, err := s.WriteDMLBatch(ctx, []TableDMLWrite{{Table: tableID, DMLWrite: w}}, w.Enqueued)
+	if err != nil {
 		return 0, err
+	}
+	return seqs[0], nil
+}
+
+// TableDMLWrite is a DMLWrite to one table's log.
+type TableDMLWrite struct {
+	Table uint32
+	DMLWrite
+}
+
+// WriteDMLBatch appends records to the logs of one or more tables in one
+// synced Pebble batch, so a crash keeps all of them or none (a
+// transaction's writes), and returns their seqs once they are synced.
+// Concurrent appenders share fsyncs: each enqueues its batch into Pebble's
+// commit pipeline in seq order under the log mutex, then waits for the sync
+// outside it, so one WAL sync covers everyone queued behind it. enqueued
+// (and no record's own Enqueued) is called once every record is in the
+// pipeline and the tails.
+//
+// ctx is honoured only until the batch is enqueued. From then on it will be
+// durable (a failed WAL sync stops Pebble), so WriteDMLBatch waits for the
+// sync whatever ctx says: a durable write is never reported as failed.
+func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued func()) ([]uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
 	s.dml.mu.Lock()
-	t, err := s.dmlTableLocked(tableID)
-	if err != nil {
-		s.dml.mu.Unlock()
-		return 0, err
-	}
-	seq := t.next
-	err = b.Set(dmlKey(tableID, seq), w.Payload, nil)
-	if err == nil {
-		err = s.db.ApplyNoSyncWait(b, pebble.Sync)
-	}
-	if err != nil {
-		// Nothing entered the pipeline: the seq is not used.
-		s.dml.mu.Unlock()
-		return 0, fmt.Errorf("storage: append dml to table %d: %w", tableID, err)
-	}
-	t.next++
-	if w.Tail != nil {
-		err = s.ApplyTail(*w.Tail, seq, w.Rows)
-	}
+	seqs, tables, err := s.enqueueDMLLocked(b, ws)
 	s.dml.mu.Unlock()
-	if w.Enqueued != nil {
-		w.Enqueued()
+	if err != nil {
+		return nil, err
+	}
+	if enqueued != nil {
+		enqueued()
 	}
 	// The batch is in the pipeline; it must be waited for before Close.
-	syncErr := b.SyncWait()
+	err = b.SyncWait()
 	s.dml.mu.Lock()
-	// Finish the seq even on error: a failed record is simply absent, and
+	// Finish the seqs even on error: a failed record is simply absent, and
 	// the watermark must not stall behind it.
-	s.finishDMLLocked(tableID, t, seq)
+	for i, w := range ws {
+		s.finishDMLLocked(w.Table, tables[i], seqs[i])
+	}
 	s.dml.mu.Unlock()
-	if err == nil {
-		err = syncErr
-	}
 	if err != nil {
-		return 0, fmt.Errorf("storage: append dml to table %d: %w", tableID, err)
+		return nil, fmt.Errorf("storage: append dml: %w", err)
 	}
-	// Acknowledge only once LastDML covers seq: a FLUSH issued after this
-	// returns reads LastDML as its target, so an earlier seq still being
-	// synced by a concurrent appender must not hide this one.
-	return seq, s.waitDurable(context.WithoutCancel(ctx), tableID, t, seq)
+	// Acknowledge only once LastDML covers each seq: a FLUSH issued after
+	// this returns reads LastDML as its target, so an earlier seq still
+	// being synced by a concurrent appender must not hide this one.
+	for i, w := range ws {
+		if err := s.waitDurable(context.WithoutCancel(ctx), w.Table, tables[i], seqs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return seqs, nil
+}
+
+// enqueueDMLLocked gives each record the next seq of its table, enqueues
+// the batch and applies the records to the tails. On error nothing entered
+// the pipeline and no seq is used.
+func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite) ([]uint64, []*dmlTable, error) {
+	seqs := make([]uint64, len(ws))
+	tables := make([]*dmlTable, len(ws))
+	next := map[uint32]uint64{}
+	for i, w := range ws {
+		t, err := s.dmlTableLocked(w.Table)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, ok := next[w.Table]; !ok {
+			next[w.Table] = t.next
+		}
+		seqs[i], tables[i] = next[w.Table], t
+		next[w.Table]++
+		if err := b.Set(dmlKey(w.Table, seqs[i]), w.Payload, nil); err != nil {
+			return nil, nil, fmt.Errorf("storage: append dml to table %d: %w", w.Table, err)
+		}
+	}
+	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		return nil, nil, fmt.Errorf("storage: append dml: %w", err)
+	}
+	for i, w := range ws {
+		tables[i].next = max(tables[i].next, seqs[i]+1)
+		if w.Tail == nil {
+			continue
+		}
+		// The layout was checked when the table was created; an error here
+		// is a bug, and the record is in the log all the same.
+		if err := s.ApplyTail(*w.Tail, seqs[i], w.Rows); err != nil {
+			s.logger.Error("storage: apply dml record to table tail", "table", w.Table, "err", err)
+		}
+	}
+	return seqs, tables, nil
 }
 
 // WaitDMLDurable waits until the table's records up to seq are synced.

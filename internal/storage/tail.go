@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -193,4 +194,27 @@ func (v *tailView) fill(dst []overlayItem, sp overlaySpan, max int) ([]overlayIt
 func (v *tailView) get(key []byte) (tailEntry, bool) {
 	_, e, ok := v.tree.Get(string(key))
 	return e, ok
+}
+
+// ApplyWrites overlays rows (every column of the table) over the table in
+// this snapshot only, as a newest layer: a transaction reads its own
+// uncommitted writes this way. The store and other snapshots are not
+// touched.
+func (sn *Snapshot) ApplyWrites(desc TableDesc, c *types.Chunk) error {
+	lay, err := newLayout(desc)
+	if err != nil {
+		return err
+	}
+	t := newTail(lay)
+	if v := sn.tails[desc.ID]; v != nil {
+		t.tree = v.tree.Clone()
+	}
+	if err := t.apply(math.MaxUint64, c); err != nil {
+		return err
+	}
+	if sn.tails == nil {
+		sn.tails = map[uint32]*tailView{}
+	}
+	sn.tails[desc.ID] = &tailView{tree: t.tree}
+	return nil
 }

@@ -244,14 +244,14 @@ func (s *Session) pgAttribute() vtable {
 			oid := int64(pgwire.OIDOf(c.Type))
 			ti, _ := typeByOID(oid)
 			t.rows = append(t.rows, []any{int64(r.ID), c.Name, oid, ti.length, num, typmodOf(c), int64(0), isPK(r, i) || c.NotNull, c.Default != "",
-				false, "", "", false, true, int64(0), int64(0), int64(-1), nil, nil, storage(ti), ""})
+				false, "", "", false, true, int64(0), int64(0), int64(-1), nil, nil, attStorage(ti), ""})
 		}
 	}
 	return t
 }
 
-// storage is attstorage: plain for fixed-width types, extended otherwise.
-func storage(ti pgTypeInfo) string {
+// attStorage is attstorage: plain for fixed-width types, extended otherwise.
+func attStorage(ti pgTypeInfo) string {
 	if ti.length > 0 {
 		return "p"
 	}

@@ -83,6 +83,9 @@ conn.commit()
 cur.execute("UPDATE kv SET v = %s WHERE k = %s", ("three", 3))
 print(cur.rowcount)
 cur.execute("SELECT n FROM cnt")
+print(cur.fetchone()[0]) # a view holds committed writes only
+conn.commit()
+cur.execute("SELECT n FROM cnt")
 print(cur.fetchone()[0])
 cur.execute("SELECT k, v FROM kv ORDER BY k")
 print(cur.fetchall())
@@ -96,7 +99,7 @@ conn.close()
 		t.Fatalf("psycopg2: %v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	want := []string{"1", "3", "[(1, 'one'), (2, 'two'), (3, 'three')]"}
+	want := []string{"1", "2", "3", "[(1, 'one'), (2, 'two'), (3, 'three')]"}
 	if !slices.Equal(lines, want) {
 		t.Fatalf("psycopg2 printed %q, want %q", lines, want)
 	}

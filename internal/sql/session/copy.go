@@ -212,7 +212,7 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 		return 0, err
 	}
 	defer done()
-	if err := writeChunk(ctx, tw, b.Take()); err != nil {
+	if err := s.writeChunk(ctx, tw, b.Take()); err != nil {
 		return 0, err
 	}
 	return total, nil

@@ -32,7 +32,7 @@ func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.Resu
 			return err
 		}
 	}
-	if err := writeTableRows(ctx, tw, visibleTypes(ins.Table), rows, nil, types.Insert); err != nil {
+	if err := s.writeTableRows(ctx, tw, visibleTypes(ins.Table), rows, nil, types.Insert); err != nil {
 		return err
 	}
 	if err := s.maybeImplicitFlush(ctx, w); err != nil {
@@ -53,7 +53,7 @@ func (s *Session) delete(ctx context.Context, d *planner.Delete, w pgwire.Result
 	if err != nil {
 		return err
 	}
-	if err := writeTableRows(ctx, tw, d.Table.Table.Types, rows, nil, types.Delete); err != nil {
+	if err := s.writeTableRows(ctx, tw, d.Table.Table.Types, rows, nil, types.Delete); err != nil {
 		return err
 	}
 	if err := s.maybeImplicitFlush(ctx, w); err != nil {
@@ -79,7 +79,7 @@ func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.Result
 	for i, r := range rows {
 		olds[i], news[i] = r[:n], r[n:2*n]
 	}
-	if err := writeUpdate(ctx, tw, u.Table, olds, news); err != nil {
+	if err := s.writeUpdate(ctx, tw, u.Table, olds, news); err != nil {
 		return err
 	}
 	if err := s.maybeImplicitFlush(ctx, w); err != nil {
@@ -94,10 +94,10 @@ func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.Result
 // old one left it, and the old one's delete would then remove it. So a
 // statement that moves keys deletes every old row first and then inserts
 // every new one; otherwise each row is one update pair.
-func writeUpdate(ctx context.Context, tw *engine.TableWriter, rel *catalog.Relation, olds, news []types.Row) error {
+func (s *Session) writeUpdate(ctx context.Context, tw *engine.TableWriter, rel *catalog.Relation, olds, news []types.Row) error {
 	ts := rel.Table.Types
 	if !movesKeys(rel.PK, olds, news) {
-		return writeTableRows(ctx, tw, ts, olds, news, types.UpdateDelete)
+		return s.writeTableRows(ctx, tw, ts, olds, news, types.UpdateDelete)
 	}
 	b := types.NewBuilder(ts, 2*len(olds)+1)
 	for _, r := range olds {
@@ -106,7 +106,7 @@ func writeUpdate(ctx context.Context, tw *engine.TableWriter, rel *catalog.Relat
 	for _, r := range news {
 		b.Append(types.Insert, r)
 	}
-	return writeChunk(ctx, tw, b.Take())
+	return s.writeChunk(ctx, tw, b.Take())
 }
 
 // movesKeys reports whether any row's primary key columns change.
@@ -127,8 +127,8 @@ func movesKeys(pk []int, olds, news []types.Row) bool {
 // as failed: the statement succeeds with a WARNING saying the views may not
 // include it yet.
 func (s *Session) maybeImplicitFlush(ctx context.Context, w pgwire.ResultWriter) error {
-	if !s.vars.bool("implicit_flush") {
-		return nil
+	if !s.vars.bool("implicit_flush") || s.tx != nil {
+		return nil // a block flushes at COMMIT
 	}
 	err := s.e.Flush(ctx)
 	if err == nil {
@@ -156,7 +156,7 @@ func visibleTypes(rel *catalog.Relation) []types.Type {
 
 // writeTableRows writes rows (and, for updates, each row's new version right
 // after it) as one record.
-func writeTableRows(ctx context.Context, tw *engine.TableWriter, ts []types.Type, rows, news []types.Row, op types.Op) error {
+func (s *Session) writeTableRows(ctx context.Context, tw *engine.TableWriter, ts []types.Type, rows, news []types.Row, op types.Op) error {
 	n := len(rows)
 	if news != nil {
 		n *= 2
@@ -168,13 +168,18 @@ func writeTableRows(ctx context.Context, tw *engine.TableWriter, ts []types.Type
 			b.Append(types.UpdateInsert, news[i])
 		}
 	}
-	return writeChunk(ctx, tw, b.Take())
+	return s.writeChunk(ctx, tw, b.Take())
 }
 
-// writeChunk writes c, if it has rows; an empty statement writes nothing.
-func writeChunk(ctx context.Context, tw *engine.TableWriter, c *types.Chunk) error {
+// writeChunk writes c, if it has rows (an empty statement writes nothing);
+// inside a transaction block it stages c for COMMIT.
+func (s *Session) writeChunk(ctx context.Context, tw *engine.TableWriter, c *types.Chunk) error {
 	if c == nil || c.Cardinality() == 0 {
 		return nil
+	}
+	if s.tx != nil {
+		_, err := tw.Stage(ctx, c)
+		return err
 	}
 	return tw.Write(ctx, c)
 }
@@ -182,6 +187,10 @@ func writeChunk(ctx context.Context, tw *engine.TableWriter, c *types.Chunk) err
 // lockTable takes rel's write lock for a statement; the session notes
 // where the statement's write went when it is released (done).
 func (s *Session) lockTable(ctx context.Context, rel *catalog.Relation) (*engine.TableWriter, func(), error) {
+	if s.tx != nil {
+		tw, err := s.txWriter(ctx, rel)
+		return tw, func() {}, err // the block holds it until it ends
+	}
 	tw, err := s.e.LockTable(ctx, rel)
 	if err != nil {
 		return nil, nil, err

@@ -50,7 +50,7 @@ func (s *Session) executeStandard(ctx context.Context, st *parser.Statement, w p
 	case *pg_query.Node_VariableShowStmt:
 		return s.showVar(ctx, n.VariableShowStmt.Name, w)
 	case *pg_query.Node_TransactionStmt:
-		return s.transaction(n.TransactionStmt, w)
+		return s.transaction(ctx, n.TransactionStmt, w)
 	case *pg_query.Node_ExplainStmt:
 		return s.explain(ctx, st, n.ExplainStmt, w)
 	case *pg_query.Node_CopyStmt:
@@ -183,32 +183,33 @@ func (s *Session) recover(ctx context.Context, st *parser.Statement, w pgwire.Re
 	return w.Complete("RECOVER")
 }
 
-func (s *Session) transaction(t *pg_query.TransactionStmt, w pgwire.ResultWriter) error {
+func (s *Session) transaction(ctx context.Context, t *pg_query.TransactionStmt, w pgwire.ResultWriter) error {
 	switch t.Kind {
 	case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
-		if s.inBlock {
-			if err := w.Notice(pgwire.Notice{Severity: "WARNING", Code: sqlerr.Code("25001"),
-				Message: "there is already a transaction in progress"}); err != nil {
-				return err
-			}
+		if s.tx != nil {
+			return s.warnThen(w, "25001", "there is already a transaction in progress", "BEGIN")
 		}
-		s.inBlock = true
+		s.beginBlock()
 		return w.Complete("BEGIN")
 	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
-		return s.endBlock("COMMIT", w)
+		if s.tx == nil {
+			return s.warnThen(w, "25P01", "there is no transaction in progress", "COMMIT")
+		}
+		return s.commitBlock(ctx, w)
 	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
-		return s.endBlock("ROLLBACK", w)
+		if s.tx == nil {
+			return s.warnThen(w, "25P01", "there is no transaction in progress", "ROLLBACK")
+		}
+		s.rollbackBlock()
+		return w.Complete("ROLLBACK")
 	}
 	return sqlerr.New(sqlerr.FeatureNotSupported, "savepoints and two-phase commit are not supported")
 }
 
-func (s *Session) endBlock(tag string, w pgwire.ResultWriter) error {
-	if !s.inBlock {
-		if err := w.Notice(pgwire.Notice{Severity: "WARNING", Code: sqlerr.Code("25P01"),
-			Message: "there is no transaction in progress"}); err != nil {
-			return err
-		}
+// warnThen sends a WARNING and completes the statement with tag.
+func (s *Session) warnThen(w pgwire.ResultWriter, code, msg, tag string) error {
+	if err := w.Notice(pgwire.Notice{Severity: "WARNING", Code: sqlerr.Code(code), Message: msg}); err != nil {
+		return err
 	}
-	s.inBlock = false
 	return w.Complete(tag)
 }

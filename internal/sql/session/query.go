@@ -55,6 +55,9 @@ func (s *Session) runBatch(ctx context.Context, q *planner.Query, out batch.RowF
 		return err
 	}
 	defer sn.Close()
+	if err := s.overlayOwnWrites(sn); err != nil {
+		return err
+	}
 	return s.runBatchOn(ctx, sn, q, out)
 }
 
@@ -104,6 +107,9 @@ func (s *Session) collectLatest(ctx context.Context, q *planner.Query) ([]types.
 		return nil, err
 	}
 	defer sn.Close()
+	if err := s.overlayOwnWrites(sn); err != nil {
+		return nil, err
+	}
 	var rows []types.Row
 	err = s.runBatchOn(ctx, sn, q, func(r types.Row) error {
 		rows = append(rows, r)

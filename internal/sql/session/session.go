@@ -82,11 +82,9 @@ type Session struct {
 	user string
 	db   string
 	pid  uint32
-	// inBlock is set between BEGIN and COMMIT/ROLLBACK. Statements still
-	// run (and commit) one at a time; the block only changes what
-	// ReadyForQuery reports, so drivers that wrap work in transactions
-	// keep working.
-	inBlock bool
+	// tx is the open transaction block (BEGIN … COMMIT), nil outside one
+	// (txn.go).
+	tx *txn
 	// written is where this session's writes are in the tables' logs; a
 	// SELECT of a view waits until the committed epoch covers them.
 	written engine.Written
@@ -97,19 +95,25 @@ var _ pgwire.TxStatusReporter = (*Session)(nil)
 
 // TxStatus implements pgwire.TxStatusReporter.
 func (s *Session) TxStatus() pgwire.TxStatus {
-	if s.inBlock {
+	switch {
+	case s.tx == nil:
+	case s.tx.failed:
+		return pgwire.TxFailed
+	default:
 		return pgwire.TxInBlock
 	}
 	return pgwire.TxIdle
 }
 
-// Close implements pgwire.Session.
-func (s *Session) Close() {}
+// Close implements pgwire.Session: a transaction block still open when the
+// connection goes is rolled back.
+func (s *Session) Close() { s.rollbackBlock() }
 
 // Query implements pgwire.Session: it runs each statement of sql in turn.
 func (s *Session) Query(ctx context.Context, sql string, w pgwire.ResultWriter) error {
 	sts, err := parser.Parse(sql)
 	if err != nil {
+		s.failBlock()
 		return err
 	}
 	if len(sts) == 0 {
@@ -133,7 +137,13 @@ func (s *Session) run(ctx context.Context, st *parser.Statement, w pgwire.Result
 			sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to statement timeout"))
 		defer cancel()
 	}
+	if err := s.refuseInFailedBlock(st); err != nil {
+		return err
+	}
 	err := s.execute(ctx, st, w)
+	if err != nil {
+		s.failBlock()
+	}
 	if err != nil && ctx.Err() != nil {
 		if cause, ok := sqlerr.As(context.Cause(ctx)); ok {
 			return cause
