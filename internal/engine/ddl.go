@@ -143,7 +143,8 @@ func columnTypes(cols []catalog.Column) []types.Type {
 // failure nothing of it remains.
 func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *plan.Node, ids *IDBlock, background bool) error {
 	root := &plan.Node{Kind: plan.KindMaterialize, Inputs: []*plan.Node{input}, Schema: rel.Table.Types,
-		StreamKey: rel.PK, Materialize: &plan.Materialize{Table: rel.Table, View: rel.Kind == catalog.KindMaterializedView}}
+		StreamKey: rel.PK, Materialize: &plan.Materialize{Table: rel.Table, View: rel.Kind == catalog.KindMaterializedView,
+			FreshInserts: rel.Kind == catalog.KindTable && hasRowID(rel)}}
 	job, err := plan.Fragmentize(rel.ID, root, plan.FragmentOptions{
 		Parallelism: e.opts.Parallelism, NextFragmentID: ids.Next, Upstream: e.upstream})
 	if err != nil {
@@ -391,4 +392,10 @@ func jobSpec(rel *catalog.Relation) barrier.JobSpec {
 		}
 	}
 	return spec
+}
+
+// hasRowID reports whether a table's key is its hidden row id (it has no
+// declared primary key).
+func hasRowID(rel *catalog.Relation) bool {
+	return len(rel.Columns) > 0 && rel.Columns[len(rel.Columns)-1].Hidden
 }

@@ -161,6 +161,15 @@ func checkNotNull(rel *catalog.Relation, c *types.Chunk) error {
 	return nil
 }
 
+func hasPlainInsert(c *types.Chunk) bool {
+	for i := 0; i < c.Capacity(); i++ {
+		if c.Visible(i) && c.Op(i) == types.Insert {
+			return true
+		}
+	}
+	return false
+}
+
 func hasRetraction(c *types.Chunk) bool {
 	for i := 0; i < c.Capacity(); i++ {
 		if c.Visible(i) && !c.Op(i).IsInsert() {
@@ -173,6 +182,11 @@ func hasRetraction(c *types.Chunk) bool {
 // withRowIDs appends the hidden row id column when the chunk lacks it.
 func (e *Engine) withRowIDs(ctx context.Context, rel *catalog.Relation, c *types.Chunk) (*types.Chunk, error) {
 	if len(c.Cols) == len(rel.Columns) {
+		if hasRowID(rel) && hasPlainInsert(c) {
+			// Plain inserts get fresh ids, so the table's materialize
+			// stores them without a lookup (plan.Materialize.FreshInserts).
+			return nil, sqlerr.Errorf(sqlerr.Internal, "insert into %s with an explicit row id", rel.Name)
+		}
 		return c, nil
 	}
 	if len(c.Cols) != len(rel.Columns)-1 || !rel.Columns[len(rel.Columns)-1].Hidden {

@@ -200,6 +200,12 @@ type Materialize struct {
 	// materialize overwrites on conflict by design. False, the default of
 	// older plans, reports nothing.
 	View bool `json:",omitempty"`
+	// FreshInserts marks a table whose plain inserts always carry a key
+	// never used before (its hidden row ids, handed out once each; the
+	// engine refuses an insert that names one). Such an insert is stored
+	// without looking the key up. False, the default of older plans, looks
+	// every key up.
+	FreshInserts bool `json:",omitempty"`
 }
 
 // Backfill reads an upstream table's committed snapshot and merges it with

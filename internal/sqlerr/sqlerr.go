@@ -90,3 +90,17 @@ func As(err error) (*Error, bool) {
 	ok := errors.As(err, &e)
 	return e, ok
 }
+
+// WithDetail returns a copy of e with its DETAIL set.
+func (e *Error) WithDetail(detail string) *Error {
+	out := *e
+	out.Detail = detail
+	return &out
+}
+
+// WithHint returns a copy of e with its HINT set.
+func (e *Error) WithHint(hint string) *Error {
+	out := *e
+	out.Hint = hint
+	return &out
+}

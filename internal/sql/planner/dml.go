@@ -20,6 +20,8 @@ type Insert struct {
 	Table *catalog.Relation
 	Rows  []types.Row
 	Query *Query
+	// OnConflict is the ON CONFLICT clause, nil without one.
+	OnConflict *OnConflict
 }
 
 // Update is UPDATE Table. Query's output is, per affected row, the old row
@@ -76,13 +78,30 @@ func (b *binder) assign(t typed, c catalog.Column, loc int32) (typed, error) {
 
 func (p *Planner) insert(st *parser.Statement, s *pg_query.InsertStmt) (Result, error) {
 	q := &query{p: p, st: st}
-	if s.OnConflictClause != nil || len(s.ReturningList) > 0 || s.WithClause != nil {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … ON CONFLICT, RETURNING and WITH are not supported")
+	if len(s.ReturningList) > 0 || s.WithClause != nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … RETURNING and WITH are not supported")
 	}
 	rel, err := q.target(s.Relation, false)
 	if err != nil {
 		return nil, err
 	}
+	qual := rel.Name
+	if s.Relation.Alias != nil {
+		qual = s.Relation.Alias.Aliasname
+	}
+	oc, err := q.onConflict(rel, qual, s.OnConflictClause)
+	if err != nil {
+		return nil, err
+	}
+	res, err := q.insertSource(rel, s)
+	if ins, ok := res.(*Insert); ok {
+		ins.OnConflict = oc
+	}
+	return res, err
+}
+
+// insertSource plans where an INSERT's rows come from.
+func (q *query) insertSource(rel *catalog.Relation, s *pg_query.InsertStmt) (Result, error) {
 	targets, err := q.insertColumns(rel, s)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/sql/planner"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/types"
@@ -212,7 +213,18 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 		return 0, err
 	}
 	defer done()
-	if err := s.writeChunk(ctx, tw, b.Take()); err != nil {
+	c := b.Take()
+	if hasDeclaredPK(rel) {
+		sn, err := s.latest(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer sn.Close()
+		if c, _, err = s.insertChunk(ctx, sn, &planner.Insert{Table: rel}, c); err != nil {
+			return 0, err
+		}
+	}
+	if err := s.writeChunk(ctx, tw, c); err != nil {
 		return 0, err
 	}
 	return total, nil

@@ -19,26 +19,36 @@ import (
 // record, however many rows it writes, so it is applied entirely or not
 // at all, across a crash too.
 
-// insert writes the new rows (constant VALUES or a query's result).
+// insert writes the new rows (constant VALUES or a query's result),
+// checking them against the table's primary key (conflict.go).
 func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.ResultWriter) error {
 	tw, done, err := s.lockTable(ctx, ins.Table)
 	if err != nil {
 		return err
 	}
 	defer done()
+	sn, err := s.latest(ctx)
+	if err != nil {
+		return err
+	}
+	defer sn.Close()
 	rows := ins.Rows
 	if ins.Query != nil {
-		if rows, err = s.collectLatest(ctx, ins.Query); err != nil {
+		if rows, err = s.collectOn(ctx, sn, ins.Query); err != nil {
 			return err
 		}
 	}
-	if err := s.writeTableRows(ctx, tw, visibleTypes(ins.Table), rows, nil, types.Insert); err != nil {
+	c, n, err := s.insertChanges(ctx, sn, ins, rows)
+	if err != nil {
+		return err
+	}
+	if err := s.writeChunk(ctx, tw, c); err != nil {
 		return err
 	}
 	if err := s.maybeImplicitFlush(ctx, w); err != nil {
 		return err
 	}
-	return w.Complete(fmt.Sprintf("INSERT 0 %d", len(rows)))
+	return w.Complete(fmt.Sprintf("INSERT 0 %d", n))
 }
 
 // delete writes a Delete of every matching row (all columns, so the

@@ -40,7 +40,7 @@ func TestViewFlow(t *testing.T) {
 		t.Fatalf("tag %s", tag)
 	}
 	check("ann 19 2")
-	exec(t, c, "INSERT INTO orders VALUES (1, 'cat', 1)") // upsert on the PK
+	exec(t, c, "INSERT INTO orders VALUES (1, 'cat', 1) ON CONFLICT (id) DO UPDATE SET cust = excluded.cust, amount = excluded.amount")
 	check("ann 8 1", "cat 1 1")
 	exec(t, c, "CREATE MATERIALIZED VIEW IF NOT EXISTS totals AS SELECT 1")
 	wantCode(t, c, "DROP TABLE orders", "2BP01")

@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/sql/planner"
+	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -102,16 +103,32 @@ func (s *Session) waitOwnWrites(ctx context.Context, q *planner.Query, w pgwire.
 // its target's write lock: every row it returns is the row's current
 // version, and stays so until the statement's write releases the lock.
 func (s *Session) collectLatest(ctx context.Context, q *planner.Query) ([]types.Row, error) {
-	sn, err := s.e.LatestSnapshot(ctx, false)
+	sn, err := s.latest(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer sn.Close()
-	if err := s.overlayOwnWrites(sn); err != nil {
+	return s.collectOn(ctx, sn, q)
+}
+
+// latest returns a snapshot of the tables' latest state with the open
+// block's own writes, for a statement that reads to write.
+func (s *Session) latest(ctx context.Context) (*storage.Snapshot, error) {
+	sn, err := s.e.LatestSnapshot(ctx, false)
+	if err != nil {
 		return nil, err
 	}
+	if err := s.overlayOwnWrites(sn); err != nil {
+		_ = sn.Close()
+		return nil, err
+	}
+	return sn, nil
+}
+
+// collectOn runs q over sn and returns every row (every column).
+func (s *Session) collectOn(ctx context.Context, sn *storage.Snapshot, q *planner.Query) ([]types.Row, error) {
 	var rows []types.Row
-	err = s.runBatchOn(ctx, sn, q, func(r types.Row) error {
+	err := s.runBatchOn(ctx, sn, q, func(r types.Row) error {
 		rows = append(rows, r)
 		return nil
 	})

@@ -33,6 +33,7 @@ func Build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 		return nil, err
 	}
 	m := newMaterialize(inputs[0], table, t, env.ChunkSizeOrDefault(), env.CacheOrDefault())
+	m.fresh = n.Materialize.FreshInserts
 	if n.Materialize.View {
 		m.check = consistency{table: t.ID, report: env.OnInconsistentOp}
 	}

@@ -29,6 +29,8 @@ type Materialize struct {
 	counting bool
 	// check reports inconsistent input changes (a view's materialize only).
 	check consistency
+	// fresh: plain inserts carry unused keys (plan.Materialize.FreshInserts).
+	fresh bool
 }
 
 func newMaterialize(input stream.Executor, table *storage.StateTable, t plan.Table, chunkSize, cacheEntries int) *Materialize {
@@ -101,6 +103,8 @@ func (m *Materialize) apply(ctx context.Context, c *types.Chunk) error {
 			// is hidden is applied alone, as a plain delete or insert.
 			err = m.applyUpdate(ctx, c.Row(i), c.Row(idx[k+1]))
 			k++
+		case op == types.Insert && m.fresh:
+			err = m.applyFreshInsert(c.Row(i))
 		case op.IsInsert():
 			err = m.applyInsert(ctx, c.Row(i), nil)
 		default:
@@ -140,6 +144,18 @@ func (m *Materialize) applyInsert(ctx context.Context, row, old types.Row) error
 		m.table.CountRows(row, 1)
 		m.emit(types.Insert, row)
 	}
+	return nil
+}
+
+// applyFreshInsert stores a row whose key was never used: no lookup, and
+// no cache entry (a fresh key is read again only by a later delete or
+// update, which looks it up).
+func (m *Materialize) applyFreshInsert(row types.Row) error {
+	if err := m.table.Insert(row); err != nil {
+		return fmt.Errorf("mview: write table: %w", err)
+	}
+	m.table.CountRows(row, 1)
+	m.emit(types.Insert, row)
 	return nil
 }
 

@@ -1,0 +1,180 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/sql/planner"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
+)
+
+// insertChanges turns an INSERT's proposed rows into the changes to write,
+// against the table's latest state sn (read under the table's lock), as
+// Postgres does for a primary key: a proposed row whose key is taken —
+// stored, or proposed earlier in the statement — fails the statement with
+// 23505, is skipped (ON CONFLICT DO NOTHING), or updates the stored row
+// (DO UPDATE, an update pair). n counts the rows inserted or updated. A
+// table without a declared primary key (hidden row ids) takes every row.
+func (s *Session) insertChanges(ctx context.Context, sn *storage.Snapshot, ins *planner.Insert, rows []types.Row) (*types.Chunk, int, error) {
+	b := types.NewUnboundedBuilder(visibleTypes(ins.Table))
+	for _, r := range rows {
+		b.Append(types.Insert, r)
+	}
+	return s.insertChunk(ctx, sn, ins, b.Take())
+}
+
+// hasDeclaredPK reports whether rel's primary key is its own columns (not
+// a hidden row id).
+func hasDeclaredPK(rel *catalog.Relation) bool {
+	return len(rel.PK) > 0 && len(visibleTypes(rel)) == len(rel.Columns)
+}
+
+// insertChunk is insertChanges over proposed rows held as a chunk of
+// inserts (COPY's).
+func (s *Session) insertChunk(ctx context.Context, sn *storage.Snapshot, ins *planner.Insert, in *types.Chunk) (*types.Chunk, int, error) {
+	if in == nil {
+		return nil, 0, nil
+	}
+	rel := ins.Table
+	if !hasDeclaredPK(rel) {
+		return in, in.Cardinality(), nil
+	}
+	b := types.NewUnboundedBuilder(visibleTypes(rel))
+	up, err := newConflictUpdate(ins.OnConflict, s.now())
+	if err != nil {
+		return nil, 0, err
+	}
+	desc := storage.TableDesc(rel.Table)
+	pkTypes := make([]types.Type, len(rel.PK))
+	for i, c := range rel.PK {
+		pkTypes[i] = rel.Columns[c].Type
+	}
+	orders := make([]codec.Order, len(rel.PK))
+	proposed := map[string]bool{}
+	var key []byte
+	n := 0
+	for i := range in.Capacity() {
+		if i%256 == 255 && ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		r := in.Row(i)
+		pk := make(types.Row, len(rel.PK))
+		for j, c := range rel.PK {
+			pk[j] = r[c]
+		}
+		if key, err = codec.EncodeKey(key[:0], pk, pkTypes, orders); err != nil {
+			return nil, 0, err
+		}
+		if proposed[string(key)] {
+			if ins.OnConflict != nil && ins.OnConflict.DoNothing {
+				continue
+			}
+			if ins.OnConflict != nil {
+				return nil, 0, sqlerr.New(sqlerr.Code("21000"), "ON CONFLICT DO UPDATE command cannot affect row a second time").
+					WithHint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.")
+			}
+			return nil, 0, duplicateKey(rel, pk, pkTypes)
+		}
+		proposed[string(key)] = true
+		old, found, err := sn.Get(ctx, desc, pk)
+		if err != nil {
+			return nil, 0, err
+		}
+		switch {
+		case !found:
+			b.Append(types.Insert, r)
+			n++
+		case ins.OnConflict == nil:
+			return nil, 0, duplicateKey(rel, pk, pkTypes)
+		case ins.OnConflict.DoNothing:
+		default:
+			nu, ok, err := up.apply(old, r)
+			if err != nil {
+				return nil, 0, err
+			}
+			if ok {
+				b.Append(types.UpdateDelete, old)
+				b.Append(types.UpdateInsert, nu)
+				n++
+			}
+		}
+	}
+	return b.Take(), n, nil
+}
+
+// duplicateKey is Postgres's unique violation of the primary key.
+func duplicateKey(rel *catalog.Relation, pk types.Row, ts []types.Type) error {
+	names, vals := make([]string, len(rel.PK)), make([]string, len(rel.PK))
+	for i, c := range rel.PK {
+		names[i] = rel.Columns[c].Name
+		vals[i] = types.FormatDatum(pk[i], ts[i])
+	}
+	return sqlerr.Errorf(sqlerr.Code("23505"), "duplicate key value violates unique constraint %q", rel.Name+"_pkey").
+		WithDetail(fmt.Sprintf("Key (%s)=(%s) already exists.", strings.Join(names, ", "), strings.Join(vals, ", ")))
+}
+
+// conflictUpdate evaluates DO UPDATE SET … WHERE over (existing, excluded).
+type conflictUpdate struct {
+	oc    *planner.OnConflict
+	set   []expr.Expr
+	where expr.Expr
+	ectx  *expr.Context
+}
+
+func newConflictUpdate(oc *planner.OnConflict, now types.DTimestamptz) (*conflictUpdate, error) {
+	u := &conflictUpdate{oc: oc, ectx: &expr.Context{Strict: true, Now: now}}
+	if oc == nil || oc.DoNothing {
+		return u, nil
+	}
+	u.set = make([]expr.Expr, len(oc.Set))
+	for i, d := range oc.Set {
+		if d == nil {
+			continue
+		}
+		e, err := expr.Build(*d, oc.Input)
+		if err != nil {
+			return nil, err
+		}
+		u.set[i] = e
+	}
+	if oc.Where != nil {
+		e, err := expr.Build(*oc.Where, oc.Input)
+		if err != nil {
+			return nil, err
+		}
+		u.where = e
+	}
+	return u, nil
+}
+
+// apply returns the updated row, or ok=false when WHERE rejects it.
+func (u *conflictUpdate) apply(old, excluded types.Row) (types.Row, bool, error) {
+	in := append(append(make(types.Row, 0, len(old)+len(excluded)), old...), excluded...)
+	if u.where != nil {
+		v, err := expr.EvalRow(u.ectx, u.where, in, u.oc.Input)
+		if err != nil {
+			return nil, false, err
+		}
+		if b, ok := v.(bool); !ok || !b {
+			return nil, false, nil
+		}
+	}
+	nu := append(types.Row(nil), old...)
+	for i, e := range u.set {
+		if e == nil {
+			continue
+		}
+		v, err := expr.EvalRow(u.ectx, e, in, u.oc.Input)
+		if err != nil {
+			return nil, false, err
+		}
+		nu[i] = v
+	}
+	return nu, true, nil
+}
