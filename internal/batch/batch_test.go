@@ -44,6 +44,23 @@ func (m memReader) ScanTable(_ context.Context, d storage.TableDesc) (storage.It
 	return &sliceIter{rows: m[d.ID]}, nil
 }
 
+// Scan returns the rows whose key columns start with pkPrefix.
+func (m memReader) Scan(_ context.Context, d storage.TableDesc, pkPrefix types.Row) (storage.Iterator, error) {
+	var rows []types.Row
+	for _, r := range m[d.ID] {
+		match := true
+		for i, v := range pkPrefix {
+			if types.Compare(r[d.PK[i]], v) != 0 {
+				match = false
+			}
+		}
+		if match {
+			rows = append(rows, r)
+		}
+	}
+	return &sliceIter{rows: rows}, nil
+}
+
 var i64 = types.TInt64
 
 func scanNode(id uint32, ts []types.Type) *plan.Node {

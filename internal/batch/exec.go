@@ -161,13 +161,17 @@ func (x *executor) filter(ctx context.Context, n *plan.Node, emit emitFunc) erro
 	if err != nil {
 		return err
 	}
-	return x.run(ctx, n.Inputs[0], func(ctx context.Context, c *types.Chunk) error {
+	keep := func(ctx context.Context, c *types.Chunk) error {
 		keep, err := x.trueRows(cond, c)
 		if err != nil {
 			return err
 		}
 		return send(ctx, emit, gather(c, keep))
-	})
+	}
+	if lk := lookupOf(n, x.ectx.Now); lk != nil {
+		return x.scanKeys(ctx, n.Inputs[0], lk, keep)
+	}
+	return x.run(ctx, n.Inputs[0], keep)
 }
 
 // trueRows returns the rows of c where cond is true (not false, not NULL).

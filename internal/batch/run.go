@@ -19,6 +19,8 @@ import (
 // leaves of one query read the same Reader, so they agree on the epoch.
 type Reader interface {
 	ScanTable(ctx context.Context, desc storage.TableDesc) (storage.Iterator, error)
+	// Scan reads the rows whose primary key starts with pkPrefix.
+	Scan(ctx context.Context, desc storage.TableDesc, pkPrefix types.Row) (storage.Iterator, error)
 }
 
 // Query is a batch query to run: the planner's plan plus its final

@@ -7,6 +7,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/sluice-db/sluice/internal/batch"
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/plan"
@@ -157,6 +158,9 @@ func nodeLine(n *plan.Node) string {
 		info = "exprs: " + descList(n.Project.Exprs)
 	case plan.KindFilter:
 		info = "predicate: " + descString(n.Filter.Cond)
+		if lk := batch.DescribeLookup(n); lk != "" {
+			info += ", " + lk
+		}
 	case plan.KindHashJoin:
 		j := n.HashJoin
 		info = fmt.Sprintf("type: %s, left keys: %s, right keys: %s", j.Type, keyList(j.LeftKeys), keyList(j.RightKeys))
