@@ -37,7 +37,12 @@ func (s *Session) isCatalogQuery(sel *pg_query.SelectStmt) bool {
 	return readsSystemCatalog(sel)
 }
 
+// allSessionTargets reports whether a FROM-less select list is session
+// information (version(), current_user, …) the session answers itself:
+// every item such a call or a constant, and at least one a call. Constants
+// alone (SELECT 1, SELECT true) are planned, so they keep their types.
 func allSessionTargets(list []*pg_query.Node) bool {
+	call := false
 	for _, n := range list {
 		v := n.GetResTarget().GetVal()
 		if tc := v.GetTypeCast(); tc != nil {
@@ -48,13 +53,15 @@ func allSessionTargets(list []*pg_query.Node) bool {
 		}
 		switch {
 		case v.GetFuncCall() != nil && sessionFuncs[funcName(v.GetFuncCall())]:
+			call = true
 		case v.GetSqlvalueFunction() != nil:
+			call = true
 		case v.GetAConst() != nil:
 		default:
 			return false
 		}
 	}
-	return true
+	return call
 }
 
 // plannerType reports whether the planner knows the type tn names.

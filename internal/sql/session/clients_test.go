@@ -104,3 +104,30 @@ conn.close()
 		t.Fatalf("psycopg2 printed %q, want %q", lines, want)
 	}
 }
+
+// TestPsycopg2ConstantTypes: FROM-less constants come back with their
+// types (psycopg2 converts by type OID), not as text.
+func TestPsycopg2ConstantTypes(t *testing.T) {
+	python := testenv.Python(t)
+	p := startPlayground(t)
+	host, port := hostPort(t, p)
+	script := `
+import psycopg2, sys
+conn = psycopg2.connect(host=sys.argv[1], port=int(sys.argv[2]), user="root", dbname="dev")
+conn.autocommit = True
+cur = conn.cursor()
+for q in ["SELECT 1", "SELECT true", "SELECT 1.5", "SELECT 'a'", "SELECT 1 + 1 AS x, 2::bigint"]:
+    cur.execute(q)
+    print(repr(cur.fetchone()))
+`
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := osexec.CommandContext(ctx, python, "-c", script, host, port).CombinedOutput()
+	if err != nil {
+		t.Fatalf("psycopg2: %v\n%s", err, out)
+	}
+	want := "(1,)\n(True,)\n(Decimal('1.5'),)\n('a',)\n(2, 2)"
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Fatalf("psycopg2 printed\n%s\nwant\n%s", got, want)
+	}
+}
