@@ -19,6 +19,7 @@ import (
 // copyOptions are COPY's WITH options that Sluice understands.
 type copyOptions struct {
 	csv       bool
+	binary    bool
 	header    bool
 	delimiter byte
 	null      string
@@ -31,10 +32,10 @@ type rowReader interface {
 	Line() int
 }
 
-// copyFrom runs COPY table [(cols)] FROM STDIN: rows are parsed with the
-// columns' text input functions and written in batches of writeBatch; the
-// command tag counts them. A bad row fails the statement; batches already
-// written stay written (each Write is atomic on its own).
+// copyFrom runs COPY table [(cols)] FROM STDIN in the text, CSV or binary
+// format: the rows are parsed with the columns' input (or binary receive)
+// functions and written as one record when the data ends; the command tag
+// counts them. A bad row fails the statement and nothing of it is written.
 func (s *Session) copyFrom(ctx context.Context, cs *pg_query.CopyStmt, w pgwire.ResultWriter) error {
 	if !cs.IsFrom || cs.Filename != "" || cs.IsProgram || cs.Relation == nil {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "only COPY table FROM STDIN is supported")
@@ -54,19 +55,26 @@ func (s *Session) copyFrom(ctx context.Context, cs *pg_query.CopyStmt, w pgwire.
 	if err != nil {
 		return err
 	}
-	r, err := w.CopyIn(ctx, pgwire.CopyText, len(targets))
+	format := pgwire.CopyText
+	if opts.binary {
+		format = pgwire.CopyBinary
+	}
+	r, err := w.CopyIn(ctx, format, len(targets))
 	if err != nil {
 		return err
 	}
-	var rr rowReader
-	if opts.csv {
-		rr = newCSVReader(r, opts)
-	} else {
+	var dr datumReader
+	switch {
+	case opts.binary:
+		dr = pgwire.NewCopyBinaryDecoder(r, targetTypes(rel, targets))
+	case opts.csv:
+		dr = &copyTextRows{rr: newCSVReader(r, opts), ts: targetTypes(rel, targets), header: opts.header}
+	default:
 		d := pgwire.NewCopyTextDecoder(r)
 		d.Delimiter, d.Null = opts.delimiter, opts.null
-		rr = d
+		dr = &copyTextRows{rr: d, ts: targetTypes(rel, targets), header: opts.header}
 	}
-	n, err := s.loadRows(ctx, rel, targets, rr, opts.header)
+	n, err := s.loadRows(ctx, rel, targets, dr)
 	if err != nil {
 		return err
 	}
@@ -87,6 +95,8 @@ func parseCopyOptions(nodes []*pg_query.Node) (copyOptions, error) {
 			switch strings.ToLower(val) {
 			case "csv":
 				o.csv = true
+			case "binary":
+				o.binary = true
 			case "text":
 			default:
 				return o, sqlerr.Errorf(sqlerr.FeatureNotSupported, "COPY format %q is not supported", val)
@@ -165,8 +175,58 @@ func copyTargets(rel *catalog.Relation, list []*pg_query.Node) ([]int, error) {
 	return out, nil
 }
 
-// loadRows reads, converts and writes every row; it returns the count.
-func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets []int, rr rowReader, header bool) (int, error) {
+// datumReader yields COPY rows as values of the target columns, in order.
+type datumReader interface {
+	ReadRow() (types.Row, error)
+	Line() int
+}
+
+// copyTextRows parses a text or CSV reader's fields with the columns' input
+// functions.
+type copyTextRows struct {
+	rr     rowReader
+	ts     []types.Type
+	header bool // skip the first line
+}
+
+func (t *copyTextRows) Line() int { return t.rr.Line() }
+
+func (t *copyTextRows) ReadRow() (types.Row, error) {
+	fields, nulls, err := t.rr.ReadRow()
+	if err == nil && t.header {
+		t.header = false
+		fields, nulls, err = t.rr.ReadRow()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(fields) != len(t.ts) {
+		return nil, sqlerr.Errorf(sqlerr.Code("22P04"), "expected %d columns, got %d", len(t.ts), len(fields))
+	}
+	row := make(types.Row, len(fields))
+	for k, f := range fields {
+		if nulls[k] {
+			continue
+		}
+		if row[k], err = types.ParseDatum(f, t.ts[k]); err != nil {
+			return nil, err
+		}
+	}
+	return row, nil
+}
+
+// targetTypes returns the types of the COPY's target columns.
+func targetTypes(rel *catalog.Relation, targets []int) []types.Type {
+	ts := make([]types.Type, len(targets))
+	for i, c := range targets {
+		ts[i] = rel.Columns[c].Type
+	}
+	return ts
+}
+
+// loadRows reads every row and writes them as one record; it returns the
+// count.
+func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets []int, dr datumReader) (int, error) {
 	vis := visibleTypes(rel)
 	pos := make([]int, len(targets)) // target → index among visible columns
 	for k, t := range targets {
@@ -179,31 +239,20 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 	// The whole COPY is one record: it is applied entirely or not at all.
 	b := types.NewUnboundedBuilder(vis)
 	total := 0
-	for first := true; ; first = false {
-		fields, nulls, err := rr.ReadRow()
+	for {
+		if total%1024 == 1023 && ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		vals, err := dr.ReadRow()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return total, copyErr(rel, rr.Line(), err)
-		}
-		if first && header {
-			continue
-		}
-		if len(fields) != len(targets) {
-			return total, copyErr(rel, rr.Line(), sqlerr.Errorf(sqlerr.Code("22P04"),
-				"expected %d columns, got %d", len(targets), len(fields)))
+			return 0, copyErr(rel, dr.Line(), err)
 		}
 		row := make(types.Row, len(vis))
-		for k, f := range fields {
-			if nulls[k] {
-				continue
-			}
-			d, err := types.ParseDatum(f, vis[pos[k]])
-			if err != nil {
-				return total, copyErr(rel, rr.Line(), err)
-			}
-			row[pos[k]] = d
+		for k, v := range vals {
+			row[pos[k]] = v
 		}
 		b.Append(types.Insert, row)
 		total++

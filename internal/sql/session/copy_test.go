@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 func TestCopyFromStdin(t *testing.T) {
@@ -35,4 +38,33 @@ func TestCopyFromStdin(t *testing.T) {
 	if got := queryStrings(t, c, "SELECT count(*) FROM t"); !slices.Equal(got, []string{"7"}) {
 		t.Fatalf("count after failed copy: %q", got)
 	}
+}
+
+// TestCopyBinary: pgx's CopyFrom (COPY … FROM STDIN (FORMAT binary)) loads
+// every type it sends, NULLs included, as one statement.
+func TestCopyBinary(t *testing.T) {
+	p := startPlayground(t)
+	c := connect(t, p)
+	exec(t, c, "CREATE TABLE b (id bigint PRIMARY KEY, s varchar, f double precision, n numeric, ok boolean, at timestamp, d date)")
+	at := time.Date(2026, 12, 1, 10, 30, 0, 0, time.UTC)
+	rows := [][]any{
+		{int64(1), "one", 1.5, "12.25", true, at, at},
+		{int64(2), nil, nil, nil, nil, nil, nil},
+	}
+	for i := 3; i <= 5000; i++ {
+		rows = append(rows, []any{int64(i), "x", float64(i), "1", false, at, at})
+	}
+	ctx := context.Background()
+	n, err := c.CopyFrom(ctx, pgx.Identifier{"b"}, []string{"id", "s", "f", "n", "ok", "at", "d"}, pgx.CopyFromRows(rows))
+	if err != nil || n != int64(len(rows)) {
+		t.Fatalf("CopyFrom: %d rows, %v", n, err)
+	}
+	wantRows(t, c, "SELECT id, s, f, n, ok, at, d FROM b WHERE id <= 2 ORDER BY id",
+		"1 one 1.5 12.25 t 2026-12-01 10:30:00 2026-12-01", "2 NULL NULL NULL NULL NULL NULL")
+	wantRows(t, c, "SELECT count(*), sum(id) FROM b", "5000 12502500")
+	// A taken key fails the whole COPY.
+	if _, err := c.CopyFrom(ctx, pgx.Identifier{"b"}, []string{"id"}, pgx.CopyFromRows([][]any{{int64(9000)}, {int64(1)}})); err == nil {
+		t.Fatal("COPY onto a taken key succeeded")
+	}
+	wantRows(t, c, "SELECT count(*) FROM b", "5000")
 }
