@@ -134,7 +134,7 @@ func (w *crashWriter) run(ctx context.Context, n int) error {
 	for i := 0; n < 0 || i < n; i++ {
 		s := w.next()
 		w.emit(s.encode())
-		if err := w.e.Write(ctx, s.table, s.chunk()); err != nil {
+		if err := w.write(ctx, s); err != nil {
 			return fmt.Errorf("writer %d statement %d: %w", w.id, s.seq, err)
 		}
 		w.emit(fmt.Sprintf("A %d %d", w.id, s.seq))
@@ -143,6 +143,34 @@ func (w *crashWriter) run(ctx context.Context, n int) error {
 		}
 	}
 	return nil
+}
+
+// write writes s: one Write, or a transaction's two parts in one Commit.
+func (w *crashWriter) write(ctx context.Context, s stmt) error {
+	if s.also == nil {
+		return w.e.Write(ctx, s.table, s.chunk())
+	}
+	var tws []*TableWriter
+	defer func() {
+		for _, tw := range tws {
+			tw.Close()
+		}
+	}()
+	for _, part := range []stmt{s, *s.also} { // t before u: one lock order
+		rel, ok := w.e.catalog.ByName(part.table)
+		if !ok {
+			return fmt.Errorf("no table %s", part.table)
+		}
+		tw, err := w.e.LockTable(ctx, rel)
+		if err != nil {
+			return err
+		}
+		tws = append(tws, tw)
+		if _, err := tw.Stage(ctx, part.chunk()); err != nil {
+			return err
+		}
+	}
+	return w.e.Commit(ctx, tws...)
 }
 
 // next makes the writer's next statement: mostly small ones, now and then
@@ -156,6 +184,15 @@ func (w *crashWriter) next() stmt {
 		n = 30 + w.rng.IntN(120)
 	}
 	known := w.knownRows()
+	if w.rng.IntN(8) == 0 {
+		// A transaction over both tables; now and then a large one.
+		if w.rng.IntN(4) == 0 {
+			n = 500 + w.rng.IntN(2000)
+		}
+		s.table, s.ops = "t", w.insertT(n)
+		s.also = &stmt{writer: w.id, seq: w.seq, table: "u", ops: w.changeU(1 + w.rng.IntN(6))}
+		return s
+	}
 	switch r := w.rng.IntN(100); {
 	case r < 15 && len(known) > 0:
 		s.table, s.ops = "t", w.updateT(known, n)

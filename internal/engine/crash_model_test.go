@@ -26,12 +26,14 @@ type wop struct {
 	hasRowID bool
 }
 
-// stmt is one statement: one Write of one chunk to one table.
+// stmt is one statement: one Write of one chunk to one table, or, with
+// also, a transaction: both parts committed together (Engine.Commit).
 type stmt struct {
 	writer int
 	seq    int64
 	table  string // "t" or "u"
 	ops    []wop
+	also   *stmt // the transaction's part on the other table
 }
 
 // encode writes the statement as one line for the parent: "B w seq table
@@ -39,20 +41,28 @@ type stmt struct {
 func (s stmt) encode() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "B %d %d %s", s.writer, s.seq, s.table)
+	s.encodeOps(&b)
+	if s.also != nil {
+		fmt.Fprintf(&b, " + %s", s.also.table)
+		s.also.encodeOps(&b)
+	}
+	return b.String()
+}
+
+func (s stmt) encodeOps(b *strings.Builder) {
 	for _, o := range s.ops {
 		switch o.kind {
 		case 'i':
-			fmt.Fprintf(&b, " i:%d:%d", o.k, o.v)
+			fmt.Fprintf(b, " i:%d:%d", o.k, o.v)
 		case 'd':
-			fmt.Fprintf(&b, " d:%d:%d", o.k, o.v)
+			fmt.Fprintf(b, " d:%d:%d", o.k, o.v)
 		case 'u':
-			fmt.Fprintf(&b, " u:%d:%d:%d", o.k, o.v, o.v2)
+			fmt.Fprintf(b, " u:%d:%d:%d", o.k, o.v, o.v2)
 		}
 		if o.hasRowID {
-			fmt.Fprintf(&b, ":%d", o.rid)
+			fmt.Fprintf(b, ":%d", o.rid)
 		}
 	}
-	return b.String()
 }
 
 func parseStmt(line string) (stmt, error) {
@@ -66,12 +76,20 @@ func parseStmt(line string) (stmt, error) {
 		return stmt{}, fmt.Errorf("bad statement line %q", line)
 	}
 	s := stmt{writer: w, seq: seq, table: f[3]}
-	for _, tok := range f[4:] {
+	cur := &s
+	for i := 4; i < len(f); i++ {
+		tok := f[i]
+		if tok == "+" && i+1 < len(f) && cur == &s {
+			cur = &stmt{writer: w, seq: seq, table: f[i+1]}
+			s.also = cur
+			i++
+			continue
+		}
 		o, err := parseOp(tok)
 		if err != nil {
 			return stmt{}, fmt.Errorf("%q: %w", line, err)
 		}
-		s.ops = append(s.ops, o)
+		cur.ops = append(cur.ops, o)
 	}
 	return s, nil
 }
@@ -125,6 +143,9 @@ func (m model) apply(s stmt) error {
 		if err := m.applyOp(s.table, o); err != nil {
 			return fmt.Errorf("writer %d statement %d: %w", s.writer, s.seq, err)
 		}
+	}
+	if s.also != nil {
+		return m.apply(*s.also)
 	}
 	return nil
 }

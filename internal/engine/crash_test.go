@@ -16,7 +16,8 @@ import (
 
 // The crash test runs the engine in a child process (this test binary,
 // re-executed, see crash_child_test.go) with concurrent writers inserting,
-// updating and deleting, kills it with SIGKILL at a random moment — most
+// updating and deleting, now and then in a transaction over both tables
+// (some of thousands of rows, one synced batch), kills it with SIGKILL at a random moment — most
 // during the load, some during the restart's recovery, before the child
 // is ready — and after each kill recovers the data directory in this
 // process and checks it against the model of every acknowledged statement

@@ -79,7 +79,11 @@ func (tr *tracker) resolve(ob observed) ([]string, error) {
 		}
 		if outcome != "" {
 			s := tr.inflight[w]
-			notes = append(notes, fmt.Sprintf("w%d %s %d-row %s: %s", w, s.table, len(s.ops), kinds(s), outcome))
+			what := fmt.Sprintf("%s %d-row %s", s.table, len(s.ops), kinds(s))
+			if s.also != nil {
+				what = fmt.Sprintf("transaction (%s + %s %d-row %s)", what, s.also.table, len(s.also.ops), kinds(*s.also))
+			}
+			notes = append(notes, fmt.Sprintf("w%d %s: %s", w, what, outcome))
 			tr.resolved[outcome]++
 			tr.inflight[w] = nil
 		}
