@@ -81,7 +81,7 @@ func (tr *tracker) resolve(ob observed) ([]string, error) {
 			s := tr.inflight[w]
 			what := fmt.Sprintf("%s %d-row %s", s.table, len(s.ops), kinds(s))
 			if s.also != nil {
-				what = fmt.Sprintf("transaction (%s + %s %d-row %s)", what, s.also.table, len(s.also.ops), kinds(*s.also))
+				what = fmt.Sprintf("transaction (%s + %s %d-row %s)", what, s.also.table, len(s.also.ops), kinds(s.also))
 			}
 			notes = append(notes, fmt.Sprintf("w%d %s: %s", w, what, outcome))
 			tr.resolved[outcome]++
