@@ -42,9 +42,16 @@
 // marker from it, so a batch query that reads several tables through it sees
 // one committed epoch, labelled correctly.
 //
-// Durable DML (dml.go): AppendDML writes a record under the table's next
-// seq and returns once it is synced; concurrent appenders share Pebble's
-// WAL syncs. A durable watermark per table lets ReadDML and WaitDML tail
+// Latest state (tail.go): each table's tail holds the writes of the DML
+// records its committed state does not cover yet; LatestSnapshot overlays
+// them on a Pebble snapshot, so statements read a table's latest state
+// without waiting for a barrier. Records enter the tail as they are
+// enqueued and leave it (PruneTail) once a commit covers them.
+//
+// Durable DML (dml.go): WriteDMLBatch writes records (of one or several
+// tables, one batch) under each table's next seq, applies them to the
+// tails, and returns once they are synced; concurrent appenders share
+// Pebble's WAL syncs. A durable watermark per table lets ReadDML and WaitDML tail
 // the log in order without gaps. The committed epoch records the seq a
 // table source reached (as a meta offset); TruncateDML deletes behind it.
 //

@@ -22,16 +22,22 @@
 //     a NOTICE; background_ddl returns before the backfill, and
 //     backfill_rate_limit caps a new view's rows per second from its
 //     first row), DROP per name (IF EXISTS, CASCADE, 2BP01 from the
-//     engine), SELECT through internal/batch on one committed snapshot
-//     with rows streamed to the client, and INSERT/UPDATE/DELETE as
-//     chunks written with engine.Write (UPDATE as UpdateDelete+UpdateInsert
-//     pairs, DELETE with the hidden row id read from the table). With
-//     implicit_flush (alias RW_IMPLICIT_FLUSH) DML waits for engine.Flush,
-//     so the next statement reads its own writes everywhere.
-//  4. Transactions: BEGIN … COMMIT is accepted and reported as a block in
-//     ReadyForQuery, but every statement commits on its own when it
-//     returns; ROLLBACK does not undo anything (a WARNING-free no-op, as
-//     for drivers that wrap reads in transactions).
+//     engine), SELECT through internal/batch on one snapshot of the
+//     latest state (tables with every acknowledged write, views as of the
+//     committed epoch; a view read first waits for the epoch covering the
+//     session's own writes, query.go), with rows streamed to the client.
+//     INSERT/UPDATE/DELETE/COPY (dml.go, conflict.go, copy.go) take the
+//     table's write lock (engine.TableWriter), read its latest state,
+//     compute the changes (INSERT checks the primary key: 23505 or ON
+//     CONFLICT; UPDATE as UpdateDelete+UpdateInsert pairs; DELETE with the
+//     hidden row id read from the table) and write them as one record;
+//     the lock is released before the sync. With implicit_flush (alias
+//     RW_IMPLICIT_FLUSH) DML also waits for engine.Flush (a wait that ends
+//     early warns; the write is durable).
+//  4. Transactions (txn.go): a BEGIN … COMMIT block stages its changes on
+//     its tables' writers, reads them back over the latest state, and
+//     COMMIT writes them in one synced batch (engine.Commit); ROLLBACK, a
+//     failed block's COMMIT and a closed connection discard them.
 //  5. Extended protocol (prepare.go): the planner has no parameters, so a
 //     prepared statement keeps its text, infers the types of $n where it
 //     can (casts, comparisons with columns, INSERT VALUES positions;
