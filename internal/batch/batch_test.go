@@ -61,6 +61,24 @@ func (m memReader) Scan(_ context.Context, d storage.TableDesc, pkPrefix types.R
 	return &sliceIter{rows: rows}, nil
 }
 
+// ScanRange returns the rows of the prefix whose next key column is in
+// [lo, hi] (each end inclusive or not).
+func (m memReader) ScanRange(ctx context.Context, d storage.TableDesc, pkPrefix types.Row, lo, hi *storage.Bound) (storage.Iterator, error) {
+	it, _ := m.Scan(ctx, d, pkPrefix)
+	var rows []types.Row
+	col := d.PK[len(pkPrefix)]
+	for _, r := range it.(*sliceIter).rows {
+		if lo != nil && (r[col] == nil || types.Compare(r[col], lo.Value) < 0 || !lo.Inclusive && types.Compare(r[col], lo.Value) == 0) {
+			continue
+		}
+		if hi != nil && (r[col] == nil || types.Compare(r[col], hi.Value) > 0 || !hi.Inclusive && types.Compare(r[col], hi.Value) == 0) {
+			continue
+		}
+		rows = append(rows, r)
+	}
+	return &sliceIter{rows: rows}, nil
+}
+
 var i64 = types.TInt64
 
 func scanNode(id uint32, ts []types.Type) *plan.Node {

@@ -14,9 +14,10 @@ import (
 
 // A filter directly over a table scan whose condition fixes a prefix of
 // the table's primary key to constants (AND-ed `key = c` or `key IN (c,
-// …)` on the leading key columns) reads only those keys: one seek per
-// combination of values, into one vnode when the prefix covers the
-// distribution key, instead of scanning the table. The filter still runs
+// …)` on the leading key columns), or bounds the key column after that
+// prefix (`key >= c AND key < d`), reads only those keys: one seek per
+// combination of values (per vnode, unless the prefix covers the
+// distribution key), instead of scanning the table. The filter still runs
 // over what the seeks return, so the rest of the condition, and any NULL or
 // out-of-range subtlety of the fixed columns, keeps its meaning.
 
@@ -24,10 +25,12 @@ import (
 // IN list times another), the scan is cheaper to reason about.
 const maxLookupPrefixes = 4096
 
-// keyLookup is the PK prefixes a filtered scan reads.
+// keyLookup is the PK prefixes a filtered scan reads and, optionally, a
+// range of the key column after them (`key > c`, `key <= c`, BETWEEN).
 type keyLookup struct {
 	cols     int         // leading key columns fixed
 	prefixes []types.Row // distinct, each of cols values
+	lo, hi   *storage.Bound
 }
 
 // lookupOf returns the lookup that can replace filter n's scan, or nil.
@@ -59,11 +62,49 @@ func lookupOf(n *plan.Node, now types.DTimestamptz) *keyLookup {
 		}
 		lk.prefixes, lk.cols = next, lk.cols+1
 	}
-	if lk.cols == 0 {
+	if lk.cols < len(b.Upstream.PK) && (b.Upstream.Orders == nil || !b.Upstream.Orders[lk.cols].Desc) {
+		u := b.Upstream.PK[lk.cols]
+		if out := slices.Index(b.Columns, u); out >= 0 {
+			lk.lo, lk.hi = rangeOf(conj, out, b.Upstream.Types[u], now)
+		}
+	}
+	if lk.cols == 0 && lk.lo == nil && lk.hi == nil {
 		return nil
 	}
 	lk.prefixes = distinctRows(lk.prefixes, b.Upstream, lk.cols)
 	return lk
+}
+
+// rangeOf returns the first lower and upper bounds the conjuncts put on
+// column col (col > c, c < col, …); any is a superset of the rows the
+// filter keeps, which it then checks.
+func rangeOf(conj []expr.Desc, col int, t types.Type, now types.DTimestamptz) (lo, hi *storage.Bound) {
+	flip := map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+	for _, c := range conj {
+		if c.Kind != expr.KindFunc || len(c.Args) != 2 || flip[c.Name] == "" {
+			continue
+		}
+		op, other := c.Name, c.Args[1]
+		switch {
+		case isInput(c.Args[0], col):
+		case isInput(c.Args[1], col):
+			op, other = flip[op], c.Args[0]
+		default:
+			continue
+		}
+		vals, ok := constants([]expr.Desc{other}, t, now)
+		if !ok || len(vals) == 0 {
+			continue // NULL: the filter keeps nothing; leave it the scan
+		}
+		b := &storage.Bound{Value: vals[0], Inclusive: op == ">=" || op == "<="}
+		switch {
+		case (op == ">" || op == ">=") && lo == nil:
+			lo = b
+		case (op == "<" || op == "<=") && hi == nil:
+			hi = b
+		}
+	}
+	return lo, hi
 }
 
 func conjuncts(d expr.Desc) []expr.Desc {
@@ -162,7 +203,13 @@ func (x *executor) scanKeys(ctx context.Context, n *plan.Node, lk *keyLookup, em
 	b := n.Backfill
 	bld := types.NewBuilder(n.Schema, x.size)
 	for _, p := range lk.prefixes {
-		it, err := x.r.Scan(ctx, storage.TableDesc(b.Upstream), p)
+		var it storage.Iterator
+		var err error
+		if lk.lo != nil || lk.hi != nil {
+			it, err = x.r.ScanRange(ctx, storage.TableDesc(b.Upstream), p, lk.lo, lk.hi)
+		} else {
+			it, err = x.r.Scan(ctx, storage.TableDesc(b.Upstream), p)
+		}
 		if err != nil {
 			return err
 		}
@@ -200,5 +247,8 @@ func DescribeLookup(n *plan.Node) string {
 		b.WriteString("s")
 	}
 	fmt.Fprintf(&b, " on %d of %d key columns", lk.cols, len(n.Inputs[0].Backfill.Upstream.PK))
+	if lk.lo != nil || lk.hi != nil {
+		b.WriteString(", then a range")
+	}
 	return b.String()
 }

@@ -21,6 +21,9 @@ type Reader interface {
 	ScanTable(ctx context.Context, desc storage.TableDesc) (storage.Iterator, error)
 	// Scan reads the rows whose primary key starts with pkPrefix.
 	Scan(ctx context.Context, desc storage.TableDesc, pkPrefix types.Row) (storage.Iterator, error)
+	// ScanRange reads the rows whose primary key starts with pkPrefix and
+	// whose next key column is between lo and hi.
+	ScanRange(ctx context.Context, desc storage.TableDesc, pkPrefix types.Row, lo, hi *storage.Bound) (storage.Iterator, error)
 }
 
 // Query is a batch query to run: the planner's plan plus its final

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -200,4 +201,75 @@ func allVNodes() []uint16 {
 		vs[i] = uint16(i)
 	}
 	return vs
+}
+
+// Bound is one end of a range over a primary-key column.
+type Bound struct {
+	Value     types.Datum
+	Inclusive bool
+}
+
+// ScanRange returns the rows whose primary key starts with pkPrefix and
+// whose next key column lies between lo and hi (nil: unbounded), in the
+// latest state when the snapshot has one. The key column must sort
+// ascending. Rows of that column's NULLs may be returned when hi is nil
+// (NULLs sort last); callers filter.
+func (sn *Snapshot) ScanRange(ctx context.Context, desc TableDesc, pkPrefix types.Row, lo, hi *Bound) (Iterator, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	lay, err := newLayout(desc)
+	if err != nil {
+		return nil, err
+	}
+	n := len(pkPrefix)
+	if n >= len(lay.pkTypes) || lay.pkOrders[n].Desc {
+		return nil, fmt.Errorf("storage: table %d: no ascending key column after a %d-column prefix", desc.ID, n)
+	}
+	vnodes := allVNodes()
+	if v, known := lay.vnodeOf(pkPrefix); known {
+		vnodes = []uint16{v}
+	}
+	ranges := make([]keyRange, 0, len(vnodes))
+	for _, v := range vnodes {
+		r, err := lay.boundedRange(v, pkPrefix, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Compare(r.lo, r.hi) < 0 {
+			ranges = append(ranges, r)
+		}
+	}
+	return newMergeIter(sn.snap, lay, ranges, sn.tailOf(desc.ID))
+}
+
+// boundedRange is the key range of ScanRange in one vnode.
+func (l *layout) boundedRange(vnode uint16, prefix types.Row, lo, hi *Bound) (keyRange, error) {
+	head, err := l.appendKey(nil, vnode, prefix)
+	if err != nil {
+		return keyRange{}, err
+	}
+	r := keyRange{lo: head, hi: prefixEnd(head)}
+	at := func(b *Bound) ([]byte, error) {
+		return l.appendKey(nil, vnode, append(slices.Clone(prefix), b.Value))
+	}
+	if lo != nil {
+		k, err := at(lo)
+		if err != nil {
+			return r, err
+		}
+		if r.lo = k; !lo.Inclusive {
+			r.lo = prefixEnd(k) // past every key with this value
+		}
+	}
+	if hi != nil {
+		k, err := at(hi)
+		if err != nil {
+			return r, err
+		}
+		if r.hi = k; hi.Inclusive {
+			r.hi = prefixEnd(k)
+		}
+	}
+	return r, nil
 }

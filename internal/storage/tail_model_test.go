@@ -139,6 +139,33 @@ func checkSnapshot(rt *rapid.T, s *Store, desc TableDesc, latest bool, want map[
 	if !slices.Equal(got, exp) {
 		rt.Fatalf("latest=%v scan %v, want %v", latest, got, exp)
 	}
+	// A range of the first key column: 2 <= k < 5.
+	rit, err := sn.ScanRange(ctx, desc, nil, &Bound{Value: int64(2), Inclusive: true}, &Bound{Value: int64(5)})
+	if err != nil {
+		rt.Fatal(err)
+	}
+	var inRange, wantRange []string
+	for {
+		r, ok, err := rit.Next()
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		inRange = append(inRange, fmt.Sprint(r))
+	}
+	_ = rit.Close()
+	for _, r := range want {
+		if k := r[0].(int64); k >= 2 && k < 5 {
+			wantRange = append(wantRange, fmt.Sprint(r))
+		}
+	}
+	slices.Sort(inRange)
+	slices.Sort(wantRange)
+	if !slices.Equal(inRange, wantRange) {
+		rt.Fatalf("latest=%v range [2, 5) %v, want %v", latest, inRange, wantRange)
+	}
 	for k := range int64(7) {
 		r, ok, err := sn.Get(ctx, desc, types.Row{k, "x"})
 		if err != nil {
