@@ -47,6 +47,9 @@ const overlayBatch = 64
 type overlaySource interface {
 	empty() bool
 	fill(dst []overlayItem, sp overlaySpan, max int) ([]overlayItem, bool)
+	// fillErr reports a write fill could not read back (never, for an
+	// overlay of rows; a tail value that does not decode).
+	fillErr() error
 }
 
 func newMergeIter(r pebble.Reader, lay *layout, ranges []keyRange, overlay overlaySource) (*mergeIter, error) {
@@ -92,6 +95,9 @@ func (m *mergeIter) fillOverlay(first bool) {
 	}
 	sp := overlaySpan{lo: m.oLast, after: !first, hi: m.oHi, hasHi: r.hi != nil}
 	m.obuf, m.oDone = m.overlay.fill(m.obuf, sp, overlayBatch)
+	if err := m.overlay.fillErr(); err != nil && m.err == nil {
+		m.err = err
+	}
 	if len(m.obuf) > 0 {
 		m.oLast = m.obuf[len(m.obuf)-1].key
 	}

@@ -114,6 +114,9 @@ func (r *sealedRun) find(key []byte) (overlayItem, bool) {
 	return overlayItem{}, false
 }
 
+// fillErr implements overlaySource: an overlay of rows never fails.
+func (o *overlay) fillErr() error { return nil }
+
 // empty reports whether the overlay holds no write at all.
 func (o *overlay) empty() bool { return len(o.items) == 0 && len(o.runs) == 0 }
 

@@ -65,7 +65,7 @@ func (s *Store) LatestSnapshot(ctx context.Context, durable bool) (*Snapshot, er
 	applied := make(map[uint32]uint64, len(s.tails.mu.tables))
 	for id, t := range s.tails.mu.tables {
 		if t.tree.Len() > 0 {
-			views[id] = &tailView{tree: t.tree.Clone()}
+			views[id] = &tailView{lay: t.lay, tree: t.tree.Clone()}
 			applied[id] = t.applied
 		}
 	}
@@ -177,7 +177,8 @@ func (sn *Snapshot) Get(ctx context.Context, desc TableDesc, pk types.Row) (type
 	}
 	if v := sn.tails[desc.ID]; v != nil {
 		if e, ok := v.get(key); ok {
-			return slices.Clone(e.row), e.row != nil, nil
+			row, err := v.rowOf(e)
+			return row, e.val != nil && err == nil, err
 		}
 	}
 	v, closer, err := sn.snap.Get(key)

@@ -45,10 +45,17 @@ type tail struct {
 	applied uint64
 }
 
+// tailEntry holds a row in its value encoding (a tenth of the memory of
+// boxed datums; a bulk COPY's rows wait here until their epoch commits),
+// or nil for a tombstone.
 type tailEntry struct {
-	row types.Row // nil = tombstone
+	val []byte
 	seq uint64
 }
+
+// tailArenaBlock is the size of the blocks a record's encoded rows are cut
+// from: one allocation per block, not per row.
+const tailArenaBlock = 64 << 10
 
 type tailWrite struct {
 	key string
@@ -95,20 +102,23 @@ func (t *tail) apply(seq uint64, c *types.Chunk) error {
 	if len(c.Cols) != len(t.lay.desc.Types) {
 		return fmt.Errorf("storage: table %d: tail write of %d columns, want %d", t.lay.desc.ID, len(c.Cols), len(t.lay.desc.Types))
 	}
-	var key []byte
+	var key, block []byte
 	for i := 0; i < c.Capacity(); i++ {
 		if !c.Visible(i) {
 			continue
 		}
 		row := c.Row(i)
-		vnode, _ := t.lay.vnodeOf(t.lay.pkOf(row))
+		pk := t.lay.pkOf(row)
+		vnode, _ := t.lay.vnodeOf(pk)
 		var err error
-		if key, err = t.lay.appendKey(key[:0], vnode, t.lay.pkOf(row)); err != nil {
+		if key, err = t.lay.appendKey(key[:0], vnode, pk); err != nil {
 			return err
 		}
 		e := tailEntry{seq: seq}
 		if c.Op(i).IsInsert() {
-			e.row = row
+			if e.val, block, err = t.encode(block, row); err != nil {
+				return err
+			}
 		}
 		k := string(key)
 		if _, old, ok := t.tree.Get(k); ok && old.seq > seq {
@@ -119,6 +129,23 @@ func (t *tail) apply(seq uint64, c *types.Chunk) error {
 	}
 	t.applied = max(t.applied, seq)
 	return nil
+}
+
+// encode appends row's value encoding to block (a new block when it is
+// full) and returns the encoding, capped so that later appends to the block
+// never touch it.
+func (t *tail) encode(block []byte, row types.Row) (val, rest []byte, err error) {
+	if cap(block)-len(block) < 256 {
+		block = make([]byte, 0, tailArenaBlock)
+	}
+	start := len(block)
+	if block, err = t.lay.encodeValue(block, row); err != nil {
+		return nil, block, err
+	}
+	if len(block) == start {
+		return nil, block, fmt.Errorf("storage: table %d: empty value encoding", t.lay.desc.ID)
+	}
+	return block[start:len(block):len(block)], block, nil
 }
 
 // PruneTail forgets the table's tail writes with seq ≤ through: a committed
@@ -165,7 +192,19 @@ func (s *Store) TailLen(tableID uint32) int {
 
 // tailView is a reader's fixed copy of one table's tail.
 type tailView struct {
+	lay  *layout
 	tree *btreemap.BTreeMap[string, tailEntry]
+	err  error // a value that did not decode, reported through fillErr
+}
+
+func (v *tailView) fillErr() error { return v.err }
+
+// rowOf decodes an entry (nil for a tombstone).
+func (v *tailView) rowOf(e tailEntry) (types.Row, error) {
+	if e.val == nil {
+		return nil, nil
+	}
+	return v.lay.decodeValue(e.val)
 }
 
 func (v *tailView) empty() bool { return v.tree.Len() == 0 }
@@ -185,7 +224,12 @@ func (v *tailView) fill(dst []overlayItem, sp overlaySpan, max int) ([]overlayIt
 		if n == max {
 			return dst, false
 		}
-		dst = append(dst, overlayItem{key: k, row: e.row})
+		row, err := v.rowOf(e)
+		if err != nil {
+			v.err = err
+			return dst, true
+		}
+		dst = append(dst, overlayItem{key: k, row: row})
 		n++
 	}
 	return dst, true
@@ -215,6 +259,6 @@ func (sn *Snapshot) ApplyWrites(desc TableDesc, c *types.Chunk) error {
 	if sn.tails == nil {
 		sn.tails = map[uint32]*tailView{}
 	}
-	sn.tails[desc.ID] = &tailView{tree: t.tree}
+	sn.tails[desc.ID] = &tailView{lay: lay, tree: t.tree}
 	return nil
 }
