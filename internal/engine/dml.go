@@ -70,7 +70,7 @@ func (e *Engine) Commit(ctx context.Context, ws ...*TableWriter) error {
 				return err
 			}
 			batch = append(batch, storage.TableDMLWrite{Table: desc.ID,
-				DMLWrite: storage.DMLWrite{Payload: payload, Tail: &desc, Rows: c}})
+				DMLWrite: storage.DMLWrite{Payload: payload, Tail: &desc, Rows: c, Fresh: freshRows(w.rel, c)}})
 			owner = append(owner, w)
 		}
 	}
@@ -120,7 +120,8 @@ func (e *Engine) write(ctx context.Context, rel *catalog.Relation, c *types.Chun
 		return 0, err
 	}
 	desc := toDesc(rel)
-	return e.store.WriteDML(ctx, rel.Table.ID, storage.DMLWrite{Payload: payload, Tail: &desc, Rows: full, Enqueued: enqueued})
+	return e.store.WriteDML(ctx, rel.Table.ID, storage.DMLWrite{Payload: payload, Tail: &desc, Rows: full,
+		Fresh: freshRows(rel, full), Enqueued: enqueued})
 }
 
 // applyModifiers enforces the columns' type modifiers on the rows
@@ -159,6 +160,21 @@ func checkNotNull(rel *catalog.Relation, c *types.Chunk) error {
 		}
 	}
 	return nil
+}
+
+// freshRows reports whether c's rows are all plain inserts into a table
+// keyed by its hidden row id: their ids are fresh (withRowIDs hands each out
+// once and refuses a plain insert that names one).
+func freshRows(rel *catalog.Relation, c *types.Chunk) bool {
+	if !hasRowID(rel) {
+		return false
+	}
+	for i := 0; i < c.Capacity(); i++ {
+		if c.Visible(i) && c.Op(i) != types.Insert {
+			return false
+		}
+	}
+	return true
 }
 
 func hasPlainInsert(c *types.Chunk) bool {

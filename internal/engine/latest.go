@@ -116,7 +116,38 @@ func (w *TableWriter) Close() {
 // (views as of the committed epoch). With durable, every write it holds is
 // synced before it returns.
 func (e *Engine) LatestSnapshot(ctx context.Context, durable bool) (*storage.Snapshot, error) {
-	return e.store.LatestSnapshot(ctx, durable)
+	sn, err := e.store.LatestSnapshot(ctx, durable)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.trimFresh(ctx, sn); err != nil {
+		_ = sn.Close()
+		return nil, err
+	}
+	return sn, nil
+}
+
+// trimFresh drops from sn the fresh rows its committed state already holds
+// (a commit that the tails' prune has not caught up with): the table
+// source's position in sn says which.
+func (e *Engine) trimFresh(ctx context.Context, sn *storage.Snapshot) error {
+	for _, id := range sn.FreshTables() {
+		for _, r := range e.catalog.All() {
+			if r.Table.ID != id {
+				continue
+			}
+			off, ok := offsetTable(r)
+			if !ok {
+				continue
+			}
+			seq, rows, err := source.PositionIn(ctx, sn, off)
+			if err != nil {
+				return err
+			}
+			sn.TrimFresh(id, seq, rows)
+		}
+	}
+	return nil
 }
 
 // replayTails rebuilds every table's tail from its log records beyond the
@@ -151,7 +182,7 @@ func (e *Engine) replayTail(r *catalog.Relation, through uint64) error {
 			if err != nil {
 				return fmt.Errorf("table %s: dml record %d: %w", r.Name, rec.Seq, err)
 			}
-			if err := e.store.ApplyTail(desc, rec.Seq, c); err != nil {
+			if err := e.store.ApplyTail(desc, rec.Seq, c, freshRows(r, c)); err != nil {
 				return err
 			}
 			from = rec.Seq + 1

@@ -100,6 +100,9 @@ type DMLWrite struct {
 	// applied to the table's tail (tail.go) as the record enters the log.
 	Tail *TableDesc
 	Rows *types.Chunk
+	// Fresh says every row is a plain insert of a row id never used
+	// (ApplyTail).
+	Fresh bool
 	// Enqueued, when set, is called once the record is ordered behind
 	// every earlier record of the log and, with Tail, visible to
 	// LatestSnapshot — before it is synced. A writer that read the table
@@ -205,7 +208,7 @@ func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite) ([]uint64,
 		}
 		// The layout was checked when the table was created; an error here
 		// is a bug, and the record is in the log all the same.
-		if err := s.ApplyTail(*w.Tail, seqs[i], w.Rows); err != nil {
+		if err := s.ApplyTail(*w.Tail, seqs[i], w.Rows, w.Fresh); err != nil {
 			s.logger.Error("storage: apply dml record to table tail", "table", w.Table, "err", err)
 		}
 	}

@@ -64,8 +64,8 @@ func (s *Store) LatestSnapshot(ctx context.Context, durable bool) (*Snapshot, er
 	views := make(map[uint32]*tailView, len(s.tails.mu.tables))
 	applied := make(map[uint32]uint64, len(s.tails.mu.tables))
 	for id, t := range s.tails.mu.tables {
-		if t.tree.Len() > 0 {
-			views[id] = &tailView{lay: t.lay, tree: t.tree.Clone()}
+		if t.tree.Len() > 0 || len(t.fresh) > 0 {
+			views[id] = &tailView{lay: t.lay, tree: t.tree.Clone(), fresh: t.fresh}
 			applied[id] = t.applied
 		}
 	}
@@ -125,7 +125,11 @@ func (sn *Snapshot) Scan(ctx context.Context, desc TableDesc, pkPrefix types.Row
 		p := tablePrefix(desc.ID)
 		ranges = []keyRange{{lo: p, hi: prefixEnd(p)}}
 	}
-	return newMergeIter(sn.snap, lay, ranges, sn.tailOf(desc.ID))
+	m, err := newMergeIter(sn.snap, lay, ranges, sn.tailOf(desc.ID))
+	if err != nil {
+		return nil, err
+	}
+	return sn.withFresh(m, desc.ID, pkPrefix, nil, nil)
 }
 
 // tailOf returns the table's tail in the snapshot as an overlay, or nil
@@ -179,6 +183,9 @@ func (sn *Snapshot) Get(ctx context.Context, desc TableDesc, pk types.Row) (type
 		if e, ok := v.get(key); ok {
 			row, err := v.rowOf(e)
 			return row, e.val != nil && err == nil, err
+		}
+		if row, ok := v.freshGet(pk); ok {
+			return row, true, nil
 		}
 	}
 	v, closer, err := sn.snap.Get(key)
@@ -241,7 +248,11 @@ func (sn *Snapshot) ScanRange(ctx context.Context, desc TableDesc, pkPrefix type
 			ranges = append(ranges, r)
 		}
 	}
-	return newMergeIter(sn.snap, lay, ranges, sn.tailOf(desc.ID))
+	m, err := newMergeIter(sn.snap, lay, ranges, sn.tailOf(desc.ID))
+	if err != nil {
+		return nil, err
+	}
+	return sn.withFresh(m, desc.ID, pkPrefix, lo, hi)
 }
 
 // boundedRange is the key range of ScanRange in one vnode.

@@ -43,6 +43,9 @@ type tail struct {
 	order []tailWrite
 	// applied is the highest seq applied.
 	applied uint64
+	// fresh are records of fresh row-id inserts, in seq order
+	// (tail_fresh.go).
+	fresh []freshRun
 }
 
 // tailEntry holds a row in its value encoding (a tenth of the memory of
@@ -83,7 +86,9 @@ func btreemapCompare(a, b string) int {
 // an update's old row) put a tombstone. Appenders call it through
 // DMLWrite; recovery calls it for the log records a committed epoch does
 // not cover yet. c carries every column of the table, hidden ones too.
-func (s *Store) ApplyTail(desc TableDesc, seq uint64, c *types.Chunk) error {
+// fresh says every row is a plain insert of a row id never used (a fresh
+// run, tail_fresh.go).
+func (s *Store) ApplyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool) error {
 	s.tails.mu.Lock()
 	defer s.tails.mu.Unlock()
 	t := s.tails.mu.tables[desc.ID]
@@ -94,6 +99,9 @@ func (s *Store) ApplyTail(desc TableDesc, seq uint64, c *types.Chunk) error {
 		}
 		t = newTail(lay)
 		s.tails.mu.tables[desc.ID] = t
+	}
+	if fresh && t.addFresh(seq, c) {
+		return nil
 	}
 	return t.apply(seq, c)
 }
@@ -158,6 +166,7 @@ func (s *Store) PruneTail(tableID uint32, through uint64) {
 	if t == nil {
 		return
 	}
+	t.pruneFresh(through)
 	n := 0
 	for n < len(t.order) && t.order[n].seq <= through {
 		w := t.order[n]
@@ -180,21 +189,27 @@ func (s *Store) DropTail(tableID uint32) {
 	delete(s.tails.mu.tables, tableID)
 }
 
-// TailLen returns how many keys the table's tail holds (tests, metrics).
+// TailLen returns how many keys the table's tail holds, fresh rows
+// included (tests, metrics).
 func (s *Store) TailLen(tableID uint32) int {
 	s.tails.mu.Lock()
 	defer s.tails.mu.Unlock()
 	if t := s.tails.mu.tables[tableID]; t != nil {
-		return t.tree.Len()
+		n := t.tree.Len()
+		for _, r := range t.fresh {
+			n += r.c.Capacity()
+		}
+		return n
 	}
 	return 0
 }
 
 // tailView is a reader's fixed copy of one table's tail.
 type tailView struct {
-	lay  *layout
-	tree *btreemap.BTreeMap[string, tailEntry]
-	err  error // a value that did not decode, reported through fillErr
+	lay   *layout
+	tree  *btreemap.BTreeMap[string, tailEntry]
+	fresh []freshRun
+	err   error // a value that did not decode, reported through fillErr
 }
 
 func (v *tailView) fillErr() error { return v.err }
@@ -251,7 +266,7 @@ func (sn *Snapshot) ApplyWrites(desc TableDesc, c *types.Chunk) error {
 	}
 	t := newTail(lay)
 	if v := sn.tails[desc.ID]; v != nil {
-		t.tree = v.tree.Clone()
+		t.tree, t.fresh = v.tree.Clone(), v.fresh
 	}
 	if err := t.apply(math.MaxUint64, c); err != nil {
 		return err
@@ -259,6 +274,6 @@ func (sn *Snapshot) ApplyWrites(desc TableDesc, c *types.Chunk) error {
 	if sn.tails == nil {
 		sn.tails = map[uint32]*tailView{}
 	}
-	sn.tails[desc.ID] = &tailView{lay: lay, tree: t.tree}
+	sn.tails[desc.ID] = &tailView{lay: lay, tree: t.tree, fresh: t.fresh}
 	return nil
 }

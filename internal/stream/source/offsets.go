@@ -90,6 +90,21 @@ func TruncateCommitted(ctx context.Context, store *storage.Store, tableID uint32
 	return through, nil
 }
 
+// PositionIn returns the table source's position as of snapshot sn (its
+// committed position): every record with seq ≤ seq is applied, and the
+// first rows rows of the next one.
+func PositionIn(ctx context.Context, sn *storage.Snapshot, offsets plan.Table) (seq uint64, rows int, err error) {
+	if err := checkOffsetTable(offsets); err != nil {
+		return 0, 0, err
+	}
+	row, ok, err := sn.Get(ctx, storage.TableDesc(offsets), types.Row{split})
+	if err != nil || !ok {
+		return 0, 0, err
+	}
+	p, err := posOfRow(row)
+	return p.seq, p.rows, err
+}
+
 // CommittedThrough returns the seq through which the latest committed epoch
 // has applied every record of the table's log (0 = none): the tail of the
 // table (storage.PruneTail) may forget those records' writes.

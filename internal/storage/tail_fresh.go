@@ -1,0 +1,238 @@
+package storage
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// Fresh runs: a record of plain inserts into a table keyed by a hidden row
+// id (the bulk of any load: COPY, INSERT … SELECT) has keys no row ever
+// had, handed out consecutively. Such a record enters the tail as one run —
+// its chunk and its first row id — instead of one tree entry per row: no
+// per-row work at write time, and the rows stay in their column vectors.
+//
+// A reader emits a run's rows after the merge of committed state and tree,
+// skipping each row whose key the tree holds (a later update or delete of
+// it: a run and every later write to its keys are pruned together, so a
+// view that has the run has those writes too). A committed epoch may
+// already hold a prefix of a run before the prune forgets it; the engine,
+// which knows the table's committed position, trims that prefix from the
+// view (Snapshot.TrimFresh), so no row is read twice.
+
+type freshRun struct {
+	seq   uint64
+	first int64        // row id of the run's row 0
+	c     *types.Chunk // every column, compact, plain inserts
+	from  int          // rows before from are committed (a view's trim)
+}
+
+// freshKeys reports whether c can be a fresh run of a table keyed by one
+// int64 column: compact, plain inserts, keys first, first+1, … .
+func (t *tail) freshKeys(c *types.Chunk) (int64, bool) {
+	if len(t.lay.desc.PK) != 1 || t.lay.pkTypes[0].ID != types.Int64 || c.HasVisibility() || c.Capacity() == 0 {
+		return 0, false
+	}
+	ids, ok := c.Cols[t.lay.desc.PK[0]].(*types.Vec[int64])
+	if !ok || ids.Nulls.Any() {
+		return 0, false
+	}
+	for i, op := range c.Ops {
+		if op != types.Insert || ids.Vals[i] != ids.Vals[0]+int64(i) {
+			return 0, false
+		}
+	}
+	return ids.Vals[0], true
+}
+
+// addFresh appends c as a run; false if c does not qualify.
+func (t *tail) addFresh(seq uint64, c *types.Chunk) bool {
+	first, ok := t.freshKeys(c)
+	if !ok {
+		return false
+	}
+	t.fresh = append(t.fresh, freshRun{seq: seq, first: first, c: c})
+	t.applied = max(t.applied, seq)
+	return true
+}
+
+// pruneFresh forgets the runs with seq ≤ through. It makes a new slice:
+// readers hold the old one.
+func (t *tail) pruneFresh(through uint64) {
+	n := 0
+	for n < len(t.fresh) && t.fresh[n].seq <= through {
+		n++
+	}
+	if n > 0 {
+		t.fresh = slices.Clone(t.fresh[n:])
+	}
+}
+
+// TrimFresh drops from the snapshot's view of table id the fresh rows a
+// committed epoch holds: every run of a record with seq ≤ through, and the
+// first partial rows of record through+1 (cut by a barrier).
+func (sn *Snapshot) TrimFresh(id uint32, through uint64, partial int) {
+	v := sn.tails[id]
+	if v == nil || len(v.fresh) == 0 {
+		return
+	}
+	var keep []freshRun
+	for _, r := range v.fresh {
+		switch {
+		case r.seq <= through:
+			continue
+		case r.seq == through+1:
+			r.from = min(max(r.from, partial), r.c.Capacity())
+		}
+		keep = append(keep, r)
+	}
+	v.fresh = keep
+}
+
+// FreshTables lists the tables whose view holds fresh runs: the engine
+// trims them (TrimFresh) before the snapshot is read.
+func (sn *Snapshot) FreshTables() []uint32 {
+	var ids []uint32
+	for id, v := range sn.tails {
+		if len(v.fresh) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// freshGet finds key pk (one int64) in the view's runs.
+func (v *tailView) freshGet(pk types.Row) (types.Row, bool) {
+	id, ok := pk[0].(int64)
+	if !ok {
+		return nil, false
+	}
+	for _, r := range v.fresh {
+		if i := id - r.first; i >= int64(r.from) && i < int64(r.c.Capacity()) {
+			return r.c.Row(int(i)), true
+		}
+	}
+	return nil, false
+}
+
+// freshIter yields the view's fresh rows whose key passes keep and which
+// the tree does not shadow, after the rows of base.
+type freshIter struct {
+	base   Iterator
+	v      *tailView
+	keep   func(id int64) bool
+	run, i int
+	key    []byte
+	err    error
+}
+
+// withFresh follows base with the fresh rows of table id within the
+// prefix or range of the scan (a table with fresh runs is keyed by its row
+// id alone).
+func (sn *Snapshot) withFresh(base Iterator, id uint32, pkPrefix types.Row, lo, hi *Bound) (Iterator, error) {
+	v := sn.tails[id]
+	if v == nil || len(v.fresh) == 0 {
+		return base, nil
+	}
+	keep, err := freshFilter(pkPrefix, lo, hi)
+	if err != nil {
+		_ = base.Close()
+		return nil, err
+	}
+	return &freshIter{base: base, v: v, keep: keep}, nil
+}
+
+func (f *freshIter) Next() (types.Row, bool, error) {
+	if f.base != nil {
+		row, ok, err := f.base.Next()
+		if ok || err != nil {
+			return row, ok, err
+		}
+		if err := f.base.Close(); err != nil {
+			return nil, false, err
+		}
+		f.base = nil
+	}
+	for f.err == nil && f.run < len(f.v.fresh) {
+		r := f.v.fresh[f.run]
+		if f.i < r.from {
+			f.i = r.from
+		}
+		if f.i >= r.c.Capacity() {
+			f.run, f.i = f.run+1, 0
+			continue
+		}
+		i := f.i
+		f.i++
+		id := r.first + int64(i)
+		if f.keep != nil && !f.keep(id) || f.shadowed(id) {
+			continue
+		}
+		return r.c.Row(i), true, nil
+	}
+	return nil, false, f.err
+}
+
+// shadowed reports whether the tree holds a later write of row id.
+func (f *freshIter) shadowed(id int64) bool {
+	if f.v.tree.Len() == 0 {
+		return false
+	}
+	lay := f.v.lay
+	pk := types.Row{id}
+	vnode, _ := lay.vnodeOf(pk)
+	var err error
+	if f.key, err = lay.appendKey(f.key[:0], vnode, pk); err != nil {
+		f.err = err
+		return true
+	}
+	_, ok := f.v.get(f.key)
+	return ok
+}
+
+func (f *freshIter) Close() error {
+	if f.base != nil {
+		err := f.base.Close()
+		f.base = nil
+		return err
+	}
+	return nil
+}
+
+// freshFilter returns the keep function of a prefix (nil: all) or range
+// scan over a row-id key.
+func freshFilter(pkPrefix types.Row, lo, hi *Bound) (func(int64) bool, error) {
+	if len(pkPrefix) == 0 && lo == nil && hi == nil {
+		return nil, nil
+	}
+	get := func(d types.Datum) (int64, error) {
+		x, ok := d.(int64)
+		if !ok {
+			return 0, fmt.Errorf("storage: row id bound %v is not a bigint", d)
+		}
+		return x, nil
+	}
+	if len(pkPrefix) > 0 {
+		want, err := get(pkPrefix[0])
+		return func(id int64) bool { return id == want }, err
+	}
+	keep := func(int64) bool { return true }
+	if lo != nil {
+		x, err := get(lo.Value)
+		if err != nil {
+			return nil, err
+		}
+		prev, inc := keep, lo.Inclusive
+		keep = func(id int64) bool { return prev(id) && (id > x || inc && id == x) }
+	}
+	if hi != nil {
+		x, err := get(hi.Value)
+		if err != nil {
+			return nil, err
+		}
+		prev, inc := keep, hi.Inclusive
+		keep = func(id int64) bool { return prev(id) && (id < x || inc && id == x) }
+	}
+	return keep, nil
+}
