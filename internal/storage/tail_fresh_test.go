@@ -9,7 +9,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/sluice-db/sluice/internal/types"
-	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
 // TestFreshRunsMatchModel drives a table keyed by a hidden row id as the
@@ -23,11 +22,7 @@ func TestFreshRunsMatchModel(t *testing.T) {
 		ctx := context.Background()
 		s := openMem(t, nil)
 		desc := TableDesc{ID: 5, Types: []types.Type{types.TInt64, types.TInt64}, PK: []int{1}, DistKey: []int{1}}
-		var all types.Bitmap
-		for v := 0; v < codec.VNodeCount; v++ {
-			all.Set(v)
-		}
-		tbl := mustOpenTable(t, s, desc, ActorID(1), all)
+		tbl := mustOpenTable(t, s, desc, ActorID(1), allVNodeBits())
 		type rec struct {
 			seq   uint64
 			c     *types.Chunk
@@ -140,25 +135,6 @@ func checkFresh[R any](rt *rapid.T, s *Store, desc TableDesc, want map[int64]typ
 		through = seqOf(log, doneRec-1)
 	}
 	sn.TrimFresh(desc.ID, through, doneRows)
-	read := func(it Iterator, err error) []string {
-		if err != nil {
-			rt.Fatal(err)
-		}
-		var out []string
-		for {
-			r, ok, err := it.Next()
-			if err != nil {
-				rt.Fatal(err)
-			}
-			if !ok {
-				break
-			}
-			out = append(out, fmt.Sprint(r))
-		}
-		_ = it.Close()
-		slices.Sort(out)
-		return out
-	}
 	var exp, expRange []string
 	for k, r := range want {
 		exp = append(exp, fmt.Sprint(r))
@@ -168,10 +144,10 @@ func checkFresh[R any](rt *rapid.T, s *Store, desc TableDesc, want map[int64]typ
 	}
 	slices.Sort(exp)
 	slices.Sort(expRange)
-	if got := read(sn.ScanTable(ctx, desc)); !slices.Equal(got, exp) {
+	if got := rowsOf(rt)(sn.ScanTable(ctx, desc)); !slices.Equal(got, exp) {
 		rt.Fatalf("scan %v, want %v", got, exp)
 	}
-	if got := read(sn.ScanRange(ctx, desc, nil, &Bound{Value: int64(3), Inclusive: true}, &Bound{Value: int64(8), Inclusive: true})); !slices.Equal(got, expRange) {
+	if got := rowsOf(rt)(sn.ScanRange(ctx, desc, nil, &Bound{Value: int64(3), Inclusive: true}, &Bound{Value: int64(8), Inclusive: true})); !slices.Equal(got, expRange) {
 		rt.Fatalf("range [3, 8] %v, want %v", got, expRange)
 	}
 	for k := range int64(12) {
@@ -183,7 +159,7 @@ func checkFresh[R any](rt *rapid.T, s *Store, desc TableDesc, want map[int64]typ
 		if ok != wok || ok && fmt.Sprint(r) != fmt.Sprint(w) {
 			rt.Fatalf("get %d = %v %v, want %v %v", k, r, ok, w, wok)
 		}
-		if got := read(sn.Scan(ctx, desc, types.Row{k})); wok != (len(got) == 1) {
+		if got := rowsOf(rt)(sn.Scan(ctx, desc, types.Row{k})); wok != (len(got) == 1) {
 			rt.Fatalf("prefix scan %d = %v, want %v", k, got, w)
 		}
 	}
