@@ -14,6 +14,19 @@ type overlaySpan struct {
 	hasHi  bool
 }
 
+// bounds returns the span as a B-tree range.
+func (sp overlaySpan) bounds() (btreemap.LowerBound[string], btreemap.UpperBound[string]) {
+	lo := btreemap.GE(sp.lo)
+	if sp.after {
+		lo = btreemap.GT(sp.lo)
+	}
+	hi := btreemap.Max[string]()
+	if sp.hasHi {
+		hi = btreemap.LT(sp.hi)
+	}
+	return lo, hi
+}
+
 // fill appends to dst, in key order, up to about max of the newest
 // uncommitted writes in span (tombstones included, each key once), and
 // reports whether span holds no more. It reads the overlay's current
@@ -67,14 +80,7 @@ func (o *overlay) gather(sp overlaySpan, max int) [][]overlayItem {
 	if len(o.items) > 0 {
 		o.ensureIndex()
 		buf := o.pendScratch[:0]
-		lo := btreemap.GE(sp.lo)
-		if sp.after {
-			lo = btreemap.GT(sp.lo)
-		}
-		hi := btreemap.Max[string]()
-		if sp.hasHi {
-			hi = btreemap.LT(sp.hi)
-		}
+		lo, hi := sp.bounds()
 		for _, i := range o.index.Ascend(lo, hi) {
 			buf = append(buf, o.items[i])
 			if len(buf) == max {

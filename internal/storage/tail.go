@@ -226,14 +226,7 @@ func (v *tailView) empty() bool { return v.tree.Len() == 0 }
 
 // fill implements overlaySource: up to max entries of span, in key order.
 func (v *tailView) fill(dst []overlayItem, sp overlaySpan, max int) ([]overlayItem, bool) {
-	lo := btreemap.GE(sp.lo)
-	if sp.after {
-		lo = btreemap.GT(sp.lo)
-	}
-	hi := btreemap.Max[string]()
-	if sp.hasHi {
-		hi = btreemap.LT(sp.hi)
-	}
+	lo, hi := sp.bounds()
 	n := 0
 	for k, e := range v.tree.Ascend(lo, hi) {
 		if n == max {
