@@ -4,6 +4,7 @@
 // reads goroutines, heap and CPU time from the process itself.
 //
 //	sluice-bench drop-under-stall [flags]   DROP while a join holds the barrier
+//	sluice-bench ingest [flags]             the write path against PostgreSQL 15
 //
 // Every subcommand prints a readable table, then one JSON line per metric
 // ({"bench":…,"metric":…}) for scripts. Progress goes to stderr.
@@ -30,6 +31,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{name: "drop-under-stall", summary: "DROP a view whose join holds the barrier (issue 4's reference stall)", run: runDropUnderStall},
+		{name: "ingest", summary: "COPY, views, concurrent INSERT and UPDATE by key against PostgreSQL (issue 8)", run: runIngest},
 	}
 }
 

@@ -52,6 +52,12 @@ func TestDropUnderStallSmoke(t *testing.T) {
 
 func parseMetrics(t *testing.T, out string) map[string]jsonMetric {
 	t.Helper()
+	return parseBenchMetrics(t, "drop-under-stall", out)
+}
+
+// parseBenchMetrics reads the JSON lines of bench's output by metric.
+func parseBenchMetrics(t *testing.T, bench, out string) map[string]jsonMetric {
+	t.Helper()
 	got := map[string]jsonMetric{}
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
@@ -60,7 +66,7 @@ func parseMetrics(t *testing.T, out string) map[string]jsonMetric {
 			if err := json.Unmarshal([]byte(line), &j); err != nil {
 				t.Fatalf("%q: %v", line, err)
 			}
-			if j.Bench != "drop-under-stall" {
+			if j.Bench != bench {
 				t.Fatalf("line for bench %q", j.Bench)
 			}
 			got[j.Metric] = j

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// ingestConfig configures ingest: issue 8's write path, Sluice against
+// PostgreSQL on the same generated data in one run.
+type ingestConfig struct {
+	engine     engineConfig
+	rows       int
+	clients    int
+	duration   time.Duration
+	updates    int
+	seed       uint64
+	settleCap  time.Duration // cap on waiting for both servers to go idle before a figure
+	idleCPU    float64       // cores; at or below this a server counts as idle
+	idleWindow time.Duration
+	args       []string // the command line, for the report
+}
+
+func parseIngestFlags(args []string, stderr io.Writer) (ingestConfig, error) {
+	c := ingestConfig{args: args}
+	var barrierMS int
+	fs := flag.NewFlagSet("sluice-bench ingest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&barrierMS, "barrier-interval-ms", 1000, "milliseconds between checkpoint barriers (the playground's default)")
+	fs.IntVar(&c.engine.parallelism, "parallelism", 0, "actors per distributed fragment (0: number of cores)")
+	fs.StringVar(&c.engine.dataDir, "data-dir", "", "Sluice's store directory (default: a new temporary directory, removed afterwards)")
+	fs.BoolVar(&c.engine.inMemory, "in-memory", false, "keep Sluice's store in memory instead of on disk")
+	fs.IntVar(&c.rows, "rows", 1000000, "bid rows loaded by the COPY figures and in the UPDATE figure's table")
+	fs.IntVar(&c.clients, "clients", 16, "concurrent connections of the INSERT figure")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long the INSERT figure runs on each system")
+	fs.IntVar(&c.updates, "updates", 2000, "sequential UPDATEs by primary key")
+	fs.Uint64Var(&c.seed, "seed", 8, "seed of the generated data")
+	fs.DurationVar(&c.settleCap, "settle-cap", 60*time.Second, "cap on waiting for both servers to go idle before each figure")
+	fs.Float64Var(&c.idleCPU, "idle-cpu", 0.10, "CPU use (cores) at or below which a server counts as idle")
+	fs.DurationVar(&c.idleWindow, "idle-window", 250*time.Millisecond, "trailing window over which idle CPU use is measured")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	c.engine.barrier = time.Duration(barrierMS) * time.Millisecond
+	return c, c.validate(fs.NArg())
+}
+
+func (c ingestConfig) validate(extra int) error {
+	switch {
+	case extra > 0:
+		return usageError{errors.New("unexpected arguments")}
+	case c.engine.barrier <= 0:
+		return usageError{errors.New("-barrier-interval-ms must be positive")}
+	case c.rows < 1 || c.clients < 1 || c.updates < 1:
+		return usageError{errors.New("-rows, -clients and -updates must be at least 1")}
+	case c.duration <= 0 || c.settleCap <= 0 || c.idleWindow <= 0 || c.idleCPU <= 0:
+		return usageError{errors.New("-duration, -settle-cap, -idle-window and -idle-cpu must be positive")}
+	}
+	return nil
+}
+
+func (c ingestConfig) commandLine() string {
+	return strings.TrimSpace("sluice-bench ingest " + strings.Join(c.args, " "))
+}
+
+func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	cfg, err := parseIngestFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	b := &ingestBench{cfg: cfg, log: stderr}
+	b.progress("generating %d bid rows (seed %d)", cfg.rows, cfg.seed)
+	b.data = generateIngestData(cfg.rows, cfg.seed)
+	b.progress("generated %.1f MiB of COPY text", mib(uint64(b.data.size())))
+
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	in, err := startInstance(ctx, cfg.engine, log)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, in.Close()) }()
+	b.progress("starting PostgreSQL")
+	pg, err := startPostgres(ctx)
+	if err != nil {
+		return err
+	}
+	defer pg.Stop()
+	if err := b.open(ctx, in, pg); err != nil {
+		return err
+	}
+	defer b.close()
+	res, err := b.run(ctx)
+	if err != nil {
+		return err
+	}
+	res.peakRSS, res.dataBytes, res.auctions = peakRSS(), b.data.size(), b.data.auctions
+	return res.write(stdout, cfg, in, pg, b.notIdle)
+}
+
+// run measures every figure, each on fresh tables, Sluice first.
+func (b *ingestBench) run(ctx context.Context) (*ingestResults, error) {
+	res := &ingestResults{loadStart: loadAverage()}
+	for _, f := range loadFigures() {
+		r, err := b.loadFigure(ctx, f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.label, err)
+		}
+		r.peakRSS = peakRSS()
+		res.figures = append(res.figures, r)
+	}
+	cr, err := b.clientsFigure(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("inserts: %w", err)
+	}
+	res.clients = cr
+	cr.figure.peakRSS = peakRSS()
+	res.figures = append(res.figures, cr.figure)
+	ur, err := b.updateFigure(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("update by pk: %w", err)
+	}
+	res.update = ur
+	ur.figure.peakRSS = peakRSS()
+	res.figures = append(res.figures, ur.figure)
+	res.loadEnd = loadAverage()
+	return res, nil
+}
+
+func (b *ingestBench) progress(format string, args ...any) {
+	fmt.Fprintf(b.log, format+"\n", args...)
+}

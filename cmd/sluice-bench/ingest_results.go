@@ -1,0 +1,158 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// ingestResults is everything one ingest run measured.
+type ingestResults struct {
+	figures            []figureResult
+	clients            *clientsResult
+	update             *updateResult
+	peakRSS            uint64
+	dataBytes          int
+	auctions           int // distinct auction ids in the bids
+	loadStart, loadEnd string
+}
+
+func (res *ingestResults) write(w io.Writer, c ingestConfig, in *instance, pg *postgres, notIdle []string) error {
+	store := "Pebble on disk in " + in.dir
+	if c.engine.inMemory {
+		store = "in memory"
+	}
+	fmt.Fprintln(w, "sluice-bench ingest")
+	for _, kv := range [][2]string{
+		{"command", c.commandLine()},
+		{"machine", fmt.Sprintf("%s/%s, %d cores (runtime.NumCPU; GOMAXPROCS %d), %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())},
+		{"load", fmt.Sprintf("1-minute load average %s at start, %s at end", res.loadStart, res.loadEnd)},
+		{"sluice", fmt.Sprintf("in-process, %s, barrier every %s, parallelism %s", store, c.engine.barrier, parallelismText(c.engine.parallelism))},
+		{"postgres", fmt.Sprintf("%s, private cluster on port %d (pgtest, restarted with %s)", pg.version, pg.Port(), pg.settings)},
+		{"data", fmt.Sprintf("%d Nexmark-style bids (7 columns), %d distinct auctions, seed %d; %.1f MiB of COPY text generated before any measurement", c.rows, res.auctions, c.seed, mib(uint64(res.dataBytes)))},
+		{"cpu", "sluice: getrusage of this process, so it includes the benchmark's client side (pgx, latency bookkeeping); " +
+			"postgres: utime+stime+cutime+cstime of the postmaster and its descendants from /proc; both sampled right before and after each figure, connections open"},
+		{"method", fmt.Sprintf("each figure on fresh tables, Sluice first; before each, Sluice FLUSHes, Postgres CHECKPOINTs and both fall to ≤ %.2f cores over %s", c.idleCPU, c.idleWindow)},
+	} {
+		fmt.Fprintf(w, "  %-9s %s\n", kv[0]+":", kv[1])
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "figure\tsluice cpu s\tpostgres cpu s\tratio\tsluice wall s\tpostgres wall s\tratio\tnotes")
+	for _, f := range res.figures {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%s\t%.2f\t%.2f\t%s\t%s\n", f.label, f.sl.cpu.Seconds(), f.pg.cpu.Seconds(), ratioText(f.sl.cpu, f.pg.cpu),
+			f.sl.wall.Seconds(), f.pg.wall.Seconds(), ratioText(f.sl.wall, f.pg.wall),
+			strings.Join(append(f.notes, fmt.Sprintf("bench client cpu during postgres %.2f s", f.pg.self.Seconds()),
+				fmt.Sprintf("sluice VmHWM after %.0f MiB", mib(f.peakRSS))), "; "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if err := res.writeDetails(w, c); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "sluice peak RSS (VmHWM of this process): %.1f MiB, including %.1f MiB of pre-generated COPY text\n",
+		mib(res.peakRSS), mib(uint64(res.dataBytes)))
+	for _, n := range notIdle {
+		fmt.Fprintf(w, "warning: measured while not idle: %s\n", n)
+	}
+	fmt.Fprintln(w)
+	return res.report().writeJSON(w)
+}
+
+func (res *ingestResults) writeDetails(w io.Writer, c ingestConfig) error {
+	cl, up := res.clients, res.update
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, cl.figure.label+" ("+c.duration.String()+")\tsluice\tpostgres\tratio")
+	slRate, pgRate := cl.sl.rate(), cl.pg.rate()
+	fmt.Fprintf(tw, "  statements/s\t%.0f\t%.0f\t%s\n", slRate, pgRate, ratioFloat(slRate, pgRate))
+	for _, p := range []float64{50, 99} {
+		a, b := percentile(millis(cl.sl.latency), p), percentile(millis(cl.pg.latency), p)
+		fmt.Fprintf(tw, "  latency p%.0f\t%s\t%s\t%s\n", p, formatValue(a, "ms"), formatValue(b, "ms"), ratioFloat(a, b))
+	}
+	a, b := perThousand(cl.figure.sl.cpu, cl.sl.stmts), perThousand(cl.figure.pg.cpu, cl.pg.stmts)
+	fmt.Fprintf(tw, "  cpu ms per 1000 statements\t%.1f\t%.1f\t%s\n", a, b, ratioFloat(a, b))
+	fmt.Fprintf(tw, "  statements\t%d\t%d\t\n", cl.sl.stmts, cl.pg.stmts)
+	fmt.Fprintln(tw, "\t\t\t")
+	fmt.Fprintf(tw, "%s (%d updates, %d rows)\tsluice\tpostgres\tratio\n", up.figure.label, c.updates, c.rows)
+	for _, p := range []float64{50, 99} {
+		a, b := percentile(millis(up.sl), p), percentile(millis(up.pg), p)
+		fmt.Fprintf(tw, "  latency p%.0f\t%s\t%s\t%s\n", p, formatValue(a, "ms"), formatValue(b, "ms"), ratioFloat(a, b))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+func (cs clientSide) rate() float64 {
+	if cs.wall <= 0 {
+		return 0
+	}
+	return float64(cs.stmts) / cs.wall.Seconds()
+}
+
+func perThousand(cpu time.Duration, stmts int) float64 {
+	if stmts == 0 {
+		return 0
+	}
+	return float64(cpu) / float64(time.Millisecond) * 1000 / float64(stmts)
+}
+
+func ratioText(a, b time.Duration) string { return ratioFloat(a.Seconds(), b.Seconds()) }
+
+func ratioFloat(a, b float64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+// report is the machine-readable side: one JSON line per metric.
+func (res *ingestResults) report() *report {
+	r := &report{bench: "ingest"}
+	for _, f := range res.figures {
+		for _, q := range []struct {
+			what   string
+			sl, pg time.Duration
+		}{{"cpu", f.sl.cpu, f.pg.cpu}, {"wall", f.sl.wall, f.pg.wall}} {
+			r.add(seconds(f.key+"_sluice_"+q.what+"_s", f.label+", sluice "+q.what, q.sl))
+			r.add(seconds(f.key+"_postgres_"+q.what+"_s", f.label+", postgres "+q.what, q.pg))
+			r.add(ratioOf(f.key+"_"+q.what+"_ratio", f.label+", "+q.what+" sluice/postgres", q.sl.Seconds(), q.pg.Seconds()))
+		}
+		r.add(seconds(f.key+"_bench_client_cpu_s", f.label+", this process's cpu during the postgres run", f.pg.self))
+		r.add(metric{key: f.key + "_sluice_peak_rss_mib", label: f.label + ", VmHWM after", unit: "MiB", samples: []float64{mib(f.peakRSS)}})
+	}
+	cl := res.clients
+	r.add(metric{key: "inserts_sluice_stmts_per_s", label: "inserts, sluice statements/s", unit: "count", samples: []float64{cl.sl.rate()}})
+	r.add(metric{key: "inserts_postgres_stmts_per_s", label: "inserts, postgres statements/s", unit: "count", samples: []float64{cl.pg.rate()}})
+	r.add(ratioOf("inserts_stmts_ratio", "inserts, statements/s sluice/postgres", cl.sl.rate(), cl.pg.rate()))
+	r.add(metric{key: "inserts_sluice_latency_ms", label: "inserts, sluice latency", unit: "ms", samples: millis(cl.sl.latency)})
+	r.add(metric{key: "inserts_postgres_latency_ms", label: "inserts, postgres latency", unit: "ms", samples: millis(cl.pg.latency)})
+	r.add(seconds("inserts_sluice_flush_cpu_s", "inserts, sluice FLUSH after the window, cpu", cl.sl.flush.cpu))
+	r.add(seconds("inserts_sluice_flush_wall_s", "inserts, sluice FLUSH after the window, wall", cl.sl.flush.wall))
+	r.add(metric{key: "update_pk_sluice_latency_ms", label: "update by pk, sluice latency", unit: "ms", samples: millis(res.update.sl)})
+	r.add(metric{key: "update_pk_postgres_latency_ms", label: "update by pk, postgres latency", unit: "ms", samples: millis(res.update.pg)})
+	r.add(metric{key: "sluice_peak_rss_mib", label: "sluice peak RSS (VmHWM, with the generated data)", unit: "MiB", samples: []float64{mib(res.peakRSS)}})
+	r.add(metric{key: "generated_data_mib", label: "pre-generated COPY text", unit: "MiB", samples: []float64{mib(uint64(res.dataBytes))}})
+	return r
+}
+
+func seconds(key, label string, d time.Duration) metric {
+	return metric{key: key, label: label, unit: "s", samples: []float64{d.Seconds()}}
+}
+
+func ratioOf(key, label string, a, b float64) metric {
+	m := metric{key: key, label: label, unit: "x"}
+	if b <= 0 {
+		m.note = "unavailable: postgres measured 0"
+		return m
+	}
+	m.samples = []float64{a / b}
+	return m
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// clientSide is one system's run of the INSERT figure.
+type clientSide struct {
+	stmts   int
+	wall    time.Duration // first statement sent to the last one answered
+	latency []time.Duration
+	// flush is Sluice's FLUSH right after the window: the views catching
+	// up with the inserts (INSERT returns before they include it).
+	flush measured
+}
+
+type clientsResult struct {
+	figure figureResult
+	sl, pg clientSide
+}
+
+const (
+	insertDDL   = "CREATE TABLE ins_bid (id bigint PRIMARY KEY, auction bigint, price bigint)"
+	infoDDL     = "CREATE TABLE auction_info (auction bigint PRIMARY KEY, cat int)"
+	insertSQL   = "INSERT INTO ins_bid (id, auction, price) VALUES ($1, $2, $3)"
+	joinView    = "SELECT b.id, b.auction, b.price, a.cat FROM ins_bid b JOIN auction_info a ON b.auction = a.auction"
+	aggView     = "SELECT auction, count(*) AS n, sum(price) AS total FROM ins_bid GROUP BY auction"
+	clientsNote = "sluice: materialized join + aggregate views; postgres: the same as plain views (no work on INSERT)"
+)
+
+func (b *ingestBench) clientsFigure(ctx context.Context) (*clientsResult, error) {
+	res := &clientsResult{figure: figureResult{key: "inserts", label: fmt.Sprintf("%d clients inserts", b.cfg.clients)}}
+	for _, s := range b.sides() {
+		kind := "VIEW"
+		if s.sluice {
+			kind = "MATERIALIZED VIEW"
+		}
+		for _, q := range []string{insertDDL, infoDDL} {
+			if err := s.exec(ctx, q); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.copyIn(ctx, "auction_info", b.data.auctionInfo, int(b.data.auctionSpan)); err != nil {
+			return nil, err
+		}
+		for _, q := range []string{"CREATE " + kind + " ins_join AS " + joinView, "CREATE " + kind + " ins_by_auction AS " + aggView} {
+			if err := s.exec(ctx, q); err != nil {
+				return nil, err
+			}
+		}
+		cs, m, err := b.insertClients(ctx, s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		if s.sluice {
+			res.figure.sl, res.sl = m, cs
+		} else {
+			res.figure.pg, res.pg = m, cs
+		}
+		if err := b.checkInserts(ctx, s, cs.stmts); err != nil {
+			return nil, err
+		}
+	}
+	res.figure.notes = []string{clientsNote,
+		fmt.Sprintf("sluice's FLUSH after the window: %.2f s cpu, %.2f s wall (not in the row)", res.sl.flush.cpu.Seconds(), res.sl.flush.wall.Seconds())}
+	return res, nil
+}
+
+// insertClients opens the connections, then measures -clients
+// goroutines inserting one row per statement for -duration.
+func (b *ingestBench) insertClients(ctx context.Context, s *side) (clientSide, measured, error) {
+	conns := make([]*pgx.Conn, 0, b.cfg.clients)
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close(context.Background())
+		}
+	}()
+	for range b.cfg.clients {
+		c, err := s.connect(ctx)
+		if err != nil {
+			return clientSide{}, measured{}, err
+		}
+		conns = append(conns, c)
+	}
+	if err := b.quiesce(ctx, "inserts"); err != nil {
+		return clientSide{}, measured{}, err
+	}
+	b.progress("inserts: %s, %d clients for %s", s.name, b.cfg.clients, b.cfg.duration)
+	var cs clientSide
+	m, err := s.measure(func() error {
+		var err error
+		cs, err = b.runInserts(ctx, conns)
+		return err
+	})
+	if err != nil {
+		return cs, m, err
+	}
+	m.wall = cs.wall
+	if s.sluice {
+		if cs.flush, err = s.measure(func() error { return s.exec(ctx, "FLUSH") }); err != nil {
+			return cs, m, err
+		}
+	}
+	return cs, m, nil
+}
+
+func (b *ingestBench) runInserts(ctx context.Context, conns []*pgx.Conn) (clientSide, error) {
+	lat := make([][]time.Duration, len(conns))
+	errs := make([]error, len(conns))
+	clients := int64(len(conns))
+	start := time.Now()
+	deadline := start.Add(b.cfg.duration)
+	var wg sync.WaitGroup
+	for g, conn := range conns {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(b.cfg.seed, uint64(g)+1))
+			for i := int64(0); time.Now().Before(deadline); i++ {
+				id := i*clients + int64(g)
+				auction := b.data.auctionLo + rng.Int64N(b.data.auctionSpan)
+				t0 := time.Now()
+				_, err := conn.Exec(ctx, insertSQL, id, auction, int64(100+rng.IntN(10_000_000)))
+				lat[g] = append(lat[g], time.Since(t0))
+				if err != nil {
+					errs[g] = fmt.Errorf("client %d, id %d: %w", g, id, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	cs := clientSide{wall: time.Since(start)}
+	for g := range conns {
+		cs.latency = append(cs.latency, lat[g]...)
+	}
+	cs.stmts = len(cs.latency)
+	if err := errors.Join(errs...); err != nil {
+		return cs, err
+	}
+	if cs.stmts == 0 {
+		return cs, errShortRun
+	}
+	return cs, nil
+}
+
+// checkInserts checks that every acknowledged row is in the table and,
+// through the join, in the views.
+func (b *ingestBench) checkInserts(ctx context.Context, s *side, stmts int) error {
+	for _, q := range []string{"SELECT count(*) FROM ins_bid", "SELECT count(*) FROM ins_join", "SELECT sum(n)::bigint FROM ins_by_auction"} {
+		n, err := s.count(ctx, q)
+		if err != nil {
+			return err
+		}
+		if n != int64(stmts) {
+			return fmt.Errorf("%s: %s = %d, want %d", s.name, q, n, stmts)
+		}
+	}
+	return nil
+}
+
+type updateResult struct {
+	figure figureResult
+	sl, pg []time.Duration
+}
+
+const (
+	updateDDL = "CREATE TABLE upd_bid (id bigint PRIMARY KEY, auction bigint, price bigint)"
+	updateSQL = "UPDATE upd_bid SET price = price + 1 WHERE id = $1"
+)
+
+// updateFigure loads -rows keyed rows (not measured), then measures
+// -updates sequential UPDATEs of random ids through one prepared
+// statement.
+func (b *ingestBench) updateFigure(ctx context.Context) (*updateResult, error) {
+	res := &updateResult{figure: figureResult{key: "update_pk", label: "update by pk"}}
+	for _, s := range b.sides() {
+		if err := s.exec(ctx, updateDDL); err != nil {
+			return nil, err
+		}
+		if err := s.copyIn(ctx, "upd_bid", b.data.keyed, b.cfg.rows); err != nil {
+			return nil, err
+		}
+		lat, m, err := b.runUpdates(ctx, s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		if s.sluice {
+			res.figure.sl, res.sl = m, lat
+		} else {
+			res.figure.pg, res.pg = m, lat
+		}
+	}
+	res.figure.notes = []string{fmt.Sprintf("%d sequential UPDATEs of random ids on %d rows, one prepared statement", b.cfg.updates, b.cfg.rows)}
+	return res, nil
+}
+
+func (b *ingestBench) runUpdates(ctx context.Context, s *side) ([]time.Duration, measured, error) {
+	conn, err := s.connect(ctx)
+	if err != nil {
+		return nil, measured{}, err
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	if _, err := conn.Prepare(ctx, "upd", updateSQL); err != nil {
+		return nil, measured{}, fmt.Errorf("prepare: %w", err)
+	}
+	if err := b.quiesce(ctx, "update by pk"); err != nil {
+		return nil, measured{}, err
+	}
+	b.progress("update by pk: %s, %d updates", s.name, b.cfg.updates)
+	rng := rand.New(rand.NewPCG(b.cfg.seed, 0xface))
+	lat := make([]time.Duration, 0, b.cfg.updates)
+	m, err := s.measure(func() error {
+		for range b.cfg.updates {
+			id := rng.Int64N(int64(b.cfg.rows))
+			t0 := time.Now()
+			tag, err := conn.Exec(ctx, "upd", id)
+			lat = append(lat, time.Since(t0))
+			if err != nil {
+				return fmt.Errorf("id %d: %w", id, err)
+			}
+			if tag.RowsAffected() != 1 {
+				return fmt.Errorf("id %d: updated %d rows, want 1", id, tag.RowsAffected())
+			}
+		}
+		return nil
+	})
+	return lat, m, err
+}
