@@ -5,6 +5,7 @@ import (
 
 	"testing"
 
+	"github.com/sluice-db/sluice/internal/testenv"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -113,7 +114,7 @@ func TestDatetimeInfinity(t *testing.T) {
 func TestTimeZoneTransitions(t *testing.T) {
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
-		t.Skip("no tz database:", err)
+		testenv.Missing(t, "the time zone database", "apt-get install -y tzdata: "+err.Error())
 	}
 	tz := types.TTimestamptz
 	cases := []struct {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/sluice-db/sluice/internal/testenv"
 )
 
 func TestCivilDaysAgreeWithTimePackage(t *testing.T) {
@@ -24,7 +26,7 @@ func TestCivilDaysAgreeWithTimePackage(t *testing.T) {
 func TestTimeHelpers(t *testing.T) {
 	paris, err := time.LoadLocation("Europe/Paris")
 	if err != nil {
-		t.Skip("no tzdata:", err)
+		testenv.Missing(t, "the time zone database", "apt-get install -y tzdata: "+err.Error())
 	}
 	at := time.Date(2024, 2, 29, 13, 5, 7, 123456789, paris)
 	if got := FormatDatum(TimestamptzFromTime(at), TTimestamptz); got != "2024-02-29 12:05:07.123456+00" {
@@ -61,7 +63,7 @@ func TestTimeHelpers(t *testing.T) {
 
 func TestNamedZoneInput(t *testing.T) {
 	if _, err := time.LoadLocation("America/New_York"); err != nil {
-		t.Skip("no tzdata:", err)
+		testenv.Missing(t, "the time zone database", "apt-get install -y tzdata: "+err.Error())
 	}
 	for in, want := range map[string]string{
 		"2024-07-01 12:00 America/New_York": "2024-07-01 16:00:00+00", // EDT
