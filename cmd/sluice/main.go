@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -144,7 +145,8 @@ func serveSQL(ctx context.Context, c config, e *engine.Engine, log *slog.Logger)
 }
 
 // serveMetrics serves the Go runtime, process and engine metrics on
-// /metrics.
+// /metrics, and the Go profiler on /debug/pprof/ (the address is loopback
+// by default: profiles show queries' data in stacks, never give it out).
 func serveMetrics(ctx context.Context, g *task.Group, addr string, e *engine.Engine) (*http.Server, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -153,6 +155,11 @@ func serveMetrics(ctx context.Context, g *task.Group, addr string, e *engine.Eng
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("dashboard address %s: %w", addr, err)

@@ -77,6 +77,15 @@ func TestPlaygroundServesMetricsAndShutsDown(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	resp, err = http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "goroutine profile") {
+		t.Errorf("/debug/pprof/goroutine: %d %.200q", resp.StatusCode, body)
+	}
 	checkSQL(t, out.String())
 	cancel()
 	select {
