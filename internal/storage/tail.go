@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/RaduBerinde/btreemap"
@@ -68,17 +69,7 @@ type tailWrite struct {
 func (ts *tails) init() { ts.mu.tables = make(map[uint32]*tail) }
 
 func newTail(lay *layout) *tail {
-	return &tail{lay: lay, tree: btreemap.New[string, tailEntry](16, btreemapCompare)}
-}
-
-func btreemapCompare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return &tail{lay: lay, tree: btreemap.New[string, tailEntry](16, strings.Compare)}
 }
 
 // ApplyTail applies the rows of one DML record (seq) to the table's tail:
