@@ -112,7 +112,18 @@ type Catalog struct {
 		sync.Mutex
 		byID   map[uint32]*Relation
 		nextID uint32
+		// version counts the changes to relations since Open.
+		version uint64
 	}
+}
+
+// Version changes whenever a relation is created, changed or deleted: a
+// plan made at one version is stale at another (prepared statements
+// re-plan then).
+func (c *Catalog) Version() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.version
 }
 
 const (
@@ -207,6 +218,7 @@ func (c *Catalog) put(ctx context.Context, r *Relation) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.mu.byID[r.ID] = &cp
+	c.mu.version++
 	return nil
 }
 
@@ -233,6 +245,7 @@ func (c *Catalog) Delete(ctx context.Context, id uint32) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.mu.byID, id)
+	c.mu.version++
 	return nil
 }
 

@@ -66,6 +66,8 @@ func (b *builder) buildKind(d Desc, depth int) (Expr, error) {
 		return b.buildInput(d)
 	case KindLiteral:
 		return buildLiteral(d)
+	case KindParam:
+		return &paramExpr{n: d.Index, typ: d.Type}, nil
 	}
 	args, err := b.buildArgs(d.Args, depth)
 	if err != nil {

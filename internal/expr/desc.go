@@ -62,6 +62,11 @@ const (
 	// type (needed for an empty ARRAY[]); otherwise it is the array of the
 	// Args' common type (text when all are unknown).
 	KindArray Kind = "array"
+	// KindParam is parameter $Index of a prepared statement, of Type
+	// (unknown while the planner has not inferred it yet). It builds, so
+	// that the planner can type-check the expression around it, but does
+	// not evaluate: BindParams replaces it with the bound value first.
+	KindParam Kind = "param"
 )
 
 // Desc describes an expression as plain data: it has no func values, so it
@@ -89,6 +94,9 @@ func Literal(d types.Datum, t types.Type) Desc {
 	}
 	return desc
 }
+
+// Param returns parameter $n (1-based) of type t.
+func Param(n int, t types.Type) Desc { return Desc{Kind: KindParam, Index: n, Type: t} }
 
 // Null returns a NULL literal of type t.
 func Null(t types.Type) Desc { return Desc{Kind: KindLiteral, Type: t} }

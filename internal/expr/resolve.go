@@ -77,6 +77,24 @@ func ResolveFunc(name string, args []types.Type) (types.Type, error) {
 	return o.ret, nil
 }
 
+// ResolveArgs returns the parameter types of the overload name(args)
+// resolves to, one per argument; an argument the overload takes as it is
+// (of any type) gets Unknown. The planner types an untyped prepared
+// statement parameter by it.
+func ResolveArgs(name string, args []types.Type) ([]types.Type, error) {
+	o, err := builtins.resolve(name, args)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]types.Type, len(args))
+	for i := range args {
+		if p := o.param(i); p != anyType {
+			out[i] = p
+		}
+	}
+	return out, nil
+}
+
 // resolve picks the overload for args, roughly as Postgres does: an exact
 // match; else the overload whose parameters are all the arguments' common
 // type (integer + bigint is bigint + bigint); else the one needing the

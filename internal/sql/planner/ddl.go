@@ -182,8 +182,8 @@ func viewColumns(r *relExpr) ([]catalog.Column, error) {
 }
 
 // query plans a batch SELECT.
-func (p *Planner) query(st *parser.Statement, s *pg_query.SelectStmt) (Result, error) {
-	q := &query{p: p, st: st}
+func (p *Planner) query(st *parser.Statement, s *pg_query.SelectStmt, ps *paramSet) (Result, error) {
+	q := &query{p: p, st: st, params: ps}
 	r, ord, err := q.selectStmt(s, true)
 	if err != nil {
 		return nil, err

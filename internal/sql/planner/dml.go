@@ -19,7 +19,11 @@ import (
 type Insert struct {
 	Table *catalog.Relation
 	Rows  []types.Row
-	Query *Query
+	// Deferred, in a prepared statement's plan, holds the VALUES cells
+	// (and defaults) that depend on its parameters or on the time it runs:
+	// Bind evaluates them into a copy of Rows at each execution.
+	Deferred []Cell
+	Query    *Query
 	// OnConflict is the ON CONFLICT clause, nil without one.
 	OnConflict *OnConflict
 }
@@ -76,8 +80,8 @@ func (b *binder) assign(t typed, c catalog.Column, loc int32) (typed, error) {
 	return typed{}, errAt(b.q.st, sqlerr.DatatypeMismatch, loc, "column %q is of type %s but expression is of type %s", c.Name, c.Type, t.t)
 }
 
-func (p *Planner) insert(st *parser.Statement, s *pg_query.InsertStmt) (Result, error) {
-	q := &query{p: p, st: st}
+func (p *Planner) insert(st *parser.Statement, s *pg_query.InsertStmt, ps *paramSet) (Result, error) {
+	q := &query{p: p, st: st, params: ps}
 	if len(s.ReturningList) > 0 || s.WithClause != nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … RETURNING and WITH are not supported")
 	}
@@ -168,9 +172,9 @@ func (q *query) insertRows(rel *catalog.Relation, ins *insertTargets, lists []*p
 		return nil, err
 	}
 	if lists == nil {
-		row := make(types.Row, len(vis))
-		err := q.fillDefaults(row, make([]bool, len(vis)), defs)
-		return &Insert{Table: rel, Rows: []types.Row{row}}, err
+		row, given := make(types.Row, len(vis)), make([]bool, len(vis))
+		err := q.fillDefaults(row, given, defs)
+		return &Insert{Table: rel, Rows: []types.Row{row}, Deferred: q.deferDefaults(0, given, defs)}, err
 	}
 	first := lists[0].GetList().GetItems()
 	targets, err := ins.fit(q, len(first), func(i int) int32 { return location(first[i]) })
@@ -178,6 +182,7 @@ func (q *query) insertRows(rel *catalog.Relation, ins *insertTargets, lists []*p
 		return nil, err
 	}
 	var rows []types.Row
+	var cells []Cell
 	for _, l := range lists {
 		items := l.GetList().GetItems()
 		if len(items) != len(first) {
@@ -196,19 +201,25 @@ func (q *query) insertRows(rel *catalog.Relation, ins *insertTargets, lists []*p
 			if t, err = b.assign(t, col, location(it)); err != nil {
 				return nil, err
 			}
+			k := slices.Index(vis, targets[i])
+			given[k] = true
+			if q.deferred(t) {
+				cells = append(cells, Cell{Row: len(rows), Col: k, Value: t.d, From: t.t, To: col.Type})
+				continue
+			}
 			d, err := q.evalConst(t, col.Type)
 			if err != nil {
 				return nil, withPos(q.st, err, location(it))
 			}
-			k := slices.Index(vis, targets[i])
-			row[k], given[k] = d, true
+			row[k] = d
 		}
 		if err := q.fillDefaults(row, given, defs); err != nil {
 			return nil, err
 		}
+		cells = append(cells, q.deferDefaults(len(rows), given, defs)...)
 		rows = append(rows, row)
 	}
-	return &Insert{Table: rel, Rows: rows}, nil
+	return &Insert{Table: rel, Rows: rows, Deferred: cells}, nil
 }
 
 func (q *query) insertSelect(rel *catalog.Relation, ins *insertTargets, sel *pg_query.SelectStmt) (Result, error) {
@@ -265,8 +276,8 @@ func rawQuery(r *relExpr) *Query {
 	return out
 }
 
-func (p *Planner) delete(st *parser.Statement, s *pg_query.DeleteStmt) (Result, error) {
-	q := &query{p: p, st: st}
+func (p *Planner) delete(st *parser.Statement, s *pg_query.DeleteStmt, ps *paramSet) (Result, error) {
+	q := &query{p: p, st: st, params: ps}
 	if len(s.UsingClause) > 0 || len(s.ReturningList) > 0 || s.WithClause != nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DELETE … USING, RETURNING and WITH are not supported")
 	}
@@ -288,8 +299,8 @@ func (q *query) changedRows(rv *pg_query.RangeVar, where *pg_query.Node) (*catal
 	return rel, r, err
 }
 
-func (p *Planner) update(st *parser.Statement, s *pg_query.UpdateStmt) (Result, error) {
-	q := &query{p: p, st: st}
+func (p *Planner) update(st *parser.Statement, s *pg_query.UpdateStmt, ps *paramSet) (Result, error) {
+	q := &query{p: p, st: st, params: ps}
 	if len(s.FromClause) > 0 || len(s.ReturningList) > 0 || s.WithClause != nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "UPDATE … FROM, RETURNING and WITH are not supported")
 	}
@@ -382,7 +393,7 @@ func (q *query) bindDefaults(rel *catalog.Relation, vis []int) ([]*typed, error)
 // default such as random() varies).
 func (q *query) fillDefaults(row types.Row, given []bool, defs []*typed) error {
 	for k, t := range defs {
-		if t == nil || given[k] {
+		if t == nil || given[k] || q.deferred(*t) {
 			continue
 		}
 		d, err := q.evalConst(*t, t.t)

@@ -94,7 +94,7 @@ func (b *binder) bind(n *pg_query.Node) (typed, error) {
 	case *pg_query.Node_SubLink:
 		return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, x.SubLink.Location, "subqueries in expressions are not supported")
 	case *pg_query.Node_ParamRef:
-		return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, x.ParamRef.Location, "parameters ($%d) are not supported here", x.ParamRef.Number)
+		return b.param(x.ParamRef)
 	}
 	return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, location(n), "expression not supported: %s", nodeName(n))
 }
@@ -217,6 +217,9 @@ func (b *binder) castTo(c *pg_query.TypeCast, to types.Type) (typed, error) {
 	if err != nil {
 		return typed{}, err
 	}
+	if p, ok := b.typeParam(arg, to); ok {
+		return p, nil
+	}
 	// A typed literal ('1 day'::interval, DATE '2024-01-01') is parsed now,
 	// so a bad one is an error at plan time with its position.
 	if arg.d.Kind == expr.KindLiteral && arg.t.ID == types.Unknown {
@@ -277,12 +280,16 @@ func (b *binder) bindAll(ns []*pg_query.Node) ([]expr.Desc, []types.Type, error)
 // call resolves function or operator name over args.
 func (b *binder) call(name string, loc int32, args ...typed) (typed, error) {
 	ts := make([]types.Type, len(args))
-	ds := make([]expr.Desc, len(args))
 	for i, a := range args {
-		ts[i], ds[i] = a.t, a.d
+		ts[i] = a.t
 	}
 	if _, err := expr.ResolveFunc(name, ts); err != nil {
 		return typed{}, withPos(b.q.st, err, loc)
+	}
+	b.typeCallParams(name, args)
+	ds := make([]expr.Desc, len(args))
+	for i, a := range args {
+		ds[i] = a.d
 	}
 	return b.check(expr.Func(name, ds...), loc)
 }
@@ -324,6 +331,9 @@ func (b *binder) coerceBool(t typed, n *pg_query.Node, what string) (typed, erro
 func (b *binder) coerce(t typed, to types.Type, loc int32) (typed, error) {
 	if t.t == to {
 		return t, nil
+	}
+	if p, ok := b.typeParam(t, to); ok {
+		return p, nil
 	}
 	if t.d.Kind == expr.KindLiteral && t.t.ID == types.Unknown {
 		if t.d.Value == nil {

@@ -93,13 +93,13 @@ func (p *Planner) Plan(ctx context.Context, st *parser.Statement) (Result, error
 	case *pg_query.Node_CreateTableAsStmt:
 		return p.createView(ctx, st, n.CreateTableAsStmt)
 	case *pg_query.Node_SelectStmt:
-		return p.query(st, n.SelectStmt)
+		return p.query(st, n.SelectStmt, nil)
 	case *pg_query.Node_InsertStmt:
-		return p.insert(st, n.InsertStmt)
+		return p.insert(st, n.InsertStmt, nil)
 	case *pg_query.Node_UpdateStmt:
-		return p.update(st, n.UpdateStmt)
+		return p.update(st, n.UpdateStmt, nil)
 	case *pg_query.Node_DeleteStmt:
-		return p.delete(st, n.DeleteStmt)
+		return p.delete(st, n.DeleteStmt, nil)
 	case *pg_query.Node_DropStmt:
 		return p.drop(n.DropStmt)
 	}

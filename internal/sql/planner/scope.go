@@ -62,6 +62,9 @@ type query struct {
 	scans     int
 	// now is the statement's now() for values evaluated at plan time.
 	now types.DTimestamptz
+	// params, for a prepared statement, types its parameters; nil when
+	// the statement may have none.
+	params *paramSet
 }
 
 type cte struct {

@@ -220,6 +220,9 @@ func (q *query) evalConst(t typed, to types.Type) (types.Datum, error) {
 }
 
 func evalConstAt(t typed, to types.Type, now types.DTimestamptz) (types.Datum, error) {
+	if expr.HasParams(t.d) {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "a parameter is not supported here: its value must be known when the statement is prepared")
+	}
 	d := t.d
 	if t.t != to {
 		d = expr.Cast(d, to)

@@ -70,9 +70,14 @@ func (s *Session) executeStandard(ctx context.Context, st *parser.Statement, w p
 		}
 	case *pg_query.Node_DiscardStmt:
 		return w.Complete("DISCARD ALL")
+	case *pg_query.Node_PrepareStmt:
+		return s.sqlPrepare(st, n.PrepareStmt, w)
+	case *pg_query.Node_ExecuteStmt:
+		return s.sqlExecute(ctx, st, n.ExecuteStmt, w)
 	case *pg_query.Node_DeallocateStmt:
-		return w.Complete("DEALLOCATE")
+		return s.sqlDeallocate(n.DeallocateStmt, w)
 	}
+	s.h.planned.Add(1)
 	res, err := s.p.Plan(ctx, st)
 	if err != nil {
 		return err

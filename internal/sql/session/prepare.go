@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,21 +16,30 @@ import (
 	"github.com/sluice-db/sluice/internal/types"
 )
 
-// The planner binds no parameters, so a prepared statement keeps its text
-// and, at each Execute, substitutes the bound values as typed literals
-// ('…'::type) for $1…$n before parsing and planning it again. Parameter
-// types the client did not declare are inferred from the text where that
-// is cheap (a cast, a comparison with or assignment to a known column, an
-// INSERT's VALUES position); the rest stay unknown, which pgwire sends as
-// text, and their literal is untyped so the planner infers it as Postgres
-// infers an unknown literal.
+// A SELECT, INSERT, UPDATE or DELETE is planned once, when it is
+// prepared: the planner types its parameters and the plan is cached with
+// the catalog version it was made at. Each Execute binds the parameters'
+// values into the cached plan (planner.Bind) and runs it, without parsing
+// or planning; a catalog change since the plan re-plans it first, and a
+// re-plan that would change the result columns or parameter types fails
+// with 0A000, as in Postgres. Every other statement is parsed once too
+// and run by the session; the few that take parameters there (catalog
+// queries, which the session's catalog evaluator answers from the text)
+// have them substituted as typed literals ('…'::type) into the text,
+// their types inferred from it where that is cheap (a cast, a comparison
+// with a known column).
 
 // prepared is a pgwire.Statement.
 type prepared struct {
 	s      *Session
 	sql    string
+	st     *parser.Statement // nil for an empty statement
 	params []types.Type
 	cols   []pgwire.Column
+	// plan is the cached plan (nil when the session runs the statement
+	// itself), made at catalog version version.
+	plan    planner.Result
+	version uint64
 }
 
 func (p *prepared) ParamTypes() []types.Type { return p.params }
@@ -45,25 +55,102 @@ func (s *Session) Prepare(ctx context.Context, sql string, declared []types.Type
 		return nil, sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
 	}
 	p := &prepared{s: s, sql: sql}
-	n, err := paramCount(sql)
+	if len(sts) == 0 {
+		p.params = declared
+		return p, nil
+	}
+	p.st = &sts[0]
+	if sel := p.st.Node.GetSelectStmt(); sel == nil || !s.isCatalogQuery(sel) {
+		if ok, err := p.planNow(declared); ok || err != nil {
+			return p, err
+		}
+	}
+	return p, s.prepareText(ctx, p, declared)
+}
+
+// planNow plans a statement the planner handles, reporting false for
+// the others.
+func (p *prepared) planNow(declared []types.Type) (bool, error) {
+	version := p.s.e.Catalog().Version()
+	p.s.h.planned.Add(1)
+	res, ts, ok, err := p.s.p.PlanPrepared(p.st, declared)
+	if !ok || err != nil {
+		return ok, err
+	}
+	p.plan, p.params, p.version = res, ts, version
+	if q, isQuery := res.(*planner.Query); isQuery {
+		p.cols = columnsOf(q)
+	}
+	return true, nil
+}
+
+// prepareText prepares a statement the session runs from its text.
+func (s *Session) prepareText(ctx context.Context, p *prepared, declared []types.Type) error {
+	n, err := paramCount(p.sql)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.params = make([]types.Type, max(n, len(declared)))
 	copy(p.params, declared)
-	if len(sts) == 0 {
-		return p, nil
-	}
-	s.inferParams(&sts[0], p.params)
+	s.inferParams(p.st, p.params)
 	p.cols, err = s.describeStatement(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
+	return err
 }
 
 // Execute implements pgwire.Statement.
 func (p *prepared) Execute(ctx context.Context, params []types.Datum, w pgwire.ResultWriter) error {
+	if p.st == nil {
+		return w.EmptyQuery()
+	}
+	if p.plan == nil {
+		return p.executeText(ctx, params, w)
+	}
+	return p.s.runAs(ctx, p.st, func(ctx context.Context) error {
+		if err := p.replanIfStale(); err != nil {
+			return err
+		}
+		res, err := bindPrepared(p, params)
+		if err != nil {
+			return err
+		}
+		return p.s.executePlanned(ctx, res, w)
+	})
+}
+
+// bindPrepared binds params into p's cached plan.
+func bindPrepared(p *prepared, params []types.Datum) (planner.Result, error) {
+	return planner.Bind(p.plan, p.params, params, p.s.now())
+}
+
+// replanIfStale re-plans after a catalog change (a table dropped and
+// created again, a view added); the statement's shape must not change.
+func (p *prepared) replanIfStale() error {
+	version := p.s.e.Catalog().Version()
+	if version == p.version {
+		return nil
+	}
+	p.s.h.planned.Add(1)
+	res, ts, _, err := p.s.p.PlanPrepared(p.st, p.params)
+	if err != nil {
+		return err
+	}
+	var cols []pgwire.Column
+	if q, ok := res.(*planner.Query); ok {
+		cols = columnsOf(q)
+	}
+	if !slices.Equal(ts, p.params) || !slices.Equal(cols, p.cols) {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type")
+	}
+	p.plan, p.version = res, version
+	return nil
+}
+
+// executeText runs a statement the session handles itself, its
+// parameters substituted into the text.
+func (p *prepared) executeText(ctx context.Context, params []types.Datum, w pgwire.ResultWriter) error {
+	if len(p.params) == 0 {
+		return p.s.run(ctx, p.st, w)
+	}
 	sql, err := substitute(p.sql, p.params, params)
 	if err != nil {
 		return err
@@ -71,9 +158,9 @@ func (p *prepared) Execute(ctx context.Context, params []types.Datum, w pgwire.R
 	return p.s.Query(ctx, sql, w)
 }
 
-// describeStatement finds the result columns without side effects: a
-// SELECT is planned with NULL parameters; SHOW, DESCRIBE, EXPLAIN and
-// catalog queries only read, so they are run into a recording writer.
+// describeStatement finds the result columns of a statement the session
+// runs itself, without side effects: SHOW, DESCRIBE, EXPLAIN and catalog
+// queries only read, so they are run into a recording writer.
 func (s *Session) describeStatement(ctx context.Context, p *prepared) ([]pgwire.Column, error) {
 	nulls := make([]types.Datum, len(p.params))
 	sql, err := substitute(p.sql, p.params, nulls)
@@ -88,17 +175,8 @@ func (s *Session) describeStatement(ctx context.Context, p *prepared) ([]pgwire.
 	readOnly := st.Kind == parser.KindShowTables || st.Kind == parser.KindShowMaterializedViews ||
 		st.Kind == parser.KindDescribe || st.Kind == parser.KindShowJobs
 	if st.Kind == parser.KindStandard {
-		switch n := st.Node.Node.(type) {
-		case *pg_query.Node_SelectStmt:
-			if !s.isCatalogQuery(n.SelectStmt) {
-				res, err := s.p.Plan(ctx, st)
-				if err != nil {
-					return nil, err
-				}
-				return columnsOf(res.(*planner.Query)), nil
-			}
-			readOnly = true
-		case *pg_query.Node_VariableShowStmt, *pg_query.Node_ExplainStmt:
+		switch st.Node.Node.(type) {
+		case *pg_query.Node_SelectStmt, *pg_query.Node_VariableShowStmt, *pg_query.Node_ExplainStmt:
 			readOnly = true
 		}
 	}

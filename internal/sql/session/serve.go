@@ -16,19 +16,26 @@ import (
 type Server struct {
 	addr  string
 	group *task.Group
+	h     *Handler
 }
 
 // Serve starts serving ln with a Handler over e until Close. pcfg
 // configures the protocol (users for SCRAM); cfg the sessions.
 func Serve(ctx context.Context, e *engine.Engine, ln net.Listener, pcfg pgwire.Config, cfg Config) (*Server, error) {
-	srv, err := pgwire.NewServer(NewHandler(e, cfg), pcfg)
+	h := NewHandler(e, cfg)
+	srv, err := pgwire.NewServer(h, pcfg)
 	if err != nil {
 		return nil, err
 	}
 	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
 	g.Go(gctx, "pgwire", func(ctx context.Context) error { return srv.Serve(ctx, ln) })
-	return &Server{addr: ln.Addr().String(), group: g}, nil
+	return &Server{addr: ln.Addr().String(), group: g, h: h}, nil
 }
+
+// Planned counts the statements the server's sessions have planned: one
+// per statement run, but one per prepared statement however often it is
+// executed (plus one per re-plan after a catalog change).
+func (s *Server) Planned() int64 { return s.h.planned.Load() }
 
 // Addr is the address the server listens on.
 func (s *Server) Addr() string { return s.addr }

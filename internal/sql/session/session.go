@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-db/sluice/internal/engine"
@@ -35,6 +36,8 @@ type Config struct {
 type Handler struct {
 	e   *engine.Engine
 	cfg Config
+	// planned counts plans made (Server.Planned).
+	planned atomic.Int64
 }
 
 // NewHandler returns a handler whose sessions run statements on e.
@@ -88,6 +91,9 @@ type Session struct {
 	// written is where this session's writes are in the tables' logs; a
 	// SELECT of a view waits until the committed epoch covers them.
 	written engine.Written
+	// named holds the statements of SQL PREPARE, by name
+	// (sqlprepare.go).
+	named map[string]*prepared
 }
 
 var _ pgwire.Session = (*Session)(nil)
@@ -130,6 +136,11 @@ func (s *Session) Query(ctx context.Context, sql string, w pgwire.ResultWriter) 
 // run executes one statement under the session's statement_timeout and
 // turns a cancellation into 57014.
 func (s *Session) run(ctx context.Context, st *parser.Statement, w pgwire.ResultWriter) error {
+	return s.runAs(ctx, st, func(ctx context.Context) error { return s.execute(ctx, st, w) })
+}
+
+// runAs is run with exec executing st (a prepared statement's bound plan).
+func (s *Session) runAs(ctx context.Context, st *parser.Statement, exec func(context.Context) error) error {
 	_, tv, _ := s.vars.get("statement_timeout")
 	if ms, _ := strconv.Atoi(tv); ms > 0 {
 		var cancel context.CancelFunc
@@ -140,7 +151,7 @@ func (s *Session) run(ctx context.Context, st *parser.Statement, w pgwire.Result
 	if err := s.refuseInFailedBlock(st); err != nil {
 		return err
 	}
-	err := s.execute(ctx, st, w)
+	err := exec(ctx)
 	if err != nil {
 		s.failBlock()
 	}

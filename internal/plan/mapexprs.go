@@ -1,0 +1,60 @@
+package plan
+
+import "github.com/sluice-db/sluice/internal/expr"
+
+// MapExprs returns a copy of the tree under n with f applied to every
+// expression in it (projections, filters, join residuals, VALUES rows,
+// aggregate filters). Every node is copied (plans are small) and n itself
+// is never modified, so a cached plan can be bound again and again: the
+// planner binds a prepared statement's parameters with it.
+func MapExprs(n *Node, f func(expr.Desc) expr.Desc) *Node {
+	if n == nil {
+		return nil
+	}
+	out := *n
+	if len(n.Inputs) > 0 {
+		out.Inputs = make([]*Node, len(n.Inputs))
+		for i, in := range n.Inputs {
+			out.Inputs[i] = MapExprs(in, f)
+		}
+	}
+	switch {
+	case n.Project != nil:
+		p := *n.Project
+		p.Exprs = mapAll(n.Project.Exprs, f)
+		out.Project = &p
+	case n.Filter != nil:
+		out.Filter = &Filter{Cond: f(n.Filter.Cond)}
+	case n.HashJoin != nil && n.HashJoin.Residual != nil:
+		j := *n.HashJoin
+		r := f(*n.HashJoin.Residual)
+		j.Residual = &r
+		out.HashJoin = &j
+	case n.Values != nil:
+		v := *n.Values
+		v.Rows = make([][]expr.Desc, len(n.Values.Rows))
+		for i, row := range n.Values.Rows {
+			v.Rows[i] = mapAll(row, f)
+		}
+		out.Values = &v
+	case n.Agg != nil:
+		a := *n.Agg
+		a.Calls = append([]AggCall(nil), n.Agg.Calls...)
+		for i, c := range a.Calls {
+			if c.Filter != nil {
+				d := f(*c.Filter)
+				a.Calls[i].Filter = &d
+			}
+		}
+		out.Agg = &a
+	}
+	return &out
+}
+
+func mapAll(ds []expr.Desc, f func(expr.Desc) expr.Desc) []expr.Desc {
+	out := make([]expr.Desc, len(ds))
+	for i, d := range ds {
+		out[i] = f(d)
+	}
+	return out
+}
