@@ -23,6 +23,7 @@ type ingestConfig struct {
 	settleCap  time.Duration // cap on waiting for both servers to go idle before a figure
 	idleCPU    float64       // cores; at or below this a server counts as idle
 	idleWindow time.Duration
+	cpuProfile string   // file for a CPU profile of the whole run ("": none)
 	args       []string // the command line, for the report
 }
 
@@ -43,6 +44,7 @@ func parseIngestFlags(args []string, stderr io.Writer) (ingestConfig, error) {
 	fs.DurationVar(&c.settleCap, "settle-cap", 60*time.Second, "cap on waiting for both servers to go idle before each figure")
 	fs.Float64Var(&c.idleCPU, "idle-cpu", 0.10, "CPU use (cores) at or below which a server counts as idle")
 	fs.DurationVar(&c.idleWindow, "idle-window", 250*time.Millisecond, "trailing window over which idle CPU use is measured")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (Sluice is in this process) to this file")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -72,6 +74,13 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	cfg, err := parseIngestFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.cpuProfile != "" {
+		stop, err := startCPUProfile(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, stop()) }()
 	}
 	b := &ingestBench{cfg: cfg, log: stderr}
 	b.progress("generating %d bid rows (seed %d)", cfg.rows, cfg.seed)

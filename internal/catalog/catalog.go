@@ -272,6 +272,19 @@ func (c *Catalog) ByID(id uint32) (*Relation, bool) {
 	return clone(r), true
 }
 
+// StateTableOf returns the id of the state table of relation id, if the
+// relation exists: the cheap check (no copy) that a relation a statement
+// planned against is still the one the catalog has.
+func (c *Catalog) StateTableOf(id uint32) (uint32, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.mu.byID[id]
+	if !ok {
+		return 0, false
+	}
+	return r.Table.ID, true
+}
+
 // All returns every relation in id order (dependencies before dependents,
 // since a relation's id is allocated after those it reads).
 func (c *Catalog) All() []*Relation {

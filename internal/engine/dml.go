@@ -60,7 +60,7 @@ func (e *Engine) Commit(ctx context.Context, ws ...*TableWriter) error {
 	var batch []storage.TableDMLWrite
 	var owner []*TableWriter
 	for _, w := range ws {
-		if r, ok := e.catalog.ByID(w.rel.ID); !ok || r.Table.ID != w.rel.Table.ID {
+		if tid, ok := e.catalog.StateTableOf(w.rel.ID); !ok || tid != w.rel.Table.ID {
 			return sqlerr.Errorf(sqlerr.UndefinedTable, "table %q was dropped before the transaction committed", w.rel.Name)
 		}
 		desc := toDesc(w.rel)

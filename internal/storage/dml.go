@@ -35,6 +35,7 @@ type dmlTable struct {
 	durable uint64              // all seqs ≤ durable are finished
 	done    map[uint64]struct{} // finished seqs above durable
 	changed chan struct{}       // closed and replaced when durable advances
+	recent  recentDML           // the latest records, for ReadDML (dml_recent.go)
 }
 
 func (l *dmlLog) init() { l.mu.tables = make(map[uint32]*dmlTable) }
@@ -95,6 +96,8 @@ func (s *Store) AppendDML(ctx context.Context, tableID uint32, payload []byte) (
 
 // DMLWrite is one record to append to a table's DML log.
 type DMLWrite struct {
+	// Payload is the record. The log keeps it in memory for readers (not
+	// a copy): it must not be changed once written.
 	Payload []byte
 	// Tail, when set, is the table's layout; Rows (every column) are then
 	// applied to the table's tail (tail.go) as the record enters the log.
@@ -157,6 +160,11 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 	// The batch is in the pipeline; it must be waited for before Close.
 	err = b.SyncWait()
 	s.dml.mu.Lock()
+	if err != nil {
+		for _, t := range tables {
+			t.recent.clear() // the failed records must not be read
+		}
+	}
 	// Finish the seqs even on error: a failed record is simply absent, and
 	// the watermark must not stall behind it.
 	for i, w := range ws {
@@ -203,6 +211,7 @@ func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite) ([]uint64,
 	}
 	for i, w := range ws {
 		tables[i].next = max(tables[i].next, seqs[i]+1)
+		tables[i].recent.add(DMLRecord{Seq: seqs[i], Payload: w.Payload})
 		if w.Tail == nil {
 			continue
 		}
@@ -278,12 +287,28 @@ func (s *Store) LastDML(tableID uint32) (uint64, error) {
 	return t.durable, nil
 }
 
-// ReadDML returns up to max durable records with seq ≥ fromSeq, in seq order.
+// ReadDML returns up to max durable records with seq ≥ fromSeq, in seq
+// order. The latest records come from memory (dml_recent.go), older ones
+// from Pebble. Payloads must not be modified: they may be shared with the
+// log's memory and other readers.
 func (s *Store) ReadDML(tableID uint32, fromSeq uint64, max int) ([]DMLRecord, error) {
-	durable, err := s.LastDML(tableID)
-	if err != nil || fromSeq > durable || max <= 0 {
+	s.dml.mu.Lock()
+	t, err := s.dmlTableLocked(tableID)
+	if err != nil {
+		s.dml.mu.Unlock()
 		return nil, err
 	}
+	durable := t.durable
+	recs, ok := t.recent.read(fromSeq, durable, max)
+	s.dml.mu.Unlock()
+	if ok || fromSeq > durable || max <= 0 {
+		return recs, nil
+	}
+	return s.readDMLStored(tableID, fromSeq, durable, max)
+}
+
+// readDMLStored reads records from Pebble.
+func (s *Store) readDMLStored(tableID uint32, fromSeq, durable uint64, max int) ([]DMLRecord, error) {
 	it, err := s.db.NewIter(&pebble.IterOptions{
 		LowerBound: dmlKey(tableID, fromSeq),
 		UpperBound: dmlKey(tableID, durable+1),
@@ -358,5 +383,6 @@ func (s *Store) TruncateDML(ctx context.Context, tableID uint32, throughSeq uint
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("storage: truncate dml of table %d: %w", tableID, err)
 	}
+	t.recent.dropThrough(throughSeq)
 	return nil
 }

@@ -115,7 +115,7 @@ func (t *tail) apply(seq uint64, c *types.Chunk) error {
 		}
 		e := tailEntry{seq: seq}
 		if c.Op(i).IsInsert() {
-			if e.val, block, err = t.encode(block, row); err != nil {
+			if e.val, block, err = t.encode(block, row, c.Capacity()-i); err != nil {
 				return err
 			}
 		}
@@ -131,11 +131,12 @@ func (t *tail) apply(seq uint64, c *types.Chunk) error {
 }
 
 // encode appends row's value encoding to block (a new block when it is
-// full) and returns the encoding, capped so that later appends to the block
-// never touch it.
-func (t *tail) encode(block []byte, row types.Row) (val, rest []byte, err error) {
+// full, sized for the left rows still to come, up to tailArenaBlock) and
+// returns the encoding, capped so that later appends to the block never
+// touch it.
+func (t *tail) encode(block []byte, row types.Row, left int) (val, rest []byte, err error) {
 	if cap(block)-len(block) < 256 {
-		block = make([]byte, 0, tailArenaBlock)
+		block = make([]byte, 0, min(tailArenaBlock, max(256, left*64)))
 	}
 	start := len(block)
 	if block, err = t.lay.encodeValue(block, row); err != nil {

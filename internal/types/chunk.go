@@ -167,15 +167,23 @@ func (c *Chunk) WithColumns(cols []Column) *Chunk {
 	return &Chunk{Cols: cols, Ops: c.Ops, Vis: c.Vis, hasVis: c.hasVis}
 }
 
-// Builder accumulates rows into chunks of a target size.
+// Builder accumulates rows into chunks of a target size. Its columns are
+// allocated at the first row of each chunk, sized by the chunk before (a
+// builder cut at full chunks allocates them whole; one that takes a row
+// or two at a time, as a single-row INSERT does, allocates little).
 type Builder struct {
 	types []Type
 	size  int
 	cols  []Column
 	ops   []Op
+	// last is the length of the chunk taken before, the next one's guess.
+	last int
 	// unbounded: Append never returns a chunk (NewUnboundedBuilder).
 	unbounded bool
 }
+
+// minBuilderCap is the smallest capacity a builder's columns start with.
+const minBuilderCap = 16
 
 // NewBuilder returns a builder of chunks with the given column types that
 // holds at most size rows per chunk.
@@ -183,9 +191,7 @@ func NewBuilder(ts []Type, size int) *Builder {
 	if size <= 0 {
 		size = DefaultChunkSize
 	}
-	b := &Builder{types: ts, size: size}
-	b.reset()
-	return b
+	return &Builder{types: ts, size: size, last: size}
 }
 
 // NewUnboundedBuilder returns a builder that never cuts a chunk: Take
@@ -193,21 +199,26 @@ func NewBuilder(ts []Type, size int) *Builder {
 // kept as column vectors).
 func NewUnboundedBuilder(ts []Type) *Builder {
 	b := NewBuilder(ts, DefaultChunkSize)
-	b.unbounded = true
+	b.unbounded, b.last = true, minBuilderCap
 	return b
 }
 
-func (b *Builder) reset() {
+// start allocates the columns of a new chunk.
+func (b *Builder) start() {
+	n := min(max(b.last, minBuilderCap), b.size)
 	b.cols = make([]Column, len(b.types))
 	for i, t := range b.types {
-		b.cols[i] = MustColumn(t, b.size)
+		b.cols[i] = MustColumn(t, n)
 	}
-	b.ops = make([]Op, 0, b.size)
+	b.ops = make([]Op, 0, n)
 }
 
 // Append adds a row. It returns a full chunk when the row filled one, else
 // nil.
 func (b *Builder) Append(op Op, row Row) *Chunk {
+	if b.cols == nil {
+		b.start()
+	}
 	for i, d := range row {
 		b.cols[i].Append(d)
 	}
@@ -220,6 +231,9 @@ func (b *Builder) Append(op Op, row Row) *Chunk {
 
 // AppendFrom adds row i of chunk src (same column types) with the given op.
 func (b *Builder) AppendFrom(op Op, src *Chunk, i int) *Chunk {
+	if b.cols == nil {
+		b.start()
+	}
 	for j, col := range src.Cols {
 		b.cols[j].AppendFrom(col, i)
 	}
@@ -240,6 +254,6 @@ func (b *Builder) Take() *Chunk {
 		return nil
 	}
 	c := &Chunk{Cols: b.cols, Ops: b.ops}
-	b.reset()
+	b.last, b.cols, b.ops = len(b.ops), nil, nil
 	return c
 }

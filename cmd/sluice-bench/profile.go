@@ -1,0 +1,24 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"runtime/pprof"
+)
+
+// startCPUProfile profiles this process (Sluice runs in it) into path
+// until the returned stop is called.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return errors.Join(f.Close())
+	}, nil
+}
