@@ -111,9 +111,48 @@ func applyOutput(t *rapid.T, down model, c *types.Chunk) {
 	}
 }
 
+// consistent rewrites o into a change consistent with the view cur (what
+// a view's input always is): an upsert of a held key becomes an update
+// pair, a delete or update names the stored row, and neither inserts over
+// a held key. It reports false for a delete of an absent key.
+func consistent(o op, cur map[int64]types.Datum) (op, bool) {
+	if o.hidden {
+		return o, true
+	}
+	v, held := cur[o.k]
+	switch {
+	case o.kind == 0 && held:
+		o = op{kind: 2, k: o.k, k2: o.k, v: v, v2: o.v}
+	case o.kind == 1 && !held:
+		return o, false
+	case o.kind == 1:
+		o.v = v
+	case o.kind == 2 && !held:
+		o = op{kind: 0, k: o.k2, v: o.v2}
+		return consistent(o, cur)
+	case o.kind == 2:
+		o.v = v
+		if _, taken := cur[o.k2]; taken && o.k2 != o.k {
+			o.k2 = o.k
+		}
+	}
+	switch o.kind {
+	case 0:
+		cur[o.k] = o.v
+	case 1:
+		delete(cur, o.k)
+	case 2:
+		delete(cur, o.k)
+		cur[o.k2] = o.v2
+	}
+	return o, true
+}
+
 // TestMaterializeMatchesModel drives the executor with random upserts,
 // deletes and updates (rows that may disagree with the stored ones) over a
-// few epochs, sometimes committing and sometimes crashing (discarding
+// few epochs; or, as a view's materialize that trusts its input
+// (stream.Env.CheckViewInserts off), with changes consistent with the
+// view. It runs them sometimes committing and sometimes crashing (discarding
 // uncommitted epochs and rebuilding). After every barrier the downstream
 // copy built from the output must equal the model, and after every commit
 // the committed table (ScanAll) must too.
@@ -128,10 +167,14 @@ func TestMaterializeMatchesModel(t *testing.T) {
 			CacheEntries: rapid.SampledFrom([]int{1, 2, 1000}).Draw(t, "cache"),
 			ChunkSize:    rapid.SampledFrom([]int{1, 2, 3, 1024}).Draw(t, "chunkSize"),
 		}
+		view := rapid.Bool().Draw(t, "trusted view")
+		node := materializeNode(tab)
+		node.Materialize.View = view
+		cur, committedCur := map[int64]types.Datum{}, map[int64]types.Datum{}
 		src := stream.NewMockSource(tab.Types)
 		build := func() stream.Executor {
 			src = stream.NewMockSource(tab.Types)
-			e, err := Build(env, nil, materializeNode(tab), []stream.Executor{src})
+			e, err := Build(env, nil, node, []stream.Executor{src})
 			if err != nil {
 				t.Fatalf("build: %v", err)
 			}
@@ -147,6 +190,12 @@ func TestMaterializeMatchesModel(t *testing.T) {
 			for nChunks := rapid.IntRange(0, 3).Draw(t, "chunks"); nChunks > 0; nChunks-- {
 				var rows []string
 				for _, o := range rapid.SliceOfN(rapid.Custom(genOp), 0, 6).Draw(t, "ops") {
+					if view {
+						var ok bool
+						if o, ok = consistent(o, cur); !ok {
+							continue
+						}
+					}
 					appendOp(&rows, o)
 					want.applyOp(o)
 				}
@@ -169,13 +218,13 @@ func TestMaterializeMatchesModel(t *testing.T) {
 				if err := store.Commit(ctx, epoch, nil); err != nil {
 					t.Fatalf("commit: %v", err)
 				}
-				committed = maps.Clone(want)
+				committed, committedCur = maps.Clone(want), maps.Clone(cur)
 				checkTable(t, ctx, store, tab, committed)
 			case 2:
 				// Crash: uncommitted epochs are lost everywhere, including
 				// downstream, which recovers to the same committed epoch.
 				store.AbortUncommitted()
-				want, down = maps.Clone(committed), maps.Clone(committed)
+				want, down, cur = maps.Clone(committed), maps.Clone(committed), maps.Clone(committedCur)
 				e = build()
 				epoch++
 				src.Push(stream.NewBarrier(epoch))

@@ -68,6 +68,17 @@ func (s *rowStore) put(row types.Row, key string) error {
 	return nil
 }
 
+// insertUnread stores a row whose key the caller knows holds nothing,
+// without reading it: the cache forgets the key (it may say "known
+// absent", from a delete) rather than taking the row.
+func (s *rowStore) insertUnread(row types.Row, key string) error {
+	if err := s.table.Insert(row); err != nil {
+		return fmt.Errorf("mview: write table: %w", err)
+	}
+	s.cache.Delete(key)
+	return nil
+}
+
 // remove deletes the stored row under key.
 func (s *rowStore) remove(stored types.Row, key string) error {
 	if err := s.table.Delete(stored); err != nil {
