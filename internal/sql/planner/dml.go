@@ -26,21 +26,25 @@ type Insert struct {
 	Query    *Query
 	// OnConflict is the ON CONFLICT clause, nil without one.
 	OnConflict *OnConflict
+	// Returning is the RETURNING list, nil without one.
+	Returning *Returning
 }
 
 // Update is UPDATE Table. Query's output is, per affected row, the old row
 // (every column, hidden ones included) followed by the new row (the same
 // layout, hidden columns copied from the old).
 type Update struct {
-	Table *catalog.Relation
-	Query *Query
+	Table     *catalog.Relation
+	Query     *Query
+	Returning *Returning
 }
 
 // Delete is DELETE FROM Table. Query's output is the rows to delete, every
 // column included.
 type Delete struct {
-	Table *catalog.Relation
-	Query *Query
+	Table     *catalog.Relation
+	Query     *Query
+	Returning *Returning
 }
 
 // target finds the table a DML statement writes.
@@ -82,8 +86,8 @@ func (b *binder) assign(t typed, c catalog.Column, loc int32) (typed, error) {
 
 func (p *Planner) insert(st *parser.Statement, s *pg_query.InsertStmt, ps *paramSet) (Result, error) {
 	q := &query{p: p, st: st, params: ps}
-	if len(s.ReturningList) > 0 || s.WithClause != nil {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … RETURNING and WITH are not supported")
+	if s.WithClause != nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "INSERT … WITH is not supported")
 	}
 	rel, err := q.target(s.Relation, false)
 	if err != nil {
@@ -97,9 +101,13 @@ func (p *Planner) insert(st *parser.Statement, s *pg_query.InsertStmt, ps *param
 	if err != nil {
 		return nil, err
 	}
+	ret, err := q.returning(rel, qual, true, s.ReturningList)
+	if err != nil {
+		return nil, err
+	}
 	res, err := q.insertSource(rel, s)
 	if ins, ok := res.(*Insert); ok {
-		ins.OnConflict = oc
+		ins.OnConflict, ins.Returning = oc, ret
 	}
 	return res, err
 }
@@ -278,14 +286,26 @@ func rawQuery(r *relExpr) *Query {
 
 func (p *Planner) delete(st *parser.Statement, s *pg_query.DeleteStmt, ps *paramSet) (Result, error) {
 	q := &query{p: p, st: st, params: ps}
-	if len(s.UsingClause) > 0 || len(s.ReturningList) > 0 || s.WithClause != nil {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DELETE … USING, RETURNING and WITH are not supported")
+	if len(s.UsingClause) > 0 || s.WithClause != nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DELETE … USING and WITH are not supported")
 	}
 	rel, r, err := q.changedRows(s.Relation, s.WhereClause)
 	if err != nil {
 		return nil, err
 	}
-	return &Delete{Table: rel, Query: rawQuery(r)}, nil
+	ret, err := q.returning(rel, qualOf(rel, s.Relation), false, s.ReturningList)
+	if err != nil {
+		return nil, err
+	}
+	return &Delete{Table: rel, Query: rawQuery(r), Returning: ret}, nil
+}
+
+// qualOf is the name that qualifies a DML target's columns.
+func qualOf(rel *catalog.Relation, rv *pg_query.RangeVar) string {
+	if rv.Alias != nil {
+		return rv.Alias.Aliasname
+	}
+	return rel.Name
 }
 
 // changedRows resolves the table a DELETE or UPDATE changes and scans
@@ -301,8 +321,8 @@ func (q *query) changedRows(rv *pg_query.RangeVar, where *pg_query.Node) (*catal
 
 func (p *Planner) update(st *parser.Statement, s *pg_query.UpdateStmt, ps *paramSet) (Result, error) {
 	q := &query{p: p, st: st, params: ps}
-	if len(s.FromClause) > 0 || len(s.ReturningList) > 0 || s.WithClause != nil {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "UPDATE … FROM, RETURNING and WITH are not supported")
+	if len(s.FromClause) > 0 || s.WithClause != nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "UPDATE … FROM and WITH are not supported")
 	}
 	rel, r, err := q.changedRows(s.Relation, s.WhereClause)
 	if err != nil {
@@ -348,7 +368,11 @@ func (p *Planner) update(st *parser.Statement, s *pg_query.UpdateStmt, ps *param
 		}
 		outs = append(outs, outCol{t: t, name: c.Name, hidden: c.Hidden})
 	}
-	return &Update{Table: rel, Query: rawQuery(q.project(r, outs, false))}, nil
+	ret, err := q.returning(rel, qualOf(rel, s.Relation), false, s.ReturningList)
+	if err != nil {
+		return nil, err
+	}
+	return &Update{Table: rel, Query: rawQuery(q.project(r, outs, false)), Returning: ret}, nil
 }
 
 // assignedValue is the expression an UPDATE SET item assigns: its value,

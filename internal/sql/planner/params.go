@@ -119,9 +119,9 @@ func Bind(res Result, ts []types.Type, params []types.Datum, now types.DTimestam
 	case *Query:
 		return bindQuery(r, bind), nil
 	case *Update:
-		return &Update{Table: r.Table, Query: bindQuery(r.Query, bind)}, nil
+		return &Update{Table: r.Table, Query: bindQuery(r.Query, bind), Returning: bindReturning(r.Returning, bind)}, nil
 	case *Delete:
-		return &Delete{Table: r.Table, Query: bindQuery(r.Query, bind)}, nil
+		return &Delete{Table: r.Table, Query: bindQuery(r.Query, bind), Returning: bindReturning(r.Returning, bind)}, nil
 	case *Insert:
 		return bindInsert(r, ts, params, now, bind)
 	}
@@ -167,6 +167,7 @@ func (q *query) deferDefaults(row int, given []bool, defs []*typed) []Cell {
 func bindInsert(ins *Insert, ts []types.Type, params []types.Datum, now types.DTimestamptz, bind func(expr.Desc) expr.Desc) (*Insert, error) {
 	out := *ins
 	out.Query = bindQuery(ins.Query, bind)
+	out.Returning = bindReturning(ins.Returning, bind)
 	if ins.OnConflict != nil {
 		oc := *ins.OnConflict
 		oc.Set = make([]*expr.Desc, len(ins.OnConflict.Set))

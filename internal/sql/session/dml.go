@@ -42,10 +42,17 @@ func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.Resu
 	if err != nil {
 		return err
 	}
+	ret, err := s.evalReturning(ins.Returning, writtenRows(c))
+	if err != nil {
+		return err
+	}
 	if err := s.writeChunk(ctx, tw, c); err != nil {
 		return err
 	}
 	if err := s.maybeImplicitFlush(ctx, w); err != nil {
+		return err
+	}
+	if err := sendReturning(ctx, ins.Returning, ret, w); err != nil {
 		return err
 	}
 	return w.Complete(fmt.Sprintf("INSERT 0 %d", n))
@@ -63,10 +70,17 @@ func (s *Session) delete(ctx context.Context, d *planner.Delete, w pgwire.Result
 	if err != nil {
 		return err
 	}
+	ret, err := s.evalReturning(d.Returning, rows)
+	if err != nil {
+		return err
+	}
 	if err := s.writeTableRows(ctx, tw, d.Table.Table.Types, rows, nil, types.Delete); err != nil {
 		return err
 	}
 	if err := s.maybeImplicitFlush(ctx, w); err != nil {
+		return err
+	}
+	if err := sendReturning(ctx, d.Returning, ret, w); err != nil {
 		return err
 	}
 	return w.Complete(fmt.Sprintf("DELETE %d", len(rows)))
@@ -89,10 +103,17 @@ func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.Result
 	for i, r := range rows {
 		olds[i], news[i] = r[:n], r[n:2*n]
 	}
+	ret, err := s.evalReturning(u.Returning, news)
+	if err != nil {
+		return err
+	}
 	if err := s.writeUpdate(ctx, tw, u.Table, olds, news); err != nil {
 		return err
 	}
 	if err := s.maybeImplicitFlush(ctx, w); err != nil {
+		return err
+	}
+	if err := sendReturning(ctx, u.Returning, ret, w); err != nil {
 		return err
 	}
 	return w.Complete(fmt.Sprintf("UPDATE %d", len(rows)))

@@ -78,9 +78,7 @@ func (p *prepared) planNow(declared []types.Type) (bool, error) {
 		return ok, err
 	}
 	p.plan, p.params, p.version = res, ts, version
-	if q, isQuery := res.(*planner.Query); isQuery {
-		p.cols = columnsOf(q)
-	}
+	p.cols = resultColumns(res)
 	return true, nil
 }
 
@@ -134,11 +132,7 @@ func (p *prepared) replanIfStale() error {
 	if err != nil {
 		return err
 	}
-	var cols []pgwire.Column
-	if q, ok := res.(*planner.Query); ok {
-		cols = columnsOf(q)
-	}
-	if !slices.Equal(ts, p.params) || !slices.Equal(cols, p.cols) {
+	if !slices.Equal(ts, p.params) || !slices.Equal(resultColumns(res), p.cols) {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type")
 	}
 	p.plan, p.version = res, version

@@ -16,9 +16,17 @@ import (
 )
 
 // columnsOf describes a query's visible result columns.
-func columnsOf(q *planner.Query) []pgwire.Column {
-	cols := make([]pgwire.Column, len(q.Columns))
-	for i, c := range q.Columns {
+func columnsOf(q *planner.Query) []pgwire.Column { return resultColumns(q) }
+
+// resultColumns describes the rows a planned statement sends (a query's,
+// a RETURNING list's), nil when it sends none.
+func resultColumns(res planner.Result) []pgwire.Column {
+	rc := planner.ResultColumns(res)
+	if rc == nil {
+		return nil
+	}
+	cols := make([]pgwire.Column, len(rc))
+	for i, c := range rc {
 		cols[i] = pgwire.Column{Name: c.Name, Type: c.Type}
 	}
 	return cols
