@@ -137,7 +137,8 @@ func (c *Coordinator) performOne(ctx context.Context, a barrier.Action) {
 }
 
 func (c *Coordinator) inject(a barrier.Inject) {
-	b := &stream.Barrier{Epoch: a.Epoch.Curr, Checkpoint: a.Checkpoint}
+	// The horizon is taken before any source can see the barrier.
+	b := &stream.Barrier{Epoch: a.Epoch.Curr, Checkpoint: a.Checkpoint, DMLHorizon: c.store.DMLHorizon()}
 	switch mut := a.Mutation.(type) {
 	case barrier.Add:
 		job := uint32(mut.Job.ID)

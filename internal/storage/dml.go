@@ -17,6 +17,9 @@ import (
 type DMLRecord struct {
 	Seq     uint64
 	Payload []byte
+	// Gated marks one table's part of a transaction across tables
+	// (dml_gate.go).
+	Gated bool
 }
 
 // dmlLog keeps, per table, the next sequence number and the durable
@@ -36,6 +39,7 @@ type dmlTable struct {
 	done    map[uint64]struct{} // finished seqs above durable
 	changed chan struct{}       // closed and replaced when durable advances
 	recent  recentDML           // the latest records, for ReadDML (dml_recent.go)
+	gates   map[uint64]struct{} // gated seqs not truncated yet (dml_gate.go)
 }
 
 func (l *dmlLog) init() { l.mu.tables = make(map[uint32]*dmlTable) }
@@ -56,7 +60,11 @@ func (s *Store) dmlTableLocked(tableID uint32) (*dmlTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &dmlTable{next: last + 1, durable: last, done: map[uint64]struct{}{}, changed: make(chan struct{})}
+	gates, err := s.loadGates(tableID)
+	if err != nil {
+		return nil, err
+	}
+	t := &dmlTable{next: last + 1, durable: last, done: map[uint64]struct{}{}, changed: make(chan struct{}), gates: gates}
 	s.dml.mu.tables[tableID] = t
 	return t, nil
 }
@@ -192,6 +200,7 @@ func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite) ([]uint64,
 	seqs := make([]uint64, len(ws))
 	tables := make([]*dmlTable, len(ws))
 	next := map[uint32]uint64{}
+	gated := multiTable(ws)
 	for i, w := range ws {
 		t, err := s.dmlTableLocked(w.Table)
 		if err != nil {
@@ -205,13 +214,21 @@ func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite) ([]uint64,
 		if err := b.Set(dmlKey(w.Table, seqs[i]), w.Payload, nil); err != nil {
 			return nil, nil, fmt.Errorf("storage: append dml to table %d: %w", w.Table, err)
 		}
+		if gated {
+			if err := b.Set(keyDMLGate(w.Table, seqs[i]), nil, nil); err != nil {
+				return nil, nil, fmt.Errorf("storage: append dml to table %d: %w", w.Table, err)
+			}
+		}
 	}
 	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
 		return nil, nil, fmt.Errorf("storage: append dml: %w", err)
 	}
 	for i, w := range ws {
 		tables[i].next = max(tables[i].next, seqs[i]+1)
-		tables[i].recent.add(DMLRecord{Seq: seqs[i], Payload: w.Payload})
+		tables[i].recent.add(DMLRecord{Seq: seqs[i], Payload: w.Payload, Gated: gated})
+		if gated {
+			tables[i].gates[seqs[i]] = struct{}{}
+		}
 		if w.Tail == nil {
 			continue
 		}
@@ -304,7 +321,15 @@ func (s *Store) ReadDML(tableID uint32, fromSeq uint64, max int) ([]DMLRecord, e
 	if ok || fromSeq > durable || max <= 0 {
 		return recs, nil
 	}
-	return s.readDMLStored(tableID, fromSeq, durable, max)
+	if recs, err = s.readDMLStored(tableID, fromSeq, durable, max); err != nil || len(recs) == 0 {
+		return recs, err
+	}
+	s.dml.mu.Lock()
+	for i := range recs {
+		_, recs[i].Gated = t.gates[recs[i].Seq]
+	}
+	s.dml.mu.Unlock()
+	return recs, nil
 }
 
 // readDMLStored reads records from Pebble.
@@ -380,9 +405,15 @@ func (s *Store) TruncateDML(ctx context.Context, tableID uint32, throughSeq uint
 	if err := b.Set(keyDMLHigh(tableID), binary.BigEndian.AppendUint64(nil, mark), nil); err != nil {
 		return fmt.Errorf("storage: truncate dml of table %d: %w", tableID, err)
 	}
+	if len(t.gates) > 0 {
+		if err := b.DeleteRange(keyDMLGate(tableID, 0), keyDMLGate(tableID, throughSeq+1), nil); err != nil {
+			return fmt.Errorf("storage: truncate dml of table %d: %w", tableID, err)
+		}
+	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("storage: truncate dml of table %d: %w", tableID, err)
 	}
 	t.recent.dropThrough(throughSeq)
+	t.dropGatesThrough(throughSeq)
 	return nil
 }

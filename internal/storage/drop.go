@@ -47,6 +47,9 @@ func (s *Store) DropTableState(ctx context.Context, tableID uint32) error {
 	if err := b.DeleteRange(dp, prefixEnd(dp), nil); err != nil {
 		return fmt.Errorf("storage: drop table %d: %w", tableID, err)
 	}
+	if gp := dmlGatePrefix(tableID); b.DeleteRange(gp, prefixEnd(gp), nil) != nil {
+		return fmt.Errorf("storage: drop table %d: delete dml gates", tableID)
+	}
 	if err := b.Delete(keyDMLHigh(tableID), nil); err != nil {
 		return fmt.Errorf("storage: drop table %d: %w", tableID, err)
 	}

@@ -44,6 +44,12 @@ type Barrier struct {
 	// job, stopping actors gracefully). Commands that only change whether
 	// or how fast an actor runs travel on the control channel instead.
 	Mutation Mutation
+	// DMLHorizon is, per table, the last DML log seq enqueued when the
+	// barrier was injected. A table source emits a record of a
+	// transaction across tables (storage.DMLRecord.Gated) only before the
+	// first barrier whose horizon covers it. nil (a barrier of a test)
+	// gates nothing.
+	DMLHorizon map[uint32]uint64
 }
 
 func (b *Barrier) String() string {

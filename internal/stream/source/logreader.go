@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/types"
@@ -24,16 +25,22 @@ type logReader struct {
 	ahead   []storage.DMLRecord // fetched, not yet decoded
 	cur     *types.Chunk        // the record being cut; nil between records
 	curSeq  uint64
+	// gateLimit is the highest seq of a gated record (storage's
+	// DMLRecord.Gated) the reader may start; atGate says the last take
+	// stopped before a gated record beyond it.
+	gateLimit uint64
+	atGate    bool
 }
 
 func newLogReader(store *storage.Store, tableID uint32, schema []types.Type, from logPos) *logReader {
-	return &logReader{store: store, tableID: tableID, schema: schema, pos: from, fetched: from.seq}
+	return &logReader{store: store, tableID: tableID, schema: schema, pos: from, fetched: from.seq, gateLimit: math.MaxUint64}
 }
 
 // take returns a chunk of up to max rows (nil when the log has nothing new)
 // and the position after it. An update pair is never cut in two, so that a
 // barrier cannot fall between its halves.
 func (r *logReader) take(max int) (*types.Chunk, logPos, error) {
+	r.atGate = false
 	// Room for max+1 rows (an update pair when max == 1) plus one spare:
 	// Builder.Append hands back a chunk when it fills, and take collects
 	// the chunk itself with Take.
@@ -94,6 +101,10 @@ func (r *logReader) decodeNext() (bool, error) {
 			r.fetched = recs[len(recs)-1].Seq
 		}
 		rec := r.ahead[0]
+		if rec.Gated && rec.Seq > r.gateLimit {
+			r.atGate = true
+			return false, nil
+		}
 		r.ahead = r.ahead[1:]
 		c, err := DecodeDML(rec.Payload, r.schema)
 		if err != nil {

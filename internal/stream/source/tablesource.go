@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/storage"
@@ -65,6 +66,11 @@ func NewTableSource(env *stream.Env, ts *plan.TableSource, schema []types.Type) 
 	if err != nil {
 		return nil, fmt.Errorf("source: open offset table: %w", err)
 	}
+	// Open the log now, so that the barrier that starts this source
+	// carries the table in its DML horizon.
+	if _, err := env.Store.LastDML(ts.TableID); err != nil {
+		return nil, fmt.Errorf("source: open dml log of table %d: %w", ts.TableID, err)
+	}
 	return &TableSource{
 		store: env.Store, tableID: ts.TableID, schema: schema,
 		barriers: env.Barriers, throttle: env.Throttle,
@@ -97,7 +103,7 @@ func (s *TableSource) Next(ctx context.Context) (stream.Message, error) {
 			return stream.Message{}, err
 		}
 		if s.held != nil {
-			if msg, done, err := s.drainHeld(); err != nil || done {
+			if msg, done, err := s.drainHeld(ctx); err != nil || done {
 				return msg, err
 			}
 			continue
@@ -217,6 +223,11 @@ func (s *TableSource) holdBarrier(b *stream.Barrier, ok bool) (msg stream.Messag
 	if err != nil {
 		return stream.Message{}, true, fmt.Errorf("source: last dml of table %d: %w", s.tableID, err)
 	}
+	if h := s.gateOf(b); h != math.MaxUint64 {
+		// The records enqueued before the barrier's injection, gated ones
+		// included, belong to its epoch (storage/dml_gate.go).
+		s.reader.gateLimit, target = h, max(target, h)
+	}
 	if s.emitted.seq >= target {
 		msg, err = s.handleBarrier(b, ok)
 		return msg, true, err
@@ -228,7 +239,7 @@ func (s *TableSource) holdBarrier(b *stream.Barrier, ok bool) (msg stream.Messag
 // drainHeld emits the next chunk owed before the held barrier, or the
 // barrier once nothing is owed (or the source has been paused meanwhile:
 // a paused source must never hold up a checkpoint).
-func (s *TableSource) drainHeld() (stream.Message, bool, error) {
+func (s *TableSource) drainHeld(ctx context.Context) (stream.Message, bool, error) {
 	if s.emitted.seq < s.target && s.throttleOpen() {
 		if s.pending == nil {
 			if err := s.fill(); err != nil {
@@ -237,6 +248,18 @@ func (s *TableSource) drainHeld() (stream.Message, bool, error) {
 		}
 		if s.pending != nil {
 			return s.emit(), true, nil
+		}
+		if !s.reader.atGate && s.reader.fetched < s.target {
+			// Enqueued before the barrier, not synced yet: its sync is
+			// under way, so the wait is short.
+			if err := s.store.WaitDMLDurable(ctx, s.tableID, s.target); err != nil {
+				return stream.Message{}, true, err
+			}
+			if d, err := s.store.LastDML(s.tableID); err != nil || d < s.target {
+				s.target = d // the log was dropped meanwhile: owe nothing more
+				return stream.Message{}, err != nil, err
+			}
+			return stream.Message{}, false, nil
 		}
 	}
 	b := s.held
@@ -265,5 +288,16 @@ func (s *TableSource) handleBarrier(b *stream.Barrier, ok bool) (stream.Message,
 	if err := s.offsets.Seal(b.Epoch); err != nil {
 		return stream.Message{}, fmt.Errorf("source: seal offset of table %d at epoch %d: %w", s.tableID, b.Epoch, err)
 	}
+	// Gated records past the horizon wait for the barrier that covers them.
+	s.reader.gateLimit = s.gateOf(b)
 	return stream.BarrierMsg(b), nil
+}
+
+// gateOf is the highest gated record of this table barrier b's epoch may
+// hold: its DML horizon, or no limit for a barrier that carries none.
+func (s *TableSource) gateOf(b *stream.Barrier) uint64 {
+	if b.DMLHorizon == nil {
+		return math.MaxUint64
+	}
+	return b.DMLHorizon[s.tableID]
 }
