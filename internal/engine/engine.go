@@ -72,6 +72,8 @@ type Engine struct {
 	inconsistent inconsistencyCounter
 	// tableLocks serialize read-then-write statements per table (latest.go).
 	tableLocks tableLocks
+	// keyLocks are the rows open transaction blocks changed (txn.go).
+	keyLocks keyLocks
 }
 
 // Open opens the store and catalog and starts the coordinator, which

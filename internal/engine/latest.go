@@ -56,6 +56,7 @@ type TableWriter struct {
 	locked bool
 	seq    uint64         // of the last record written, 0 = none
 	staged []*types.Chunk // prepared, not yet written (Stage, Commit)
+	txn    *Txn           // the block the statement is part of, if any
 }
 
 // Staged returns the chunks staged and not yet committed.
@@ -89,19 +90,6 @@ func (e *Engine) LockTable(ctx context.Context, rel *catalog.Relation) (*TableWr
 		return nil, ctx.Err()
 	}
 	return &TableWriter{e: e, rel: rel, mu: m, locked: true}, nil
-}
-
-// TryLockTable takes rel's write lock if it is free; ok is false if another
-// writer holds it. A transaction that already holds locks takes more only
-// this way, so no two transactions can wait for each other.
-func (e *Engine) TryLockTable(rel *catalog.Relation) (w *TableWriter, ok bool) {
-	m := e.tableLocks.of(rel.Table.ID)
-	select {
-	case m <- struct{}{}:
-		return &TableWriter{e: e, rel: rel, mu: m, locked: true}, true
-	default:
-		return nil, false
-	}
 }
 
 // Close releases the lock if Write has not.

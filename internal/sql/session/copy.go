@@ -257,26 +257,29 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 		b.Append(types.Insert, row)
 		total++
 	}
+	c := b.Take()
+	err := s.retryLocked(ctx, func() error { return s.writeCopy(ctx, rel, c) })
+	return total, err
+}
+
+// writeCopy writes COPY's rows, checked against the primary key.
+func (s *Session) writeCopy(ctx context.Context, rel *catalog.Relation, c *types.Chunk) error {
 	tw, done, err := s.lockTable(ctx, rel)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer done()
-	c := b.Take()
 	if hasDeclaredPK(rel) {
 		sn, err := s.latest(ctx)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		defer sn.Close()
 		if c, _, err = s.insertChunk(ctx, sn, &planner.Insert{Table: rel}, c); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	if err := s.writeChunk(ctx, tw, c); err != nil {
-		return 0, err
-	}
-	return total, nil
+	return s.writeChunk(ctx, tw, c)
 }
 
 // copyErr adds COPY's context line, keeping the SQLSTATE.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sluice-db/sluice/internal/catalog"
@@ -215,12 +216,32 @@ func (s *Session) writeChunk(ctx context.Context, tw *engine.TableWriter, c *typ
 	return tw.Write(ctx, c)
 }
 
+// retryLocked runs a DML statement; if it would change a row an open
+// transaction block holds, it waits (holding nothing) for the block to
+// end and runs the statement again, as Postgres waits for a row lock.
+// statement_timeout and a cancel end the wait.
+func (s *Session) retryLocked(ctx context.Context, run func() error) error {
+	for {
+		err := run()
+		var locked *engine.KeyLockedError
+		if s.tx != nil || !errors.As(err, &locked) {
+			return err
+		}
+		if err := locked.Wait(ctx); err != nil {
+			return err
+		}
+	}
+}
+
 // lockTable takes rel's write lock for a statement; the session notes
 // where the statement's write went when it is released (done).
 func (s *Session) lockTable(ctx context.Context, rel *catalog.Relation) (*engine.TableWriter, func(), error) {
 	if s.tx != nil {
-		tw, err := s.txWriter(ctx, rel)
-		return tw, func() {}, err // the block holds it until it ends
+		tw, err := s.tx.t.Writer(ctx, rel)
+		if err != nil {
+			return nil, nil, err
+		}
+		return tw, tw.Close, nil // the block holds the rows it changed
 	}
 	tw, err := s.e.LockTable(ctx, rel)
 	if err != nil {

@@ -124,11 +124,11 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 	case *planner.Query:
 		return s.query(ctx, r, w, true)
 	case *planner.Insert:
-		return s.insert(ctx, r, w)
+		return s.retryLocked(ctx, func() error { return s.insert(ctx, r, w) })
 	case *planner.Update:
-		return s.update(ctx, r, w)
+		return s.retryLocked(ctx, func() error { return s.update(ctx, r, w) })
 	case *planner.Delete:
-		return s.delete(ctx, r, w)
+		return s.retryLocked(ctx, func() error { return s.delete(ctx, r, w) })
 	}
 	return sqlerr.Errorf(sqlerr.FeatureNotSupported, "statement result %T not supported", res)
 }

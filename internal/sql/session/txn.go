@@ -11,71 +11,48 @@ import (
 	"github.com/sluice-db/sluice/internal/sql/parser"
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/types"
 )
 
 // A transaction block (BEGIN … COMMIT) collects its writes instead of
 // writing them: each DML statement computes its changes against the
 // tables' latest state overlaid with the block's own earlier writes (so
 // the block reads its own writes, READ COMMITTED otherwise, as Postgres's
-// default), and stages them on the table's writer. COMMIT writes every
+// default), and stages them in the block (engine.Txn). COMMIT writes every
 // staged change of every table in one synced batch, so a crash keeps all
-// of them or none; ROLLBACK, a failed COMMIT and a closed connection
-// discard them.
+// of them or none, and the views see all of it in one epoch; ROLLBACK, a
+// failed COMMIT and a closed connection discard them.
 //
-// The block holds the write lock of every table it writes until it ends,
-// so no other statement can change what it read. It waits for the first
-// table's lock like any statement; a lock it needs after that, if another
-// writer holds it, fails the statement with 40001 instead of waiting: a
-// block that waits holds no lock, so no two can wait for each other.
+// Each statement holds its table's lock only while it runs, as a single
+// statement does; the block holds the rows it changed until it ends. A
+// row another open block holds fails the statement with 40001 instead of
+// waiting, so no two blocks wait for each other; a single statement
+// waits for the block, then runs again (dml.go).
 //
 // After an error the block is failed (Postgres's 25P02): every statement
 // but COMMIT and ROLLBACK is refused, and COMMIT rolls back.
 type txn struct {
-	writers map[uint32]*engine.TableWriter // by relation id, in lock order
-	order   []*engine.TableWriter
-	failed  bool
+	t      *engine.Txn
+	failed bool
 }
 
 // beginBlock starts a transaction block.
-func (s *Session) beginBlock() { s.tx = &txn{writers: map[uint32]*engine.TableWriter{}} }
-
-// txWriter returns the block's writer of rel, taking rel's lock.
-func (s *Session) txWriter(ctx context.Context, rel *catalog.Relation) (*engine.TableWriter, error) {
-	if w := s.tx.writers[rel.ID]; w != nil {
-		return w, nil
-	}
-	var w *engine.TableWriter
-	if len(s.tx.order) == 0 {
-		var err error
-		if w, err = s.e.LockTable(ctx, rel); err != nil {
-			return nil, err
-		}
-	} else {
-		var ok bool
-		if w, ok = s.e.TryLockTable(rel); !ok {
-			return nil, sqlerr.Errorf(sqlerr.Code("40001"),
-				"could not serialize access: table %q is being written by another transaction or statement", rel.Name)
-		}
-	}
-	s.tx.writers[rel.ID] = w
-	s.tx.order = append(s.tx.order, w)
-	return w, nil
-}
+func (s *Session) beginBlock() { s.tx = &txn{t: s.e.Begin()} }
 
 // overlayOwnWrites makes the block's staged writes visible in sn.
 func (s *Session) overlayOwnWrites(sn *storage.Snapshot) error {
 	if s.tx == nil {
 		return nil
 	}
-	for _, w := range s.tx.order {
-		desc := storage.TableDesc(w.Relation().Table)
-		for _, c := range w.Staged() {
+	return s.tx.t.Staged(func(rel *catalog.Relation, chunks []*types.Chunk) error {
+		desc := storage.TableDesc(rel.Table)
+		for _, c := range chunks {
 			if err := sn.ApplyWrites(desc, c); err != nil {
 				return err
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // commitBlock writes the block's changes atomically and ends it.
@@ -83,20 +60,20 @@ func (s *Session) commitBlock(ctx context.Context, w pgwire.ResultWriter) error 
 	tx := s.tx
 	s.tx = nil
 	if tx.failed {
-		tx.release()
+		tx.t.Rollback()
 		return w.Complete("ROLLBACK")
 	}
-	err := s.e.Commit(ctx, tx.order...)
-	tx.release()
+	wrote := tx.t.Written()
+	seqs, err := tx.t.Commit(ctx)
 	if err != nil {
 		return err
 	}
-	for _, tw := range tx.order {
-		if seq := tw.Seq(); seq > 0 {
-			s.written.Note(tw.Relation().ID, seq)
+	for id, seq := range seqs {
+		if seq > 0 {
+			s.written.Note(id, seq)
 		}
 	}
-	if len(tx.order) > 0 {
+	if wrote {
 		if err := s.maybeImplicitFlush(ctx, w); err != nil {
 			return err
 		}
@@ -107,15 +84,8 @@ func (s *Session) commitBlock(ctx context.Context, w pgwire.ResultWriter) error 
 // rollbackBlock discards the block's changes and ends it.
 func (s *Session) rollbackBlock() {
 	if s.tx != nil {
-		s.tx.release()
+		s.tx.t.Rollback()
 		s.tx = nil
-	}
-}
-
-func (tx *txn) release() {
-	for _, w := range tx.order {
-		w.Discard()
-		w.Close()
 	}
 }
 

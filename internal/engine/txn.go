@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
+)
+
+// A transaction block (Txn) stages its writes and commits them in one
+// batch. Between its statements it holds no table lock: each statement
+// takes its table's lock like any other, and what the block holds is the
+// keys it changed (row locks). A key another open block holds fails the
+// statement with 40001 at once — a block never waits for another, so no
+// two can deadlock — and a single statement that would change such a key
+// gets a *KeyLockedError and waits for the block to end before it runs
+// again (it holds no lock while it waits), as a Postgres statement waits
+// for a row lock. Plain inserts of fresh row ids cannot conflict and
+// take no lock. COMMIT takes the locks of the tables written, in id order
+// (so it cannot deadlock with another COMMIT), writes the batch and
+// releases the keys.
+
+// Txn is an open transaction block.
+type Txn struct {
+	e      *Engine
+	done   chan struct{}
+	keys   []keyRef
+	tables []*txnTable // in the order first written
+}
+
+type txnTable struct {
+	rel    *catalog.Relation
+	staged []*types.Chunk
+}
+
+// keyRef names one row: its table and encoded primary key.
+type keyRef struct {
+	table uint32
+	key   string
+}
+
+// keyLocks maps the keys open blocks changed to their block; perTable
+// counts them, so writes to a table no block holds skip the check.
+type keyLocks struct {
+	mu       sync.Mutex
+	held     map[keyRef]*Txn
+	perTable map[uint32]int
+}
+
+// KeyLockedError is a statement's write to a key an open transaction
+// block holds: Wait for the block to end, then run the statement again.
+type KeyLockedError struct {
+	table string
+	done  chan struct{}
+}
+
+func (e *KeyLockedError) Error() string {
+	return fmt.Sprintf("a row of %q is locked by an open transaction", e.table)
+}
+
+// Wait returns once the block holding the key has ended, or with ctx's
+// error.
+func (e *KeyLockedError) Wait(ctx context.Context) error {
+	select {
+	case <-e.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Begin starts a transaction block.
+func (e *Engine) Begin() *Txn { return &Txn{e: e, done: make(chan struct{})} }
+
+// Writer takes rel's lock for one statement of the block: chunks it
+// stages are checked against other blocks' keys and kept in the block.
+// Close it at the end of the statement.
+func (t *Txn) Writer(ctx context.Context, rel *catalog.Relation) (*TableWriter, error) {
+	w, err := t.e.LockTable(ctx, rel)
+	if err != nil {
+		return nil, err
+	}
+	w.txn = t
+	return w, nil
+}
+
+// Staged calls f with each table the block wrote and its staged chunks
+// (every column), in the order written.
+func (t *Txn) Staged(f func(rel *catalog.Relation, chunks []*types.Chunk) error) error {
+	for _, tt := range t.tables {
+		if err := f(tt.rel, tt.staged); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Written reports whether the block staged anything.
+func (t *Txn) Written() bool { return len(t.tables) > 0 }
+
+// stage keeps a prepared chunk in the block.
+func (t *Txn) stage(rel *catalog.Relation, full *types.Chunk) {
+	for _, tt := range t.tables {
+		if tt.rel.ID == rel.ID {
+			tt.staged = append(tt.staged, full)
+			return
+		}
+	}
+	t.tables = append(t.tables, &txnTable{rel: rel, staged: []*types.Chunk{full}})
+}
+
+// Commit writes every staged chunk in one synced batch and ends the
+// block. It returns, per relation id, the seq of the table's record.
+func (t *Txn) Commit(ctx context.Context) (map[uint32]uint64, error) {
+	defer t.Rollback()
+	tables := slices.Clone(t.tables)
+	slices.SortFunc(tables, func(a, b *txnTable) int { return int(a.rel.Table.ID) - int(b.rel.Table.ID) })
+	var ws []*TableWriter
+	defer func() {
+		for _, w := range ws {
+			w.Close()
+		}
+	}()
+	for _, tt := range tables {
+		w, err := t.e.LockTable(ctx, tt.rel)
+		if err != nil {
+			return nil, err
+		}
+		w.staged = tt.staged
+		ws = append(ws, w)
+	}
+	if err := t.e.Commit(ctx, ws...); err != nil {
+		return nil, err
+	}
+	seqs := map[uint32]uint64{}
+	for _, w := range ws {
+		seqs[w.rel.ID] = w.seq
+	}
+	return seqs, nil
+}
+
+// Rollback discards the staged writes and releases the block's keys; it
+// is idempotent (Commit calls it too).
+func (t *Txn) Rollback() {
+	t.tables = nil
+	select {
+	case <-t.done:
+		return
+	default:
+	}
+	l := &t.e.keyLocks
+	l.mu.Lock()
+	for _, k := range t.keys {
+		if l.held[k] == t {
+			delete(l.held, k)
+			l.perTable[k.table]--
+		}
+	}
+	l.mu.Unlock()
+	t.keys = nil
+	close(t.done)
+}
+
+// lockKeys takes, for txn (nil: a single statement, which takes none),
+// the keys chunk full of rel changes. A key another block holds is 40001
+// for a block and a *KeyLockedError for a single statement.
+func (e *Engine) lockKeys(txn *Txn, rel *catalog.Relation, full *types.Chunk) error {
+	l := &e.keyLocks
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if txn == nil && l.perTable[rel.Table.ID] == 0 {
+		return nil
+	}
+	keys, err := changedKeys(rel, full)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if other := l.held[k]; other != nil && other != txn {
+			if txn != nil {
+				return sqlerr.Errorf(sqlerr.Code("40001"),
+					"could not serialize access due to concurrent update: a row of %q is changed by another open transaction", rel.Name)
+			}
+			return &KeyLockedError{table: rel.Name, done: other.done}
+		}
+	}
+	if txn == nil {
+		return nil
+	}
+	if l.held == nil {
+		l.held, l.perTable = map[keyRef]*Txn{}, map[uint32]int{}
+	}
+	for _, k := range keys {
+		if l.held[k] == nil {
+			l.held[k] = txn
+			l.perTable[k.table]++
+			txn.keys = append(txn.keys, k)
+		}
+	}
+	return nil
+}
+
+// changedKeys returns the keys of the rows a prepared chunk changes, but
+// not those of plain inserts of fresh row ids.
+func changedKeys(rel *catalog.Relation, full *types.Chunk) ([]keyRef, error) {
+	pkTypes := make([]types.Type, len(rel.PK))
+	for i, c := range rel.PK {
+		pkTypes[i] = rel.Columns[c].Type
+	}
+	orders := rel.Table.Orders
+	if orders == nil {
+		orders = make([]codec.Order, len(rel.PK))
+	}
+	rowID := hasRowID(rel)
+	var out []keyRef
+	var buf []byte
+	pk := make(types.Row, len(rel.PK))
+	for i := range full.Capacity() {
+		if !full.Visible(i) || (rowID && full.Op(i) == types.Insert) {
+			continue
+		}
+		for j, c := range rel.PK {
+			pk[j] = full.Cols[c].Get(i)
+		}
+		var err error
+		if buf, err = codec.EncodeKey(buf[:0], pk, pkTypes, orders); err != nil {
+			return nil, err
+		}
+		out = append(out, keyRef{table: rel.Table.ID, key: string(buf)})
+	}
+	return out, nil
+}
