@@ -96,7 +96,7 @@ func runSuite(ctx context.Context, c config, suite string, out io.Writer) (sqllo
 	opts := sqllogic.Options{
 		RecordTimeout: c.timeout,
 		BeforeFile: func(ctx context.Context, path string) (string, func(), error) {
-			p, err := session.StartPlayground(ctx, engine.Options{BarrierInterval: 10 * time.Millisecond, Parallelism: 2, CheckViewInserts: true}, session.Config{})
+			p, err := session.StartPlayground(ctx, engine.Options{BarrierInterval: 10 * time.Millisecond, Parallelism: 2, CheckInserts: true}, session.Config{})
 			if err != nil {
 				harnessErr = err
 				return "", nil, err

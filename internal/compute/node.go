@@ -36,8 +36,8 @@ type Config struct {
 	// OnInconsistentOp counts changes a view's materialize found
 	// contradicting its stored rows (see plan.Materialize.View).
 	OnInconsistentOp func(table uint32, kind string, key types.Row)
-	// CheckViewInserts is stream.Env.CheckViewInserts.
-	CheckViewInserts bool
+	// CheckInserts is stream.Env.CheckInserts.
+	CheckInserts bool
 	// WrapRoot, when set, wraps every actor's executor chain as it is
 	// built. It is the fault-injection seam of recovery tests (an executor
 	// that fails mid-epoch); production leaves it nil.
@@ -109,7 +109,7 @@ func (n *Node) newActor(id stream.ActorID, jobID uint32, fr *plan.Fragment, vnod
 		Store: n.store, ActorID: id, VNodes: vnodes, Throttle: th,
 		Expr: &expr.Context{OnRowError: n.cfg.OnRowError, StableRandom: true}, ChunkSize: n.cfg.ChunkSize,
 		CacheEntries: n.cfg.CacheEntries, Barriers: inbox, OnInconsistentOp: n.cfg.OnInconsistentOp,
-		CheckViewInserts: n.cfg.CheckViewInserts,
+		CheckInserts: n.cfg.CheckInserts,
 	}
 	return &actor{id: id, job: jobID, fragment: fr.ID, inbox: inbox, inputs: map[inputKey][]*stream.Input{},
 		throttle: th, env: env, root: fr.Root}

@@ -29,7 +29,7 @@ const (
 )
 
 func crashOptions(dir string) Options {
-	return Options{Dir: dir, BarrierInterval: 10 * time.Millisecond, Parallelism: 2, ChunkSize: 64, CheckViewInserts: true}
+	return Options{Dir: dir, BarrierInterval: 10 * time.Millisecond, Parallelism: 2, ChunkSize: 64, CheckInserts: true}
 }
 
 // TestCrashChild is the child's body; it only runs when re-executed.

@@ -33,12 +33,12 @@ type Options struct {
 	ChunkSize    int
 	CacheEntries int
 	Logger       *slog.Logger
-	// CheckViewInserts looks up every key a view's materialize inserts, so
+	// CheckInserts looks up every key a view's materialize inserts, so
 	// that an insert over a stored row (a bug upstream) is reported
 	// (InconsistentOps): a point read per row. The tests turn it on; the
 	// playground leaves it off and trusts the view's input, as RisingWave's
 	// materialize does by default. Deletes are checked either way.
-	CheckViewInserts bool
+	CheckInserts bool
 	// WrapActorRoot is compute.Config.WrapRoot: a fault-injection seam for
 	// recovery tests, nil in production.
 	WrapActorRoot func(job uint32, actor stream.ActorID, root stream.Executor) stream.Executor
@@ -112,7 +112,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		AfterCommit: e.afterCommit}, store, nil, e)
 	e.node = compute.NewNode(store, e.coord, compute.Config{
 		ChunkSize: opts.ChunkSize, CacheEntries: opts.CacheEntries, OnRowError: e.rowErrs.add,
-		OnInconsistentOp: e.inconsistent.add, CheckViewInserts: opts.CheckViewInserts, WrapRoot: opts.WrapActorRoot})
+		OnInconsistentOp: e.inconsistent.add, CheckInserts: opts.CheckInserts, WrapRoot: opts.WrapActorRoot})
 	e.coord.SetCompute(e.node)
 	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
 	e.group = g

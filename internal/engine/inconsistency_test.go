@@ -25,7 +25,7 @@ func TestInconsistentOpsWiring(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var logs bytes.Buffer
-	e, err := Open(ctx, Options{InMemory: true, BarrierInterval: 5 * time.Millisecond, Parallelism: 2, CheckViewInserts: true,
+	e, err := Open(ctx, Options{InMemory: true, BarrierInterval: 5 * time.Millisecond, Parallelism: 2, CheckInserts: true,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	must(t, err)
 	defer func() { must(t, e.Close()) }()

@@ -191,7 +191,7 @@ func must(t fataler, err error) {
 // without a primary key and b(k, v) keyed by k. The caller closes m.e.
 func openPropModel(t fataler, ctx context.Context, opts Options) *propModel {
 	opts.InMemory, opts.BarrierInterval, opts.Logger = true, 5*time.Millisecond, testLogger()
-	opts.CheckViewInserts = true
+	opts.CheckInserts = true
 	e, err := Open(ctx, opts)
 	must(t, err)
 	m := &propModel{e: e, views: map[string]*catalog.Relation{}, plans: map[uint32]*plan.Node{}, base: map[uint32]string{}}

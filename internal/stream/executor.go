@@ -57,11 +57,11 @@ type Env struct {
 	// OnInconsistentOp, if set, sees every change a view's materialize
 	// found contradicting its stored rows (kind says how), with the key.
 	OnInconsistentOp func(table uint32, kind string, key types.Row)
-	// CheckViewInserts makes a view's materialize look up each key it
+	// CheckInserts makes a view's materialize look up each key it
 	// inserts, to report an insert over a stored row; without it a view
 	// trusts its input (a consistent change stream of its key) and writes
-	// inserts without a read.
-	CheckViewInserts bool
+	// inserts without a read. A table's materialize always reads.
+	CheckInserts bool
 }
 
 // ChunkSizeOrDefault returns the configured chunk size.

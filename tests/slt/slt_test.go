@@ -55,7 +55,7 @@ func runFile(t *testing.T, path string) {
 			// Parallelism is pinned so EXPLAIN's shape does not depend on
 			// the machine's core count.
 			p, err := session.StartPlayground(ctx,
-				engine.Options{BarrierInterval: 10 * time.Millisecond, Parallelism: 2, CheckViewInserts: true},
+				engine.Options{BarrierInterval: 10 * time.Millisecond, Parallelism: 2, CheckInserts: true},
 				session.Config{Parallelism: 2})
 			if err != nil {
 				return "", nil, err

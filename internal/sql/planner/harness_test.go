@@ -33,7 +33,7 @@ func newSession(t *testing.T) *session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	e, err := engine.Open(ctx, engine.Options{InMemory: true, BarrierInterval: 5 * time.Millisecond, Parallelism: 2, ChunkSize: 16, CheckViewInserts: true})
+	e, err := engine.Open(ctx, engine.Options{InMemory: true, BarrierInterval: 5 * time.Millisecond, Parallelism: 2, ChunkSize: 16, CheckInserts: true})
 	if err != nil {
 		t.Fatal(err)
 	}

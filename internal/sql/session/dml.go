@@ -95,7 +95,12 @@ func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.Result
 		return err
 	}
 	defer done()
-	rows, err := s.collectLatest(ctx, u.Query)
+	sn, err := s.latest(ctx)
+	if err != nil {
+		return err
+	}
+	defer sn.Close()
+	rows, err := s.collectOn(ctx, sn, u.Query)
 	if err != nil {
 		return err
 	}
@@ -103,6 +108,9 @@ func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.Result
 	olds, news := make([]types.Row, len(rows)), make([]types.Row, len(rows))
 	for i, r := range rows {
 		olds[i], news[i] = r[:n], r[n:2*n]
+	}
+	if err := checkMovedKeys(ctx, sn, u.Table, olds, news); err != nil {
+		return err
 	}
 	ret, err := s.evalReturning(u.Returning, news)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 func TestJoinKeyMovesAcrossActors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	p, err := StartPlayground(ctx, engine.Options{BarrierInterval: 5 * time.Millisecond, Parallelism: 4, CheckViewInserts: true,
+	p, err := StartPlayground(ctx, engine.Options{BarrierInterval: 5 * time.Millisecond, Parallelism: 4, CheckInserts: true,
 		ChunkSize: 4}, Config{})
 	if err != nil {
 		t.Fatal(err)

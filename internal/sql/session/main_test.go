@@ -23,7 +23,7 @@ func startPlaygroundWith(t *testing.T, opts engine.Options) *Playground {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	opts.CheckViewInserts = true // a view's input is checked in tests
+	opts.CheckInserts = true // a view's input is checked in tests
 	p, err := StartPlayground(ctx, opts, Config{})
 	if err != nil {
 		t.Fatal(err)

@@ -36,3 +36,18 @@ func TestUpdateMovesManyKeys(t *testing.T) {
 	wantRows(t, c, "SELECT count(*), sum(v), min(id), max(id) FROM t", "5000 12502500 2 5001")
 	wantRows(t, c, "SELECT c, s, lo FROM n", "5000 12502500 2")
 }
+
+// TestUpdateOntoTakenKey: an UPDATE that moves a key onto a row it does
+// not vacate, or two rows onto one key, is 23505 and changes nothing.
+func TestUpdateOntoTakenKey(t *testing.T) {
+	p := startPlayground(t)
+	c := connect(t, p)
+	exec(t, c, "CREATE TABLE t (id int PRIMARY KEY, v int)")
+	exec(t, c, "INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)")
+	if pe := wantCode(t, c, "UPDATE t SET id = 2 WHERE id = 1", "23505"); pe.Detail != "Key (id)=(2) already exists." {
+		t.Fatalf("detail %q", pe.Detail)
+	}
+	wantCode(t, c, "UPDATE t SET id = 9 WHERE id < 3", "23505")
+	wantTag(t, c, "UPDATE t SET id = id + 1 WHERE id >= 2", "UPDATE 2") // 3 vacates for 2
+	wantRows(t, c, "SELECT id, v FROM t ORDER BY id", "1 10", "3 20", "4 30")
+}

@@ -33,7 +33,7 @@ func kvChunks(n, size int, op types.Op, v string) []stream.Message {
 // most two chunks) is out, not after the epoch.
 func TestCancelDuringOverwrite(t *testing.T) {
 	const n, size = 4096, 64
-	env := &stream.Env{Store: streamtest.OpenStore(t), ActorID: testActor, CacheEntries: 16, ChunkSize: size}
+	env := &stream.Env{Store: streamtest.OpenStore(t), ActorID: testActor, CacheEntries: 16, ChunkSize: size, CheckInserts: true}
 	msgs := append([]stream.Message{stream.NewBarrier(1)}, kvChunks(n, size, types.Insert, "a")...)
 	msgs = append(msgs, stream.NewBarrier(2))
 	msgs = append(msgs, kvChunks(n, size, types.Insert, "b")...)
@@ -77,7 +77,7 @@ func TestCancelDuringOverwrite(t *testing.T) {
 // chunks; a cancel stops them at the next Next, not after the queue.
 func TestCancelDuringOneLargeInputChunk(t *testing.T) {
 	const n, size = 4096, 64
-	env := &stream.Env{Store: streamtest.OpenStore(t), ActorID: testActor, CacheEntries: 16, ChunkSize: size}
+	env := &stream.Env{Store: streamtest.OpenStore(t), ActorID: testActor, CacheEntries: 16, ChunkSize: size, CheckInserts: true}
 	msgs := append([]stream.Message{stream.NewBarrier(1)}, kvChunks(n, n, types.Insert, "a")...)
 	msgs = append(msgs, stream.NewBarrier(2))
 	e, err := Build(env, nil, materializeNode(kvTable()), []stream.Executor{stream.NewMockSource(kvTable().Types, msgs...)})

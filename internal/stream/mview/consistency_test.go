@@ -77,7 +77,7 @@ func runMaterialize(t *testing.T, script string, cache int, view bool) (string, 
 	ts := kvTable().Types
 	store := streamtest.OpenStore(t)
 	var reports []string
-	env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: cache, CheckViewInserts: true,
+	env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: cache, CheckInserts: true,
 		OnInconsistentOp: func(table uint32, kind string, key types.Row) {
 			if table != kvTable().ID {
 				t.Errorf("report for table %d", table)

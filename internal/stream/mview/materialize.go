@@ -32,7 +32,7 @@ type Materialize struct {
 	// fresh: plain inserts carry unused keys (plan.Materialize.FreshInserts).
 	fresh bool
 	// trusted: a view's inserts are of keys it does not hold, so they are
-	// written unread (stream.Env.CheckViewInserts off).
+	// written unread (stream.Env.CheckInserts off).
 	trusted bool
 }
 

@@ -77,7 +77,7 @@ func TestMaterialize(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/cache=%d", tc.name, cache), func(t *testing.T) {
 				ctx := context.Background()
 				store := streamtest.OpenStore(t)
-				env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: cache, ChunkSize: tc.chunkSize}
+				env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: cache, ChunkSize: tc.chunkSize, CheckInserts: true}
 				src := stream.NewMockSource(ts, streamtest.Script(ts, tc.script, 1, testActor)...)
 				e, err := Build(env, nil, materializeNode(kvTable()), []stream.Executor{src})
 				if err != nil {
@@ -120,7 +120,7 @@ func TestMaterializeCommitAndRecovery(t *testing.T) {
 	ctx := context.Background()
 	ts := kvTable().Types
 	store := streamtest.OpenStore(t)
-	env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: 4}
+	env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: 4, CheckInserts: true}
 	build := func(msgs ...stream.Message) stream.Executor {
 		e, err := Build(env, nil, materializeNode(kvTable()), []stream.Executor{stream.NewMockSource(ts, msgs...)})
 		if err != nil {
