@@ -103,7 +103,13 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, meta map[string][]byte
 	if err != nil {
 		return err
 	}
-	b := s.db.NewBatch()
+	// Sized up front: a bulk epoch's batches are tens of megabytes, and
+	// growing one by doubling copied them again and again.
+	size := 1 << 10
+	for _, sb := range batches {
+		size += len(sb.batch.Repr())
+	}
+	b := s.db.NewBatchWithSize(size)
 	defer b.Close()
 	for _, sb := range batches {
 		err := b.Apply(sb.batch, nil)

@@ -195,9 +195,10 @@ func (t *StateTable) Seal(epoch uint64) error {
 		}
 		return nil
 	}
-	b := t.store.db.NewBatch()
+	items := t.overlay.seal(epoch)
+	b := t.store.db.NewBatchWithSize(t.batchSize(items))
 	// In key order: Pebble's memtable inserts a sorted batch faster.
-	if err := t.encodeSealed(b, t.overlay.seal(epoch)); err != nil {
+	if err := t.encodeSealed(b, items); err != nil {
 		_ = b.Close()
 		return t.becomeBroken(err)
 	}
@@ -211,6 +212,29 @@ func (t *StateTable) Seal(epoch uint64) error {
 		return t.becomeBroken(err)
 	}
 	return nil
+}
+
+// batchSize estimates the bytes of the batch holding items, from the
+// first few: growing a bulk epoch's batch by doubling copied it many times.
+func (t *StateTable) batchSize(items []overlayItem) int {
+	const sample = 16
+	n, bytes := 0, 0
+	for _, it := range items[:min(sample, len(items))] {
+		n++
+		bytes += len(it.key) + 16 // record header, value length
+		if it.row != nil {
+			v, err := t.lay.encodeValue(t.valScratch[:0], it.row)
+			if err != nil {
+				return 0 // encodeSealed reports it
+			}
+			t.valScratch = v
+			bytes += len(v)
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return bytes*len(items)/n*9/8 + 1<<10
 }
 
 // encodeSealed writes a sealed epoch's items into b.

@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -14,9 +16,13 @@ import (
 // BenchmarkCopyIntoView: COPY (pgx CopyFrom, binary) of Nexmark-style
 // bids into a table on disk, alone, under a passthrough view and under a
 // GROUP BY auction view, then FLUSH, as in sluice-bench ingest's load
-// figures. One op is one load of copyBenchRows rows into fresh objects.
+// figures. One op is one load of SLUICE_BENCH_COPY_ROWS rows (default
+// 50 000) into fresh objects.
 func BenchmarkCopyIntoView(b *testing.B) {
-	const copyBenchRows = 50000
+	copyBenchRows := 50000
+	if n, err := strconv.Atoi(os.Getenv("SLUICE_BENCH_COPY_ROWS")); err == nil && n > 0 {
+		copyBenchRows = n
+	}
 	views := []struct{ name, view string }{
 		{"plain", ""},
 		{"passthrough", "SELECT * FROM %s"},
