@@ -40,7 +40,7 @@ func (w *TableWriter) Write(ctx context.Context, c *types.Chunk) error {
 // Stage checks c and prepares it as it will be written (type modifiers
 // applied, hidden row ids assigned) without writing it: Commit writes every
 // staged chunk. It returns the prepared chunk, with every column, so that a
-// transaction can read its own writes (storage.Snapshot.ApplyWrites). The
+// transaction can read its own writes (storage.Snapshot.Overlay). The
 // rows it changes must not be held by an open transaction block (txn.go);
 // a block's writer keeps the chunk in the block and holds its rows.
 func (w *TableWriter) Stage(ctx context.Context, c *types.Chunk) (*types.Chunk, error) {
@@ -52,8 +52,7 @@ func (w *TableWriter) Stage(ctx context.Context, c *types.Chunk) (*types.Chunk, 
 		return nil, err
 	}
 	if w.txn != nil {
-		w.txn.stage(w.rel, full)
-		return full, nil
+		return full, w.txn.stage(w.rel, full)
 	}
 	w.staged = append(w.staged, full)
 	return full, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
 )
@@ -36,6 +37,7 @@ type Txn struct {
 type txnTable struct {
 	rel    *catalog.Relation
 	staged []*types.Chunk
+	own    *storage.OwnWrites // the staged chunks, as statements read them
 }
 
 // keyRef names one row: its table and encoded primary key.
@@ -89,11 +91,11 @@ func (t *Txn) Writer(ctx context.Context, rel *catalog.Relation) (*TableWriter, 
 	return w, nil
 }
 
-// Staged calls f with each table the block wrote and its staged chunks
-// (every column), in the order written.
-func (t *Txn) Staged(f func(rel *catalog.Relation, chunks []*types.Chunk) error) error {
+// Overlay makes the block's staged writes the newest layer of sn, so that
+// its statements read their own writes.
+func (t *Txn) Overlay(sn *storage.Snapshot) error {
 	for _, tt := range t.tables {
-		if err := f(tt.rel, tt.staged); err != nil {
+		if err := sn.Overlay(tt.own); err != nil {
 			return err
 		}
 	}
@@ -104,14 +106,23 @@ func (t *Txn) Staged(f func(rel *catalog.Relation, chunks []*types.Chunk) error)
 func (t *Txn) Written() bool { return len(t.tables) > 0 }
 
 // stage keeps a prepared chunk in the block.
-func (t *Txn) stage(rel *catalog.Relation, full *types.Chunk) {
-	for _, tt := range t.tables {
-		if tt.rel.ID == rel.ID {
-			tt.staged = append(tt.staged, full)
-			return
+func (t *Txn) stage(rel *catalog.Relation, full *types.Chunk) error {
+	var tt *txnTable
+	for _, x := range t.tables {
+		if x.rel.ID == rel.ID {
+			tt = x
 		}
 	}
-	t.tables = append(t.tables, &txnTable{rel: rel, staged: []*types.Chunk{full}})
+	if tt == nil {
+		own, err := storage.NewOwnWrites(toDesc(rel))
+		if err != nil {
+			return err
+		}
+		tt = &txnTable{rel: rel, own: own}
+		t.tables = append(t.tables, tt)
+	}
+	tt.staged = append(tt.staged, full)
+	return tt.own.Add(full)
 }
 
 // Commit writes every staged chunk in one synced batch and ends the

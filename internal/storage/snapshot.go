@@ -65,7 +65,7 @@ func (s *Store) LatestSnapshot(ctx context.Context, durable bool) (*Snapshot, er
 	applied := make(map[uint32]uint64, len(s.tails.mu.tables))
 	for id, t := range s.tails.mu.tables {
 		if t.tree.Len() > 0 || len(t.fresh) > 0 {
-			views[id] = &tailView{lay: t.lay, tree: t.tree.Clone(), fresh: t.fresh}
+			views[id] = &tailView{src: t, gen: t.gen, lay: t.lay, tree: t.tree.Clone(), fresh: t.fresh}
 			applied[id] = t.applied
 		}
 	}

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -47,6 +46,9 @@ type tail struct {
 	// fresh are records of fresh row-id inserts, in seq order
 	// (tail_fresh.go).
 	fresh []freshRun
+	// gen counts the changes to the tail, so that a transaction's view of
+	// its own writes over it can be reused while it stays (ownwrites.go).
+	gen uint64
 }
 
 // tailEntry holds a row in its value encoding (a tenth of the memory of
@@ -127,6 +129,7 @@ func (t *tail) apply(seq uint64, c *types.Chunk) error {
 		t.order = append(t.order, tailWrite{key: k, seq: seq})
 	}
 	t.applied = max(t.applied, seq)
+	t.gen++
 	return nil
 }
 
@@ -160,6 +163,9 @@ func (s *Store) PruneTail(tableID uint32, through uint64) {
 	}
 	t.pruneFresh(through)
 	n := 0
+	if len(t.order) > 0 && t.order[0].seq <= through {
+		t.gen++
+	}
 	for n < len(t.order) && t.order[n].seq <= through {
 		w := t.order[n]
 		if _, e, ok := t.tree.Get(w.key); ok && e.seq <= through {
@@ -198,6 +204,8 @@ func (s *Store) TailLen(tableID uint32) int {
 
 // tailView is a reader's fixed copy of one table's tail.
 type tailView struct {
+	src   *tail // the tail it copies, and its gen then
+	gen   uint64
 	lay   *layout
 	tree  *btreemap.BTreeMap[string, tailEntry]
 	fresh []freshRun
@@ -238,27 +246,4 @@ func (v *tailView) fill(dst []overlayItem, sp overlaySpan, max int) ([]overlayIt
 func (v *tailView) get(key []byte) (tailEntry, bool) {
 	_, e, ok := v.tree.Get(string(key))
 	return e, ok
-}
-
-// ApplyWrites overlays rows (every column of the table) over the table in
-// this snapshot only, as a newest layer: a transaction reads its own
-// uncommitted writes this way. The store and other snapshots are not
-// touched.
-func (sn *Snapshot) ApplyWrites(desc TableDesc, c *types.Chunk) error {
-	lay, err := newLayout(desc)
-	if err != nil {
-		return err
-	}
-	t := newTail(lay)
-	if v := sn.tails[desc.ID]; v != nil {
-		t.tree, t.fresh = v.tree.Clone(), v.fresh
-	}
-	if err := t.apply(math.MaxUint64, c); err != nil {
-		return err
-	}
-	if sn.tails == nil {
-		sn.tails = map[uint32]*tailView{}
-	}
-	sn.tails[desc.ID] = &tailView{lay: lay, tree: t.tree, fresh: t.fresh}
-	return nil
 }

@@ -54,6 +54,7 @@ func (t *tail) addFresh(seq uint64, c *types.Chunk) bool {
 	}
 	t.fresh = append(t.fresh, freshRun{seq: seq, first: first, c: c})
 	t.applied = max(t.applied, seq)
+	t.gen++
 	return true
 }
 
@@ -66,6 +67,7 @@ func (t *tail) pruneFresh(through uint64) {
 	}
 	if n > 0 {
 		t.fresh = slices.Clone(t.fresh[n:])
+		t.gen++
 	}
 }
 

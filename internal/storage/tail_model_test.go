@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -17,7 +18,10 @@ import (
 // applies a prefix of the log to the table's state, commits it and prunes
 // the tail through that prefix. After every step, a latest snapshot (scan
 // and point reads) must equal the model of every record applied so far,
-// and a committed-only snapshot must equal the committed prefix.
+// and a committed-only snapshot must equal the committed prefix. A
+// transaction's own writes (OwnWrites) come and go in between, and a
+// latest snapshot with them overlaid must equal them over the latest
+// model, however the tail under them changed since the last overlay.
 func TestLatestSnapshotMatchesModel(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		ctx := context.Background()
@@ -32,6 +36,11 @@ func TestLatestSnapshotMatchesModel(t *testing.T) {
 		latest := map[string]types.Row{}    // model after every record
 		committed := map[string]types.Row{} // model after the committed prefix
 		applied, epoch := 0, uint64(0)
+		own, err := NewOwnWrites(desc)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		ownRows := map[string]types.Row{} // nil: the block deleted the key
 		key := func(r types.Row) string { return fmt.Sprint(r[0], "/", r[1]) }
 		apply := func(m map[string]types.Row, c *types.Chunk) {
 			for i := range c.Capacity() {
@@ -44,7 +53,23 @@ func TestLatestSnapshotMatchesModel(t *testing.T) {
 			}
 		}
 		for step := range rapid.IntRange(1, 40).Draw(rt, "steps") {
-			switch rapid.IntRange(0, 3).Draw(rt, fmt.Sprint("op", step)) {
+			switch rapid.IntRange(0, 4).Draw(rt, fmt.Sprint("op", step)) {
+			case 4: // the transaction block stages a chunk
+				b := types.NewBuilder(desc.Types, 16)
+				for j := range rapid.IntRange(1, 3).Draw(rt, fmt.Sprint("on", step)) {
+					k := int64(rapid.IntRange(0, 6).Draw(rt, fmt.Sprint("ok", step, j)))
+					row := types.Row{k, "x", int64(-step)}
+					if rapid.Bool().Draw(rt, fmt.Sprint("odel", step, j)) {
+						b.Append(types.Delete, row)
+						ownRows[key(row)] = nil
+					} else {
+						b.Append(types.Insert, row)
+						ownRows[key(row)] = row
+					}
+				}
+				if err := own.Add(b.Take()); err != nil {
+					rt.Fatal(err)
+				}
 			case 0, 1, 2: // one DML record of a few rows
 				b := types.NewBuilder(desc.Types, 16)
 				for j := range rapid.IntRange(1, 5).Draw(rt, fmt.Sprint("n", step)) {
@@ -91,13 +116,22 @@ func TestLatestSnapshotMatchesModel(t *testing.T) {
 				}
 				applied = to
 			}
-			checkSnapshot(rt, s, desc, true, latest)
-			checkSnapshot(rt, s, desc, false, committed)
+			checkSnapshot(rt, s, desc, true, latest, nil)
+			checkSnapshot(rt, s, desc, false, committed, nil)
+			withOwn := maps.Clone(latest)
+			for k, r := range ownRows {
+				if r == nil {
+					delete(withOwn, k)
+				} else {
+					withOwn[k] = r
+				}
+			}
+			checkSnapshot(rt, s, desc, true, withOwn, own)
 		}
 	})
 }
 
-func checkSnapshot(rt *rapid.T, s *Store, desc TableDesc, latest bool, want map[string]types.Row) {
+func checkSnapshot(rt *rapid.T, s *Store, desc TableDesc, latest bool, want map[string]types.Row, own *OwnWrites) {
 	ctx := context.Background()
 	var sn *Snapshot
 	var err error
@@ -110,6 +144,11 @@ func checkSnapshot(rt *rapid.T, s *Store, desc TableDesc, latest bool, want map[
 		rt.Fatal(err)
 	}
 	defer sn.Close()
+	if own != nil {
+		if err := sn.Overlay(own); err != nil {
+			rt.Fatal(err)
+		}
+	}
 	var exp, expRange []string
 	for _, r := range want {
 		exp = append(exp, fmt.Sprint(r))

@@ -5,13 +5,11 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
-	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sql/parser"
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/storage"
-	"github.com/sluice-db/sluice/internal/types"
 )
 
 // A transaction block (BEGIN … COMMIT) collects its writes instead of
@@ -44,15 +42,7 @@ func (s *Session) overlayOwnWrites(sn *storage.Snapshot) error {
 	if s.tx == nil {
 		return nil
 	}
-	return s.tx.t.Staged(func(rel *catalog.Relation, chunks []*types.Chunk) error {
-		desc := storage.TableDesc(rel.Table)
-		for _, c := range chunks {
-			if err := sn.ApplyWrites(desc, c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return s.tx.t.Overlay(sn)
 }
 
 // commitBlock writes the block's changes atomically and ends it.
