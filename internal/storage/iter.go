@@ -215,6 +215,9 @@ func (t *StateTable) Scan(ctx context.Context, pkPrefix types.Row) (Iterator, er
 }
 
 func (t *StateTable) newIter(ranges []keyRange) (*mergeIter, error) {
+	if err := t.errFreshScan(); err != nil {
+		return nil, err
+	}
 	m, err := newMergeIter(t.store.db, t.lay, ranges, t.overlay)
 	if err != nil {
 		return nil, err

@@ -50,7 +50,7 @@ func (t *StateTable) TrackRowCounts(ctx context.Context) error {
 	if t.rc.on {
 		return nil
 	}
-	if !t.overlay.empty() {
+	if !t.overlay.empty() || len(t.fresh) > 0 {
 		return fmt.Errorf("storage: table %d: row counts must be tracked before the first write", t.lay.desc.ID)
 	}
 	t.rc = rowCounts{on: true, n: make([]int64, codec.VNodeCount), isDir: make([]bool, codec.VNodeCount)}

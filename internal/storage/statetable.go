@@ -35,7 +35,8 @@ type StateTable struct {
 	pkScratch  types.Row // see scratchPK
 	valScratch []byte
 	prunedUpTo uint64
-	rc         rowCounts // per-vnode row counts, when tracked
+	rc         rowCounts    // per-vnode row counts, when tracked
+	fresh      []freshChunk // uncommitted fresh inserts (statetable_fresh.go)
 }
 
 // OpenTable opens owner's state table for desc. vnodes lists the vnodes the
@@ -165,6 +166,9 @@ func (t *StateTable) Get(ctx context.Context, pk types.Row) (types.Row, bool, er
 		}
 		return slices.Clone(e.row), true, nil
 	}
+	if row, ok := t.freshGet(pk); ok {
+		return row, true, nil // older than any overlay write of the key
+	}
 	v, closer, err := t.store.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
@@ -189,14 +193,19 @@ func (t *StateTable) Seal(epoch uint64) error {
 	}
 	t.maybePrune()
 	t.lastSealed = epoch
-	if !t.overlay.hasUnsealed() && len(t.rc.dirty) == 0 {
+	if !t.overlay.hasUnsealed() && !t.hasUnsealedFresh() && len(t.rc.dirty) == 0 {
 		if err := t.store.checkSeal(epoch, t.lay.desc.ID, t.gen, t.dropGen); err != nil {
 			return t.becomeBroken(err)
 		}
 		return nil
 	}
 	items := t.overlay.seal(epoch)
-	b := t.store.db.NewBatchWithSize(t.batchSize(items))
+	b := t.store.db.NewBatchWithSize(t.batchSize(items) + t.freshSealedSize())
+	// Fresh rows first: an overlay write of the same key is newer.
+	if err := t.sealFresh(b, epoch); err != nil {
+		_ = b.Close()
+		return t.becomeBroken(err)
+	}
 	// In key order: Pebble's memtable inserts a sorted batch faster.
 	if err := t.encodeSealed(b, items); err != nil {
 		_ = b.Close()
@@ -272,6 +281,7 @@ func (t *StateTable) maybePrune() {
 	}
 	t.prunedUpTo = c
 	t.overlay.prune(c)
+	t.pruneFresh(c)
 }
 
 // OverlayLen returns the number of uncommitted writes buffered (a key
@@ -279,5 +289,9 @@ func (t *StateTable) maybePrune() {
 // and metrics.
 func (t *StateTable) OverlayLen() int {
 	t.maybePrune()
-	return t.overlay.len()
+	n := t.overlay.len()
+	for _, fc := range t.fresh {
+		n += len(fc.rows)
+	}
+	return n
 }

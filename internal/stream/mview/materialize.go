@@ -107,7 +107,9 @@ func (m *Materialize) apply(ctx context.Context, c *types.Chunk) error {
 			err = m.applyUpdate(ctx, c.Row(i), c.Row(idx[k+1]))
 			k++
 		case op == types.Insert && m.fresh:
-			err = m.applyFreshInsert(c.Row(i))
+			var n int
+			n, err = m.applyFreshRun(c, idx[k:])
+			k += n - 1
 		case op == types.Insert && m.trusted:
 			err = m.applyTrustedInsert(c.Row(i))
 		case op.IsInsert():
@@ -150,6 +152,27 @@ func (m *Materialize) applyInsert(ctx context.Context, row, old types.Row) error
 		m.emit(types.Insert, row)
 	}
 	return nil
+}
+
+// applyFreshRun stores the plain inserts that start idx (visible rows of
+// c) as one fresh run of the table, and returns how many it took. Rows
+// the table cannot take as a run go one by one.
+func (m *Materialize) applyFreshRun(c *types.Chunk, idx []int) (int, error) {
+	n := 1
+	for n < len(idx) && c.Op(idx[n]) == types.Insert {
+		n++
+	}
+	ok, err := m.table.InsertFresh(c, idx[:n])
+	if err != nil {
+		return 0, fmt.Errorf("mview: write table: %w", err)
+	}
+	if !ok {
+		return 1, m.applyFreshInsert(c.Row(idx[0]))
+	}
+	for _, i := range idx[:n] {
+		m.queue.Push(m.out.AppendFrom(types.Insert, c, i))
+	}
+	return n, nil
 }
 
 // applyFreshInsert stores a row whose key was never used: no lookup, and
