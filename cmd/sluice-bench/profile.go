@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"runtime/pprof"
 )
@@ -19,6 +18,6 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	}
 	return func() error {
 		pprof.StopCPUProfile()
-		return errors.Join(f.Close())
+		return f.Close()
 	}, nil
 }

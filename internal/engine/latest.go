@@ -59,12 +59,6 @@ type TableWriter struct {
 	txn    *Txn           // the block the statement is part of, if any
 }
 
-// Staged returns the chunks staged and not yet committed.
-func (w *TableWriter) Staged() []*types.Chunk { return w.staged }
-
-// Relation returns the table the writer holds.
-func (w *TableWriter) Relation() *catalog.Relation { return w.rel }
-
 // Seq returns the log seq of the writer's last record (0 = none yet).
 func (w *TableWriter) Seq() uint64 { return w.seq }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sql/planner"
 	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -23,16 +24,11 @@ import (
 // insert writes the new rows (constant VALUES or a query's result),
 // checking them against the table's primary key (conflict.go).
 func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.ResultWriter) error {
-	tw, done, err := s.lockTable(ctx, ins.Table)
+	tw, sn, done, err := s.lockAndRead(ctx, ins.Table)
 	if err != nil {
 		return err
 	}
 	defer done()
-	sn, err := s.latest(ctx)
-	if err != nil {
-		return err
-	}
-	defer sn.Close()
 	rows := ins.Rows
 	if ins.Query != nil {
 		if rows, err = s.collectOn(ctx, sn, ins.Query); err != nil {
@@ -90,16 +86,11 @@ func (s *Session) delete(ctx context.Context, d *planner.Delete, w pgwire.Result
 // update writes each change as an UpdateDelete of the old row followed by
 // an UpdateInsert of the new one, so views see one update per row.
 func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.ResultWriter) error {
-	tw, done, err := s.lockTable(ctx, u.Table)
+	tw, sn, done, err := s.lockAndRead(ctx, u.Table)
 	if err != nil {
 		return err
 	}
 	defer done()
-	sn, err := s.latest(ctx)
-	if err != nil {
-		return err
-	}
-	defer sn.Close()
 	rows, err := s.collectOn(ctx, sn, u.Query)
 	if err != nil {
 		return err
@@ -239,6 +230,21 @@ func (s *Session) retryLocked(ctx context.Context, run func() error) error {
 			return err
 		}
 	}
+}
+
+// lockAndRead takes rel's write lock and then a snapshot of the latest
+// state (with the open block's writes); done closes both.
+func (s *Session) lockAndRead(ctx context.Context, rel *catalog.Relation) (*engine.TableWriter, *storage.Snapshot, func(), error) {
+	tw, unlock, err := s.lockTable(ctx, rel)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sn, err := s.latest(ctx)
+	if err != nil {
+		unlock()
+		return nil, nil, nil, err
+	}
+	return tw, sn, func() { _ = sn.Close(); unlock() }, nil
 }
 
 // lockTable takes rel's write lock for a statement; the session notes

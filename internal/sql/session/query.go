@@ -15,13 +15,14 @@ import (
 	"github.com/sluice-db/sluice/internal/types"
 )
 
-// columnsOf describes a query's visible result columns.
-func columnsOf(q *planner.Query) []pgwire.Column { return resultColumns(q) }
-
 // resultColumns describes the rows a planned statement sends (a query's,
 // a RETURNING list's), nil when it sends none.
 func resultColumns(res planner.Result) []pgwire.Column {
-	rc := planner.ResultColumns(res)
+	return wireColumns(planner.ResultColumns(res))
+}
+
+// wireColumns describes catalog columns to the client.
+func wireColumns(rc []catalog.Column) []pgwire.Column {
 	if rc == nil {
 		return nil
 	}
@@ -36,7 +37,7 @@ func resultColumns(res planner.Result) []pgwire.Column {
 // its rows to w.
 func (s *Session) query(ctx context.Context, q *planner.Query, w pgwire.ResultWriter, describe bool) error {
 	if describe {
-		if err := w.Describe(columnsOf(q)); err != nil {
+		if err := w.Describe(resultColumns(q)); err != nil {
 			return err
 		}
 	}

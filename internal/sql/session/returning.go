@@ -48,7 +48,7 @@ func sendReturning(ctx context.Context, r *planner.Returning, rows []types.Row, 
 	if r == nil {
 		return nil
 	}
-	if err := w.Describe(resultColumns(&planner.Insert{Returning: r})); err != nil {
+	if err := w.Describe(wireColumns(r.Columns)); err != nil {
 		return err
 	}
 	for _, row := range rows {
