@@ -40,7 +40,7 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 	if t.broken != nil {
 		return false, t.broken
 	}
-	if len(t.lay.desc.PK) != 1 || t.lay.pkTypes[0] != types.TInt64 || len(rows) == 0 {
+	if len(t.lay.desc.PK) != 1 || t.lay.pkTypes[0] != types.TInt64 || len(rows) == 0 || !t.sameTypes(c) {
 		return false, nil
 	}
 	col := t.lay.desc.PK[0]
@@ -73,6 +73,20 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 	}
 	t.fresh = append(t.fresh, fc)
 	return true, nil
+}
+
+// sameTypes reports whether c's columns are the table's (sealFresh encodes
+// them as they are).
+func (t *StateTable) sameTypes(c *types.Chunk) bool {
+	if len(c.Cols) != len(t.lay.desc.Types) {
+		return false
+	}
+	for j, col := range c.Cols {
+		if col.Type() != t.lay.desc.Types[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // freshGet finds row id among the fresh rows.
@@ -131,22 +145,17 @@ func (t *StateTable) sealFresh(b *pebble.Batch, epoch uint64) error {
 			next[v]++
 		}
 	}
-	row := make(types.Row, len(t.lay.desc.Types))
+	// Straight from the columns: no row is boxed.
 	pk := make(types.Row, 1)
 	for _, r := range order {
-		i := r.fc.rows[r.k]
-		for j, col := range r.fc.c.Cols {
-			row[j] = col.Get(i)
-		}
-		pk[0] = row[t.lay.desc.PK[0]]
-		v := r.fc.vnodes[r.k]
-		key, err := t.lay.appendKey(t.keyScratch[:0], v, pk)
+		pk[0] = r.fc.ids[r.k]
+		key, err := t.lay.appendKey(t.keyScratch[:0], r.fc.vnodes[r.k], pk)
 		if err != nil {
 			return err
 		}
 		t.keyScratch = key
-		if t.valScratch, err = t.lay.encodeValue(t.valScratch[:0], row); err != nil {
-			return err
+		if t.valScratch, err = codec.EncodeValueColumns(t.valScratch[:0], r.fc.c.Cols, r.fc.rows[r.k]); err != nil {
+			return fmt.Errorf("storage: table %d: encode row: %w", t.lay.desc.ID, err)
 		}
 		if err := b.Set(key, t.valScratch, nil); err != nil {
 			return err

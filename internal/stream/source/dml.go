@@ -51,7 +51,7 @@ func EncodeDML(c *types.Chunk) ([]byte, error) {
 			continue
 		}
 		var err error
-		val, err = codec.EncodeValue(val[:0], c.Row(i), ts)
+		val, err = codec.EncodeValueColumns(val[:0], c.Cols, i)
 		if err != nil {
 			return nil, fmt.Errorf("source: encode dml row %d: %w", i, err)
 		}

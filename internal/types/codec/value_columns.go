@@ -257,6 +257,26 @@ func appendValueAt(dst []byte, c types.Column, i int) ([]byte, error) {
 		if t.ID == types.Decimal && v.Vals[i] != nil {
 			return appendValueDecimal(dst, v.Vals[i])
 		}
+	case *types.Vec[bool]:
+		if t.ID == types.Bool {
+			return appendKeyBool(dst, v.Vals[i]), nil
+		}
+	case *types.Vec[types.DTimestamp]:
+		if t.ID == types.Timestamp {
+			return binary.AppendVarint(dst, int64(v.Vals[i])), nil
+		}
+	case *types.Vec[types.DTimestamptz]:
+		if t.ID == types.Timestamptz {
+			return binary.AppendVarint(dst, int64(v.Vals[i])), nil
+		}
+	case *types.Vec[types.DDate]:
+		if t.ID == types.Date {
+			return binary.AppendVarint(dst, int64(v.Vals[i])), nil
+		}
+	case *types.Vec[types.DTime]:
+		if t.ID == types.Time {
+			return binary.AppendVarint(dst, int64(v.Vals[i])), nil
+		}
 	}
 	return appendValueDatum(dst, c.Get(i), t)
 }
