@@ -162,6 +162,13 @@ func (l *layout) appendKey(dst []byte, vnode uint16, pkPrefix types.Row) ([]byte
 	return out, nil
 }
 
+// appendIntKey appends t|id|vnode|pk for a table keyed by one non-NULL
+// bigint, without boxing it.
+func (l *layout) appendIntKey(dst []byte, vnode uint16, id int64) []byte {
+	dst = appendVNodePrefix(dst, l.desc.ID, vnode)
+	return codec.AppendKeyInt64(dst, id, l.pkOrders[0])
+}
+
 // encodeValue encodes a full row as a Pebble value.
 func (l *layout) encodeValue(dst []byte, row types.Row) ([]byte, error) {
 	out, err := codec.EncodeValue(dst, row, l.desc.Types)

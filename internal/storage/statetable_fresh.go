@@ -34,14 +34,15 @@ type freshChunk struct {
 
 // InsertFresh stores the given rows of c (ascending indices), all plain
 // inserts whose key is a row id never used, without reading. It reports
-// false (and stores nothing) when the table is not keyed by one int64
-// column or the ids do not rise; the caller then inserts row by row.
+// false (and stores nothing) when the table is not keyed and distributed
+// by one int64 column or the ids do not rise; the caller then inserts row by row.
 func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 	if t.broken != nil {
 		return false, t.broken
 	}
-	if len(t.lay.desc.PK) != 1 || t.lay.pkTypes[0] != types.TInt64 || len(rows) == 0 || !t.sameTypes(c) {
-		return false, nil
+	if len(t.lay.desc.PK) != 1 || t.lay.pkTypes[0] != types.TInt64 || len(t.lay.distPos) != 1 ||
+		len(rows) == 0 || !t.sameTypes(c) {
+		return false, nil // not keyed and distributed by one bigint
 	}
 	col := t.lay.desc.PK[0]
 	vec, ok := c.Cols[col].(*types.Vec[int64])
@@ -73,6 +74,16 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 	}
 	t.fresh = append(t.fresh, fc)
 	return true, nil
+}
+
+// HoldsNoWrites reports whether the table holds no uncommitted write
+// other than fresh rows. A caller that knows a key is not stored (a view's
+// insert) may then store it with InsertFresh: no overlay write of the key
+// can be older than the fresh row, which is what makes fresh rows safe to
+// read and seal before the overlay.
+func (t *StateTable) HoldsNoWrites() bool {
+	t.maybePrune()
+	return t.overlay.empty()
 }
 
 // sameTypes reports whether c's columns are the table's (sealFresh encodes
@@ -117,15 +128,71 @@ func (t *StateTable) hasUnsealedFresh() bool {
 // sealFresh encodes the unsealed fresh rows into b in key order and marks
 // them sealed in epoch.
 func (t *StateTable) sealFresh(b *pebble.Batch, epoch uint64) error {
-	var start [codec.VNodeCount + 1]int
 	var todo []*freshChunk
 	for i := range t.fresh {
-		fc := &t.fresh[i]
-		if fc.sealed != 0 {
-			continue
+		if fc := &t.fresh[i]; fc.sealed == 0 {
+			fc.sealed = epoch
+			todo = append(todo, fc)
 		}
-		fc.sealed = epoch
-		todo = append(todo, fc)
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	vals, err := t.encodeFresh(todo)
+	if err != nil {
+		return err
+	}
+	for _, r := range freshKeyOrder(todo) {
+		fc, v := todo[r.chunk], vals[r.chunk]
+		key := t.lay.appendIntKey(t.keyScratch[:0], fc.vnodes[r.k], fc.ids[r.k])
+		t.keyScratch = key
+		if err := b.Set(key, v.arena[v.ends[r.k]:v.ends[r.k+1]], nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodedRows is one fresh chunk's rows in value encoding: row k is
+// arena[ends[k]:ends[k+1]].
+type encodedRows struct {
+	arena []byte
+	ends  []int
+}
+
+// encodeFresh encodes every row of todo once, in chunk order. Reading the
+// columns in order is what makes this cheap: encoding them in key order
+// (by vnode) missed the cache on every column of every row.
+func (t *StateTable) encodeFresh(todo []*freshChunk) ([]encodedRows, error) {
+	out := make([]encodedRows, len(todo))
+	for ci, fc := range todo {
+		e := encodedRows{ends: make([]int, 1, len(fc.rows)+1)}
+		for k, i := range fc.rows {
+			var err error
+			if e.arena, err = codec.EncodeValueColumns(e.arena, fc.c.Cols, i); err != nil {
+				return nil, fmt.Errorf("storage: table %d: encode row: %w", t.lay.desc.ID, err)
+			}
+			if k == 0 {
+				// Size the arena from the first row.
+				e.arena = slices.Grow(e.arena, len(e.arena)*len(fc.rows)*9/8)
+			}
+			e.ends = append(e.ends, len(e.arena))
+		}
+		out[ci] = e
+	}
+	return out, nil
+}
+
+// freshRef is row k of the chunk-th fresh chunk being sealed.
+type freshRef struct{ chunk, k int }
+
+// freshKeyOrder returns the rows of todo bucketed by vnode (a counting
+// sort), in chunk order within one: key order when ids rise across the
+// chunks as within each (a bulk load). Pebble needs no order; a sorted
+// batch only enters the memtable faster.
+func freshKeyOrder(todo []*freshChunk) []freshRef {
+	var start [codec.VNodeCount + 1]int
+	for _, fc := range todo {
 		for _, v := range fc.vnodes {
 			start[v+1]++
 		}
@@ -133,35 +200,15 @@ func (t *StateTable) sealFresh(b *pebble.Batch, epoch uint64) error {
 	for v := 1; v <= codec.VNodeCount; v++ {
 		start[v] += start[v-1]
 	}
-	type ref struct {
-		fc *freshChunk
-		k  int
-	}
-	order := make([]ref, start[codec.VNodeCount])
+	order := make([]freshRef, start[codec.VNodeCount])
 	next := start
-	for _, fc := range todo {
+	for ci, fc := range todo {
 		for k, v := range fc.vnodes {
-			order[next[v]] = ref{fc, k}
+			order[next[v]] = freshRef{ci, k}
 			next[v]++
 		}
 	}
-	// Straight from the columns: no row is boxed.
-	pk := make(types.Row, 1)
-	for _, r := range order {
-		pk[0] = r.fc.ids[r.k]
-		key, err := t.lay.appendKey(t.keyScratch[:0], r.fc.vnodes[r.k], pk)
-		if err != nil {
-			return err
-		}
-		t.keyScratch = key
-		if t.valScratch, err = codec.EncodeValueColumns(t.valScratch[:0], r.fc.c.Cols, r.fc.rows[r.k]); err != nil {
-			return fmt.Errorf("storage: table %d: encode row: %w", t.lay.desc.ID, err)
-		}
-		if err := b.Set(key, t.valScratch, nil); err != nil {
-			return err
-		}
-	}
-	return nil
+	return order
 }
 
 // freshSealedSize estimates the bytes sealFresh adds to a batch.

@@ -112,6 +112,18 @@ func appendKeyColumn(dst []byte, d types.Datum, t types.Type, o Order) ([]byte, 
 	return dst, nil
 }
 
+// AppendKeyInt64 appends the key encoding of one non-NULL integer column
+// under o: the bytes EncodeKey writes for it, without boxing v.
+func AppendKeyInt64(dst []byte, v int64, o Order) []byte {
+	dst = append(dst, valueMarker)
+	start := len(dst)
+	dst = appendKeyInt(dst, v)
+	if o.Desc {
+		invert(dst[start:])
+	}
+	return dst
+}
+
 func invert(b []byte) {
 	for i := range b {
 		b[i] = ^b[i]
