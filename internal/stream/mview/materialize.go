@@ -110,6 +110,10 @@ func (m *Materialize) apply(ctx context.Context, c *types.Chunk) error {
 			var n int
 			n, err = m.applyFreshRun(c, idx[k:])
 			k += n - 1
+		case op == types.Insert && m.trusted && m.table.HoldsNoWrites():
+			var n int
+			n, err = m.applyTrustedRun(c, idx[k:])
+			k += n - 1
 		case op == types.Insert && m.trusted:
 			err = m.applyTrustedInsert(c.Row(i))
 		case op.IsInsert():
@@ -158,6 +162,12 @@ func (m *Materialize) applyInsert(ctx context.Context, row, old types.Row) error
 // c) as one fresh run of the table, and returns how many it took. Rows
 // the table cannot take as a run go one by one.
 func (m *Materialize) applyFreshRun(c *types.Chunk, idx []int) (int, error) {
+	return m.applyFreshRunAs(c, idx, m.applyFreshInsert)
+}
+
+// applyFreshRunAs is applyFreshRun with one for the first row when the
+// table cannot take the rows as a run.
+func (m *Materialize) applyFreshRunAs(c *types.Chunk, idx []int, one func(types.Row) error) (int, error) {
 	n := 1
 	for n < len(idx) && c.Op(idx[n]) == types.Insert {
 		n++
@@ -167,12 +177,23 @@ func (m *Materialize) applyFreshRun(c *types.Chunk, idx []int) (int, error) {
 		return 0, fmt.Errorf("mview: write table: %w", err)
 	}
 	if !ok {
-		return 1, m.applyFreshInsert(c.Row(idx[0]))
+		return 1, one(c.Row(idx[0]))
 	}
 	for _, i := range idx[:n] {
 		m.queue.Push(m.out.AppendFrom(types.Insert, c, i))
 	}
 	return n, nil
+}
+
+// applyTrustedRun stores a view's plain inserts that start idx as a fresh
+// run when the table holds no uncommitted write (a bulk load reaching an
+// idle view): the inserted keys are not stored (trusted), and with nothing
+// in the overlay no older write of them can shadow the run. The cache
+// is emptied, as it may say "known absent" for one of them. It returns
+// how many rows it took.
+func (m *Materialize) applyTrustedRun(c *types.Chunk, idx []int) (int, error) {
+	m.rows.forget()
+	return m.applyFreshRunAs(c, idx, m.applyTrustedInsert)
 }
 
 // applyFreshInsert stores a row whose key was never used: no lookup, and

@@ -87,3 +87,10 @@ func (s *rowStore) remove(stored types.Row, key string) error {
 	s.cache.Put(key, nil)
 	return nil
 }
+
+// forget empties the cache (it may only ever be emptied, never wrong).
+func (s *rowStore) forget() {
+	if s.cache.Len() > 0 {
+		s.cache.Clear()
+	}
+}
