@@ -48,8 +48,9 @@ func (d *CopyBinaryDecoder) ReadRow() (types.Row, error) {
 		}
 		d.begun = true
 	}
-	var n int16
-	if err := binary.Read(d.r, binary.BigEndian, &n); err != nil {
+	n16, err := d.readUint(2)
+	n := int16(n16)
+	if err != nil {
 		if err == io.EOF {
 			// As in Postgres, data that ends at a row boundary needs no
 			// trailer (pgx sends none).
@@ -96,11 +97,33 @@ func (d *CopyBinaryDecoder) readHeader() error {
 	return nil
 }
 
+// readUint reads a big-endian unsigned integer of size bytes (2 or 4)
+// without encoding/binary.Read's reflection and allocation. A clean end
+// before its first byte is io.EOF.
+func (d *CopyBinaryDecoder) readUint(size int) (uint32, error) {
+	b, err := d.r.Peek(size)
+	if err != nil {
+		if len(b) == 0 && err == io.EOF {
+			return 0, io.EOF
+		}
+		return 0, io.ErrUnexpectedEOF
+	}
+	var v uint32
+	if size == 2 {
+		v = uint32(binary.BigEndian.Uint16(b))
+	} else {
+		v = binary.BigEndian.Uint32(b)
+	}
+	_, _ = d.r.Discard(size)
+	return v, nil
+}
+
 func (d *CopyBinaryDecoder) readField(t types.Type) (types.Datum, error) {
-	var n int32
-	if err := binary.Read(d.r, binary.BigEndian, &n); err != nil {
+	n32, err := d.readUint(4)
+	if err != nil {
 		return nil, errCopyBinary("unexpected end of data")
 	}
+	n := int32(n32)
 	if n == -1 {
 		return nil, nil
 	}
