@@ -36,6 +36,7 @@ type CopyTextDecoder struct {
 	ended  bool
 	fields []string
 	nulls  []bool
+	long   []byte // a line longer than r's buffer (readLine)
 }
 
 // NewCopyTextDecoder reads text-format rows from r (the reader CopyIn
@@ -55,7 +56,7 @@ func (d *CopyTextDecoder) ReadRow() (fields []string, null []bool, err error) {
 	if d.ended {
 		return nil, nil, io.EOF
 	}
-	raw, err := d.r.ReadBytes('\n')
+	raw, err := d.readLine()
 	if len(raw) == 0 && err != nil {
 		d.ended = true
 		if errors.Is(err, io.EOF) {
@@ -75,8 +76,28 @@ func (d *CopyTextDecoder) ReadRow() (fields []string, null []bool, err error) {
 	return d.splitLine(raw)
 }
 
+// readLine returns the next line with its '\n', valid until the next
+// read: most lines come straight from the reader's buffer; one longer
+// than the buffer is gathered in d.long.
+func (d *CopyTextDecoder) readLine() ([]byte, error) {
+	raw, err := d.r.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return raw, err
+	}
+	d.long = append(d.long[:0], raw...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		raw, err = d.r.ReadSlice('\n')
+		d.long = append(d.long, raw...)
+	}
+	return d.long, err
+}
+
+// splitLine splits a line into fields. The line becomes one string and the
+// fields without escapes are substrings of it: one allocation per row, not
+// one per field.
 func (d *CopyTextDecoder) splitLine(raw []byte) ([]string, []bool, error) {
 	d.fields, d.nulls = d.fields[:0], d.nulls[:0]
+	line := string(raw)
 	start := 0
 	for i := 0; i <= len(raw); i++ {
 		if i < len(raw) && raw[i] == '\\' {
@@ -86,11 +107,11 @@ func (d *CopyTextDecoder) splitLine(raw []byte) ([]string, []bool, error) {
 		if i < len(raw) && raw[i] != d.Delimiter {
 			continue
 		}
-		field := raw[start:min(i, len(raw))]
-		if string(field) == d.Null {
+		field := line[start:min(i, len(raw))]
+		if field == d.Null {
 			d.fields, d.nulls = append(d.fields, ""), append(d.nulls, true)
 		} else {
-			s, err := unescapeCopyText(field)
+			s, err := unescapeCopyField(field)
 			if err != nil {
 				return nil, nil, fmt.Errorf("line %d: %w", d.line, err)
 			}
@@ -129,6 +150,18 @@ func (d *CopyTextDecoder) DecodeRow(ts []types.Type) (types.Row, error) {
 		}
 	}
 	return row, nil
+}
+
+// unescapeCopyField is unescapeCopyText for a field without a backslash
+// returned as it is, without a copy.
+func unescapeCopyField(f string) (string, error) {
+	if strings.IndexByte(f, '\\') < 0 {
+		if !utf8.ValidString(f) {
+			return "", sqlerr.New(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
+		}
+		return f, nil
+	}
+	return unescapeCopyText([]byte(f))
 }
 
 // unescapeCopyText undoes COPY text escapes in one field.

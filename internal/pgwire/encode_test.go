@@ -148,6 +148,36 @@ func TestCopyTextDecoder(t *testing.T) {
 	}
 }
 
+// TestCopyTextLongLines: lines longer than the decoder's read buffer
+// (64 KiB), with escapes and a last line without a newline, split as
+// short ones do, and each row's fields survive the next read.
+func TestCopyTextLongLines(t *testing.T) {
+	long := strings.Repeat("x", 150<<10)
+	in := long + `\t` + "\tend\n" + "short\t" + `\\N` + "\n" + long + "\tlast"
+	d := NewCopyTextDecoder(strings.NewReader(in))
+	var rows [][]string
+	for {
+		fields, _, err := d.ReadRow()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The strings (not the slice) must survive the next read.
+		rows = append(rows, append([]string(nil), fields...))
+	}
+	want := [][]string{{long + "\t", "end"}, {"short", `\N`}, {long, "last"}}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rows), len(want))
+	}
+	for i := range want {
+		if strings.Join(rows[i], "|") != strings.Join(want[i], "|") {
+			t.Fatalf("row %d: %d fields (%d bytes), want %d", i, len(rows[i]), len(strings.Join(rows[i], "|")), len(want[i]))
+		}
+	}
+}
+
 func sqlerrCode(err error) sqlerr.Code {
 	if err == nil {
 		return ""
