@@ -244,6 +244,23 @@ func (b *Builder) AppendFrom(op Op, src *Chunk, i int) *Chunk {
 	return nil
 }
 
+// AppendColumns adds a row whose values fill appends, one to each column
+// (in any order), straight into the chunk's column vectors. When fill
+// fails the builder is left with a partial row and must be discarded.
+func (b *Builder) AppendColumns(op Op, fill func(cols []Column) error) (*Chunk, error) {
+	if b.cols == nil {
+		b.start()
+	}
+	if err := fill(b.cols); err != nil {
+		return nil, err
+	}
+	b.ops = append(b.ops, op)
+	if !b.unbounded && len(b.ops) >= b.size {
+		return b.Take(), nil
+	}
+	return nil, nil
+}
+
 // Len returns the number of buffered rows.
 func (b *Builder) Len() int { return len(b.ops) }
 

@@ -40,16 +40,25 @@ func parseBool(s string) (Datum, error) {
 // parseInt reads an optionally signed decimal integer and checks it
 // against the type's range.
 func parseInt(s string, t Type) (Datum, error) {
+	n, err := parseInt64(s, t)
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// parseInt64 is parseInt without boxing the result.
+func parseInt64(s string, t Type) (int64, error) {
 	v := trimSpace(s)
 	body := strings.TrimLeft(v, "+-")
 	if len(v)-len(body) > 1 || body == "" || !allDigits(body) {
-		return nil, errSyntax(t.String(), s)
+		return 0, errSyntax(t.String(), s)
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	lo, hi := t.IntRange()
 	if err != nil || n < lo || n > hi {
 		// allDigits rules out a syntax error, so this is overflow.
-		return nil, errRange(t.String(), s)
+		return 0, errRange(t.String(), s)
 	}
 	return n, nil
 }

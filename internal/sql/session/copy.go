@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -192,16 +193,9 @@ type copyTextRows struct {
 func (t *copyTextRows) Line() int { return t.rr.Line() }
 
 func (t *copyTextRows) ReadRow() (types.Row, error) {
-	fields, nulls, err := t.rr.ReadRow()
-	if err == nil && t.header {
-		t.header = false
-		fields, nulls, err = t.rr.ReadRow()
-	}
+	fields, nulls, err := t.fields()
 	if err != nil {
 		return nil, err
-	}
-	if len(fields) != len(t.ts) {
-		return nil, sqlerr.Errorf(sqlerr.Code("22P04"), "expected %d columns, got %d", len(t.ts), len(fields))
 	}
 	row := make(types.Row, len(fields))
 	for k, f := range fields {
@@ -213,6 +207,39 @@ func (t *copyTextRows) ReadRow() (types.Row, error) {
 		}
 	}
 	return row, nil
+}
+
+// ReadRowInto parses the next row's fields straight into cols (target k
+// into cols[pos[k]]), without boxing a value.
+func (t *copyTextRows) ReadRowInto(cols []types.Column, pos []int) error {
+	fields, nulls, err := t.fields()
+	if err != nil {
+		return err
+	}
+	for k, f := range fields {
+		if nulls[k] {
+			cols[pos[k]].Append(nil)
+		} else if err := types.ParseAppend(cols[pos[k]], f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fields returns the next data row's fields, checked for their count.
+func (t *copyTextRows) fields() ([]string, []bool, error) {
+	fields, nulls, err := t.rr.ReadRow()
+	if err == nil && t.header {
+		t.header = false
+		fields, nulls, err = t.rr.ReadRow()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(fields) != len(t.ts) {
+		return nil, nil, sqlerr.Errorf(sqlerr.Code("22P04"), "expected %d columns, got %d", len(t.ts), len(fields))
+	}
+	return fields, nulls, nil
 }
 
 // targetTypes returns the types of the COPY's target columns.
@@ -238,28 +265,67 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 	}
 	// The whole COPY is one record: it is applied entirely or not at all.
 	b := types.NewUnboundedBuilder(vis)
+	read := rowsInto(dr, pos, len(vis))
 	total := 0
 	for {
 		if total%1024 == 1023 && ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		vals, err := dr.ReadRow()
+		_, err := b.AppendColumns(types.Insert, read)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return 0, copyErr(rel, dr.Line(), err)
 		}
-		row := make(types.Row, len(vis))
-		for k, v := range vals {
-			row[pos[k]] = v
-		}
-		b.Append(types.Insert, row)
 		total++
 	}
 	c := b.Take()
 	err := s.retryLocked(ctx, func() error { return s.writeCopy(ctx, rel, c) })
 	return total, err
+}
+
+// columnReader is a datumReader that can parse a row straight into
+// column vectors.
+type columnReader interface {
+	ReadRowInto(cols []types.Column, pos []int) error
+}
+
+// rowsInto returns a Builder.AppendColumns fill that reads dr's next row
+// into the visible columns (target k at pos[k], the others NULL). It
+// returns io.EOF, before appending anything, when the rows end.
+func rowsInto(dr datumReader, pos []int, nVisible int) func([]types.Column) error {
+	var others []int // visible columns COPY does not name
+	for c := range nVisible {
+		if !slices.Contains(pos, c) {
+			others = append(others, c)
+		}
+	}
+	nulls := func(cols []types.Column) {
+		for _, c := range others {
+			cols[c].Append(nil)
+		}
+	}
+	if cr, ok := dr.(columnReader); ok {
+		return func(cols []types.Column) error {
+			if err := cr.ReadRowInto(cols, pos); err != nil {
+				return err
+			}
+			nulls(cols)
+			return nil
+		}
+	}
+	return func(cols []types.Column) error {
+		vals, err := dr.ReadRow()
+		if err != nil {
+			return err
+		}
+		for k, v := range vals {
+			cols[pos[k]].Append(v)
+		}
+		nulls(cols)
+		return nil
+	}
 }
 
 // writeCopy writes COPY's rows, checked against the primary key.
