@@ -109,13 +109,11 @@ func DecodeDML(b []byte, ts []types.Type) (*types.Chunk, error) {
 		cols[j] = types.MustColumn(t, int(n))
 	}
 	ops := make([]types.Op, 0, n)
+	dec := codec.NewColumnDecoder(min(int(n), types.DefaultChunkSize))
 	for i := range n {
-		op, row, err := r.row(ts)
+		op, err := r.row(ts, cols, dec)
 		if err != nil {
 			return nil, fmt.Errorf("row %d: %w", i, err)
-		}
-		for j, d := range row {
-			cols[j].Append(d)
 		}
 		ops = append(ops, op)
 	}
@@ -166,28 +164,28 @@ func (r *dmlReader) uvarint(what string) (uint64, error) {
 	return v, nil
 }
 
-func (r *dmlReader) row(ts []types.Type) (types.Op, types.Row, error) {
+// row decodes the next row straight into cols and returns its op.
+func (r *dmlReader) row(ts []types.Type, cols []types.Column, dec *codec.ColumnDecoder) (types.Op, error) {
 	if len(r.b) == 0 {
-		return 0, nil, corrupt("missing op")
+		return 0, corrupt("missing op")
 	}
 	op := types.Op(r.b[0])
 	if op > types.UpdateInsert {
-		return 0, nil, corrupt("bad op %d", op)
+		return 0, corrupt("bad op %d", op)
 	}
 	r.b = r.b[1:]
 	n, err := r.uvarint("row length")
 	if err != nil {
-		return 0, nil, err
+		return 0, err
 	}
 	if n > uint64(len(r.b)) {
-		return 0, nil, corrupt("row length %d exceeds payload", n)
+		return 0, corrupt("row length %d exceeds payload", n)
 	}
-	row, err := codec.DecodeValue(r.b[:n], ts)
-	if err != nil {
-		return 0, nil, fmt.Errorf("%w: %w", ErrCorruptDML, err)
+	if err := dec.DecodeInto(r.b[:n], ts, cols); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrCorruptDML, err)
 	}
 	r.b = r.b[n:]
-	return op, row, nil
+	return op, nil
 }
 
 func corrupt(format string, args ...any) error {
