@@ -261,6 +261,21 @@ func (b *Builder) AppendColumns(op Op, fill func(cols []Column) error) (*Chunk, 
 	return nil, nil
 }
 
+// AppendRange adds rows [from, to) of src (same column types) with their
+// ops, column by column. The builder must have room for them all: it cuts
+// no chunk.
+func (b *Builder) AppendRange(src *Chunk, from, to int) {
+	if b.cols == nil {
+		b.start()
+	}
+	for j, col := range src.Cols {
+		b.cols[j].AppendRange(col, from, to)
+	}
+	for i := from; i < to; i++ {
+		b.ops = append(b.ops, src.Op(i))
+	}
+}
+
 // Len returns the number of buffered rows.
 func (b *Builder) Len() int { return len(b.ops) }
 

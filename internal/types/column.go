@@ -19,6 +19,9 @@ type Column interface {
 	Append(d Datum)
 	// AppendFrom appends row i of src, a column of the same type.
 	AppendFrom(src Column, i int)
+	// AppendRange appends rows [from, to) of src, a column of the same
+	// type.
+	AppendRange(src Column, from, to int)
 	// Set overwrites row i with d, which must be nil or of the column's
 	// Go type.
 	Set(i int, d Datum)
@@ -97,6 +100,28 @@ func (v *Vec[T]) AppendFrom(src Column, i int) {
 		return
 	}
 	v.Vals = append(v.Vals, s.Vals[i])
+}
+
+// AppendRange appends rows [from, to) of src, which must be a *Vec[T]: one
+// copy of the values, then the NULL bits.
+func (v *Vec[T]) AppendRange(src Column, from, to int) {
+	s := src.(*Vec[T])
+	base := len(v.Vals)
+	v.Vals = append(v.Vals, s.Vals[from:to]...)
+	for i := from; i < to; {
+		w := i >> 6
+		if w >= len(s.Nulls) {
+			return
+		}
+		if s.Nulls[w] == 0 { // no NULL in this word: skip it
+			i = (w + 1) << 6
+			continue
+		}
+		if s.Nulls.Get(i) {
+			v.Nulls.Set(base + i - from)
+		}
+		i++
+	}
 }
 
 // Gather returns the rows at idx as a new column.

@@ -66,9 +66,7 @@ func (r *logReader) take(max int) (*types.Chunk, logPos, error) {
 		if end == start {
 			break
 		}
-		for i := start; i < end; i++ {
-			b.AppendFrom(r.cur.Op(i), r.cur, i)
-		}
+		b.AppendRange(r.cur, start, end)
 		r.pos.rows = end
 		if end >= n {
 			r.pos = logPos{seq: r.curSeq}
