@@ -22,6 +22,35 @@ type aggCase struct {
 
 var aggCases = []aggCase{
 	{
+		// The value table keeps the spelling last written to a key;
+		// min and max show it, whether read by a scan or kept in memory.
+		name: "min and max of key-equal numerics show the spelling last written",
+		in:   tsch(i32, dec), groups: []int{0},
+		calls: []plan.AggCall{ac(plan.AggMax, dec, 1), ac(plan.AggMin, dec, 1)},
+		script: `barrier
+			+ 1 1.0
+			barrier
+			+ 1 1.00
+			+ 1 0.5
+			barrier
+			- 1 1.0
+			barrier
+			- 1 0.5
+			stop`,
+		want: `barrier
+			+ 1 1.0 1.0
+			barrier
+			U- 1 1.0 1.0
+			U+ 1 1.00 0.5
+			barrier
+			U- 1 1.00 0.5
+			U+ 1 1.0 0.5
+			barrier
+			U- 1 1.0 0.5
+			U+ 1 1.0 1.0
+			barrier`,
+	},
+	{
 		name: "count sum min max with deletes of the min and an emptied group",
 		in:   tsch(i32, i32), groups: []int{0},
 		calls: []plan.AggCall{ac(plan.AggCountStar, i64), ac(plan.AggCount, i64, 1), ac(plan.AggSum, i64, 1),

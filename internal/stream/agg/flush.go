@@ -165,7 +165,7 @@ func (a *Agg) outputs(ctx context.Context, g *group, out types.Row) error {
 		if call.running {
 			out[ci], err = g.states[ci].output(call, a.out)
 		} else {
-			out[ci], err = a.tableOutput(ctx, g, call)
+			out[ci], err = a.tableOutput(ctx, g, ci, call)
 		}
 		if err != nil {
 			return err
@@ -176,13 +176,19 @@ func (a *Agg) outputs(ctx context.Context, g *group, out types.Row) error {
 
 // tableOutput computes min, max or string_agg from the group's rows in the
 // call's value table.
-func (a *Agg) tableOutput(ctx context.Context, g *group, call *callSpec) (types.Datum, error) {
-	if call.Kind == plan.AggMin || call.Kind == plan.AggMax {
+func (a *Agg) tableOutput(ctx context.Context, g *group, ci int, call *callSpec) (types.Datum, error) {
+	if isExtremeCall(call) {
+		if v, ok := g.knownExtreme(ci); ok {
+			return v, nil
+		}
 		var first types.Datum
 		err := call.vt.scan(ctx, g.key, func(vals types.Row, _ int64) bool {
 			first = vals[0]
 			return false
 		})
+		if err == nil {
+			g.setExtreme(ci, first)
+		}
 		return first, err
 	}
 	if call.Kind == plan.AggArrayAgg {

@@ -26,6 +26,9 @@ type group struct {
 	prev  types.Row
 	spare types.Row
 	dirty bool
+	// ext holds each min and max call's current extreme (extreme.go); nil
+	// when the aggregate has none.
+	ext []extreme
 }
 
 // groups finds and loads groups: the epoch's dirty set first (it pins
@@ -38,6 +41,7 @@ type groups struct {
 	dirtyIdx   map[string]*group
 	groupTypes []types.Type
 	nCalls     int
+	extremes   []int        // indexes of min and max calls
 	stateTypes []types.Type // the state blob's row types
 	running    []int        // indexes of calls with running state
 	keyBuf     []byte
@@ -64,6 +68,9 @@ func newGroups(result *storage.StateTable, cacheSize int, groupTypes []types.Typ
 		nCalls:     len(calls),
 	}
 	for i, c := range calls {
+		if isExtremeCall(c) {
+			gs.extremes = append(gs.extremes, i)
+		}
 		if c.running {
 			gs.running = append(gs.running, i)
 			gs.stateTypes = append(gs.stateTypes, stateTypes...)
@@ -125,17 +132,26 @@ func (gs *groups) markDirty(g *group) {
 // load reads a group from the result table, or makes an empty one.
 func (gs *groups) load(ctx context.Context, k string, key types.Row) (*group, error) {
 	g := &group{k: k, key: key, states: make([]runState, gs.nCalls)}
+	if len(gs.extremes) > 0 {
+		g.ext = make([]extreme, gs.nCalls)
+	}
 	row, ok, err := gs.result.Get(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("agg: load group: %w", err)
 	}
 	if !ok {
+		for _, ci := range gs.extremes {
+			g.setExtreme(ci, nil) // no result row, no value rows
+		}
 		return g, nil
 	}
 	nG := len(gs.groupTypes)
 	// A copy: the row may share its backing array with the state blob,
 	// which can sit in a 32 KiB arena the group must not keep alive.
 	g.prev = slices.Clone(row[nG : nG+gs.nCalls])
+	for _, ci := range gs.extremes {
+		g.setExtreme(ci, g.prev[ci]) // the extreme it last persisted
+	}
 	g.rows, _ = row[nG+gs.nCalls].(int64)
 	blob, _ := row[nG+gs.nCalls+1].([]byte)
 	if err := gs.decodeStates(g, blob); err != nil {

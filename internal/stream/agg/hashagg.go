@@ -159,6 +159,9 @@ func (a *Agg) applyCall(ctx context.Context, g *group, ci int, call *callSpec, c
 	}
 	a.valsBuf = vals
 	before, after, err := call.vt.bump(ctx, g.key, vals, sign)
+	if err == nil && isExtremeCall(call) {
+		g.noteExtreme(ci, call, vals[0], before, after)
+	}
 	clear(vals)
 	if err != nil || !call.running {
 		return err
