@@ -50,3 +50,30 @@ func checkParseAppend(rt *rapid.T, typ Type, s string) {
 		rt.Fatalf("%s %q: appended %v, ParseDatum %v", typ, s, col.Get(1), want)
 	}
 }
+
+// TestLexISOMatchesLexer: whatever the ISO fast path accepts, the general
+// lexer reads to the same fields; and it accepts the timestamps Sluice
+// prints (with and without a fraction, T or space, and dates alone).
+func TestLexISOMatchesLexer(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		s := rapid.OneOf(
+			rapid.Custom(func(rt *rapid.T) string { return FormatDatum(DTimestamp(genTimestampMicros(rt)), TTimestamp) }),
+			rapid.Custom(func(rt *rapid.T) string { return FormatDatum(genDatum(TDate).Draw(rt, "d"), TDate) }),
+			rapid.StringMatching(`[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{0,7})?)?`),
+			rapid.StringMatching(`[0-9 :.T-]{8,27}`),
+		).Draw(rt, "s")
+		fast, ok := lexISO(s)
+		if !ok {
+			return
+		}
+		slow, k := lexDateTimeAny(s)
+		if k != dtOK || fast != slow {
+			rt.Fatalf("%q: fast %+v, lexer %+v (%d)", s, fast, slow, k)
+		}
+	})
+	for _, s := range []string{"2024-01-02", "2024-01-02 03:04:05", "2024-01-02T03:04:05.5", "1999-12-31 23:59:59.123456"} {
+		if _, ok := lexISO(s); !ok {
+			t.Errorf("lexISO(%q) refused", s)
+		}
+	}
+}
