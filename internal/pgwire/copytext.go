@@ -98,16 +98,26 @@ func (d *CopyTextDecoder) readLine() ([]byte, error) {
 func (d *CopyTextDecoder) splitLine(raw []byte) ([]string, []bool, error) {
 	d.fields, d.nulls = d.fields[:0], d.nulls[:0]
 	line := string(raw)
+	if d.Delimiter < utf8.RuneSelf && strings.IndexByte(line, '\\') < 0 && utf8.ValidString(line) {
+		d.splitPlain(line)
+		return d.fields, d.nulls, nil
+	}
+	return d.splitEscaped(line)
+}
+
+// splitEscaped is splitLine for any line: byte by byte, a backslash
+// keeping the next byte from splitting, each field unescaped and checked.
+func (d *CopyTextDecoder) splitEscaped(line string) ([]string, []bool, error) {
 	start := 0
-	for i := 0; i <= len(raw); i++ {
-		if i < len(raw) && raw[i] == '\\' {
+	for i := 0; i <= len(line); i++ {
+		if i < len(line) && line[i] == '\\' {
 			i++ // the escaped byte never splits
 			continue
 		}
-		if i < len(raw) && raw[i] != d.Delimiter {
+		if i < len(line) && line[i] != d.Delimiter {
 			continue
 		}
-		field := line[start:min(i, len(raw))]
+		field := line[start:min(i, len(line))]
 		if field == d.Null {
 			d.fields, d.nulls = append(d.fields, ""), append(d.nulls, true)
 		} else {
@@ -120,6 +130,27 @@ func (d *CopyTextDecoder) splitLine(raw []byte) ([]string, []bool, error) {
 		start = i + 1
 	}
 	return d.fields, d.nulls, nil
+}
+
+// splitPlain splits a valid line without a backslash: no field needs
+// unescaping or its own UTF-8 check, so the delimiters are found with
+// IndexByte instead of a byte-by-byte loop.
+func (d *CopyTextDecoder) splitPlain(line string) {
+	for start := 0; ; {
+		end := len(line)
+		if i := strings.IndexByte(line[start:], d.Delimiter); i >= 0 {
+			end = start + i
+		}
+		if f := line[start:end]; f == d.Null {
+			d.fields, d.nulls = append(d.fields, ""), append(d.nulls, true)
+		} else {
+			d.fields, d.nulls = append(d.fields, f), append(d.nulls, false)
+		}
+		if end == len(line) {
+			return
+		}
+		start = end + 1
+	}
 }
 
 // DecodeRow reads the next row and parses its fields as the given column

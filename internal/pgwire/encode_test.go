@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -183,4 +184,24 @@ func sqlerrCode(err error) sqlerr.Code {
 		return ""
 	}
 	return sqlerr.CodeOf(err)
+}
+
+// TestCopyTextPlainSplit: a line without a backslash splits the same on
+// the IndexByte path as on the byte-by-byte one, whatever the delimiter
+// and NULL string.
+func TestCopyTextPlainSplit(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		line := rapid.StringMatching(`[aNé\t|,]{0,12}`).Draw(rt, "line")
+		d := &CopyTextDecoder{
+			Delimiter: rapid.SampledFrom([]byte{'\t', '|', ','}).Draw(rt, "delimiter"),
+			Null:      rapid.SampledFrom([]string{`\N`, "", "N"}).Draw(rt, "null"),
+		}
+		d.splitPlain(line)
+		plain, plainNulls := slices.Clone(d.fields), slices.Clone(d.nulls)
+		d.fields, d.nulls = d.fields[:0], d.nulls[:0]
+		escaped, escapedNulls, err := d.splitEscaped(line)
+		if err != nil || !slices.Equal(plain, escaped) || !slices.Equal(plainNulls, escapedNulls) {
+			rt.Fatalf("%q: plain %q %v, escaped %q %v (%v)", line, plain, plainNulls, escaped, escapedNulls, err)
+		}
+	})
 }
