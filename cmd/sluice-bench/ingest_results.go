@@ -126,6 +126,9 @@ func (res *ingestResults) report() *report {
 			r.add(ratioOf(f.key+"_"+q.what+"_ratio", f.label+", "+q.what+" sluice/postgres", q.sl.Seconds(), q.pg.Seconds()))
 		}
 		r.add(seconds(f.key+"_bench_client_cpu_s", f.label+", this process's cpu during the postgres run", f.pg.self))
+		if f.flush.cpu > 0 {
+			r.add(seconds(f.key+"_sluice_flush_cpu_s", f.label+", sluice's FLUSH after it, cpu", f.flush.cpu))
+		}
 		r.add(metric{key: f.key + "_sluice_peak_rss_mib", label: f.label + ", VmHWM after", unit: "MiB", samples: []float64{mib(f.peakRSS)}})
 	}
 	cl := res.clients
