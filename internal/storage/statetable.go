@@ -181,6 +181,21 @@ func (t *StateTable) Get(ctx context.Context, pk types.Row) (types.Row, bool, er
 	return row, err == nil, err
 }
 
+// GetUncommitted is Get for a caller that knows the key holds no committed
+// row (an aggregate's multiset row of a group that has none): it reads only
+// the table's uncommitted writes, never Pebble.
+func (t *StateTable) GetUncommitted(pk types.Row) (types.Row, bool, error) {
+	t.maybePrune()
+	key, err := t.keyOf(pk)
+	if err != nil {
+		return nil, false, err
+	}
+	if e, ok := t.overlayGet(key); ok && e.row != nil {
+		return slices.Clone(e.row), true, nil
+	}
+	return nil, false, nil
+}
+
 // Seal hands every write since the last Seal to the store as epoch's staged
 // batch. The writes stay readable in the overlay until the store commits
 // epoch. Epochs must increase; an epoch with no writes stages nothing.

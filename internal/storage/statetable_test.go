@@ -333,3 +333,48 @@ func TestSingletonTableUsesVNodeZero(t *testing.T) {
 	}
 	_ = codec.VNodeCount
 }
+
+// TestGetUncommittedReadsOnlyTheOverlay: GetUncommitted sees a write while
+// its epoch is unsealed or sealed but uncommitted, tombstones included,
+// and nothing once it is committed (Pebble is never read).
+func TestGetUncommittedReadsOnlyTheOverlay(t *testing.T) {
+	ctx := context.Background()
+	s := openMem(t, nil)
+	tbl := mustOpenTable(t, s, kvDesc(1), 1, nil)
+	pk := types.Row{int64(7), "k"}
+	get := func() bool {
+		t.Helper()
+		_, ok, err := tbl.GetUncommitted(pk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if err := tbl.Insert(types.Row{int64(7), "k", int64(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if !get() {
+		t.Fatal("unsealed write not seen")
+	}
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	if !get() {
+		t.Fatal("sealed, uncommitted write not seen")
+	}
+	if err := s.Commit(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if get() {
+		t.Fatal("committed row read: only uncommitted writes may be")
+	}
+	if _, ok, _ := tbl.Get(ctx, pk); !ok {
+		t.Fatal("Get lost the committed row")
+	}
+	if err := tbl.Delete(types.Row{int64(7), "k", int64(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if get() {
+		t.Fatal("a tombstone read as a row")
+	}
+}

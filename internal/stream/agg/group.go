@@ -29,6 +29,10 @@ type group struct {
 	// ext holds each min and max call's current extreme (extreme.go); nil
 	// when the aggregate has none.
 	ext []extreme
+	// isNew: the group had no row in the result table when it was loaded
+	// this epoch, so its multisets have no committed rows either (they are
+	// written and deleted with the result row). Cleared at the flush.
+	isNew bool
 }
 
 // groups finds and loads groups: the epoch's dirty set first (it pins
@@ -140,6 +144,7 @@ func (gs *groups) load(ctx context.Context, k string, key types.Row) (*group, er
 		return nil, fmt.Errorf("agg: load group: %w", err)
 	}
 	if !ok {
+		g.isNew = true
 		for _, ci := range gs.extremes {
 			g.setExtreme(ci, nil) // no result row, no value rows
 		}
@@ -255,7 +260,7 @@ func (gs *groups) remove(g *group) error {
 // endEpoch forgets the epoch's dirty set after it was flushed.
 func (gs *groups) endEpoch() {
 	for _, g := range gs.dirty {
-		g.dirty = false
+		g.dirty, g.isNew = false, false
 	}
 	gs.dirty = gs.dirty[:0]
 	clear(gs.dirtyIdx)

@@ -158,7 +158,7 @@ func (a *Agg) applyCall(ctx context.Context, g *group, ci int, call *callSpec, c
 		vals = append(vals, c.Cols[cc].Get(i))
 	}
 	a.valsBuf = vals
-	before, after, err := call.vt.bump(ctx, g.key, vals, sign)
+	before, after, err := call.vt.bump(ctx, g.key, vals, sign, g.isNew)
 	if err == nil && isExtremeCall(call) {
 		g.noteExtreme(ci, call, vals[0], before, after)
 	}

@@ -24,12 +24,20 @@ func newValueTable(t *storage.StateTable, cols []int, nGroup int) *valueTable {
 }
 
 // bump adds delta to the multiplicity of (group, vals) and returns the
-// multiplicity before and after.
-func (v *valueTable) bump(ctx context.Context, group, vals types.Row, delta int64) (before, after int64, err error) {
+// multiplicity before and after. newGroup says the group has no committed
+// row (group.isNew), so neither has its multiset: only uncommitted writes
+// are read.
+func (v *valueTable) bump(ctx context.Context, group, vals types.Row, delta int64, newGroup bool) (before, after int64, err error) {
 	pk := v.scr[:0]
 	pk = append(pk, group...)
 	pk = append(pk, vals...)
-	old, ok, err := v.t.Get(ctx, pk)
+	var old types.Row
+	var ok bool
+	if newGroup {
+		old, ok, err = v.t.GetUncommitted(pk)
+	} else {
+		old, ok, err = v.t.Get(ctx, pk)
+	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("agg: value table: %w", err)
 	}
