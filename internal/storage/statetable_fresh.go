@@ -125,8 +125,11 @@ func (t *StateTable) hasUnsealedFresh() bool {
 	return len(t.fresh) > 0 && t.fresh[len(t.fresh)-1].sealed == 0
 }
 
-// sealFresh encodes the unsealed fresh rows into b in key order and marks
-// them sealed in epoch.
+// sealFresh encodes the unsealed fresh rows into b, by vnode (key order
+// for a bulk load, see freshKeyOrder), and marks them sealed in epoch. The
+// rows are encoded into arenas first and copied into b: for a moment a
+// bulk epoch's values are held twice, the price of reading the columns in
+// order.
 func (t *StateTable) sealFresh(b *pebble.Batch, epoch uint64) error {
 	var todo []*freshChunk
 	for i := range t.fresh {
