@@ -179,10 +179,25 @@ func (m *Materialize) applyFreshRunAs(c *types.Chunk, idx []int, one func(types.
 	if !ok {
 		return 1, one(c.Row(idx[0]))
 	}
-	for _, i := range idx[:n] {
-		m.queue.Push(m.out.AppendFrom(types.Insert, c, i))
-	}
+	m.emitRows(c, idx[:n])
 	return n, nil
+}
+
+// emitRows emits rows idx of c (ascending) as they are, copying each
+// contiguous run column by column and cutting output chunks at chunkSize.
+func (m *Materialize) emitRows(c *types.Chunk, idx []int) {
+	for len(idx) > 0 {
+		run := 1
+		for run < len(idx) && idx[run] == idx[0]+run {
+			run++
+		}
+		take := min(run, max(m.chunkSize-m.out.Len(), 1))
+		m.out.AppendRange(c, idx[0], idx[0]+take)
+		if m.out.Len() >= m.chunkSize {
+			m.queue.Push(m.out.Take())
+		}
+		idx = idx[take:]
+	}
 }
 
 // applyTrustedRun stores a view's plain inserts that start idx as a fresh

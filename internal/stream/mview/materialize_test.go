@@ -215,3 +215,49 @@ func sortedByKey(rows []types.Row) []types.Row {
 	}
 	return out
 }
+
+// TestViewFreshRunKeepsChunkSize: a view that trusts its input stores a
+// run of inserts into an idle table as fresh rows and emits them in
+// chunks of at most the chunk size, skipping hidden rows.
+func TestViewFreshRunKeepsChunkSize(t *testing.T) {
+	ctx := context.Background()
+	ts := kvTable().Types
+	store := streamtest.OpenStore(t)
+	env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: 4, ChunkSize: 2}
+	in := stream.TextChunk(ts, "+ 1 a\n+ 2 b\n+ 3 c\n+ 4 d\n+ 5 e\n+ 6 f\n+ 7 g")
+	var vis types.Bitmap
+	for i := range 7 {
+		if i != 3 {
+			vis.Set(i) // row 4 hidden
+		}
+	}
+	in.Chunk.SetVisibility(vis)
+	src := stream.NewMockSource(ts, stream.NewBarrier(1), in, stream.NewStopBarrier(2, testActor))
+	node := materializeNode(kvTable())
+	node.Materialize.View = true
+	e, err := Build(env, nil, node, []stream.Executor{src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ce := stream.Checked("materialize", e)
+	var got []string
+	for _, epoch := range []uint64{1, 2} {
+		for _, m := range streamtest.PullUntilBarrier(ctx, t, ce) {
+			got = append(got, streamtest.Render(m, testActor))
+		}
+		if err := store.Commit(ctx, epoch, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"barrier 1", "+ 1 a\n+ 2 b", "+ 3 c\n+ 5 e", "+ 6 f\n+ 7 g", "barrier 2 stop"}
+	if g, w := strings.Join(got, "\n---\n"), strings.Join(want, "\n---\n"); g != w {
+		t.Fatalf("output:\n%s\n\nwant:\n%s", g, w)
+	}
+	rows, err := ScanAll(ctx, store, kvTable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := formatRows(sortedByKey(rows), ts); g != "1 a\n2 b\n3 c\n5 e\n6 f\n7 g\n" {
+		t.Fatalf("table:\n%s", g)
+	}
+}

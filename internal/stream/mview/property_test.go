@@ -208,6 +208,9 @@ func TestMaterializeMatchesModel(t *testing.T) {
 			src.Push(stream.NewBarrier(epoch))
 			for _, msg := range streamtest.PullUntilBarrier(ctx, t, e) {
 				if msg.Chunk != nil {
+					if n := msg.Chunk.Capacity(); n > max(env.ChunkSize, 2) {
+						t.Fatalf("output chunk of %d rows, chunk size %d", n, env.ChunkSize)
+					}
 					applyOutput(t, down, msg.Chunk)
 				}
 			}
