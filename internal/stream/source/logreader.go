@@ -30,6 +30,11 @@ type logReader struct {
 	// stopped before a gated record beyond it.
 	gateLimit uint64
 	atGate    bool
+	// b builds the chunks take returns; kept across takes so that its
+	// columns are sized by the chunk before (a one-row INSERT's record
+	// allocated 1026-row columns with a new builder per take).
+	b    *types.Builder
+	bMax int
 }
 
 func newLogReader(store *storage.Store, tableID uint32, schema []types.Type, from logPos) *logReader {
@@ -44,7 +49,10 @@ func (r *logReader) take(max int) (*types.Chunk, logPos, error) {
 	// Room for max+1 rows (an update pair when max == 1) plus one spare:
 	// Builder.Append hands back a chunk when it fills, and take collects
 	// the chunk itself with Take.
-	b := types.NewBuilder(r.schema, max+2)
+	if r.b == nil || r.bMax != max {
+		r.b, r.bMax = types.NewBuilder(r.schema, max+2), max
+	}
+	b := r.b
 	for b.Len() < max {
 		if r.cur == nil {
 			ok, err := r.decodeNext()
