@@ -183,15 +183,21 @@ func (t *StateTable) Get(ctx context.Context, pk types.Row) (types.Row, bool, er
 
 // GetUncommitted is Get for a caller that knows the key holds no committed
 // row (an aggregate's multiset row of a group that has none): it reads only
-// the table's uncommitted writes, never Pebble.
+// the table's uncommitted writes (overlay and fresh rows), never Pebble.
 func (t *StateTable) GetUncommitted(pk types.Row) (types.Row, bool, error) {
 	t.maybePrune()
 	key, err := t.keyOf(pk)
 	if err != nil {
 		return nil, false, err
 	}
-	if e, ok := t.overlayGet(key); ok && e.row != nil {
+	if e, ok := t.overlayGet(key); ok {
+		if e.row == nil {
+			return nil, false, nil
+		}
 		return slices.Clone(e.row), true, nil
+	}
+	if row, ok := t.freshGet(pk); ok {
+		return row, true, nil // uncommitted too, and older than any overlay write
 	}
 	return nil, false, nil
 }

@@ -88,3 +88,26 @@ func TestInsertFresh(t *testing.T) {
 		t.Fatalf("row counts sum to %d, want 3", total)
 	}
 }
+
+// TestGetUncommittedSeesFreshRows: fresh rows are uncommitted writes too,
+// until their epoch commits.
+func TestGetUncommittedSeesFreshRows(t *testing.T) {
+	s := openMem(t, nil)
+	tbl := mustOpenTable(t, s, rowIDDesc(1), 1, nil)
+	c := types.NewChunk([]types.Column{types.ColumnOf(types.TVarchar, "v"), types.ColumnOf(types.TInt64, int64(5))}, nil)
+	if ok, err := tbl.InsertFresh(c, []int{0}); err != nil || !ok {
+		t.Fatalf("InsertFresh: %v %v", ok, err)
+	}
+	if _, ok, err := tbl.GetUncommitted(types.Row{int64(5)}); err != nil || !ok {
+		t.Fatalf("fresh row not seen: %v %v", ok, err)
+	}
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(context.Background(), 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := tbl.GetUncommitted(types.Row{int64(5)}); ok {
+		t.Fatal("a committed fresh row read as uncommitted")
+	}
+}

@@ -334,10 +334,10 @@ func TestSingletonTableUsesVNodeZero(t *testing.T) {
 	_ = codec.VNodeCount
 }
 
-// TestGetUncommittedReadsOnlyTheOverlay: GetUncommitted sees a write while
+// TestGetUncommittedReadsNoCommittedRow: GetUncommitted sees a write while
 // its epoch is unsealed or sealed but uncommitted, tombstones included,
 // and nothing once it is committed (Pebble is never read).
-func TestGetUncommittedReadsOnlyTheOverlay(t *testing.T) {
+func TestGetUncommittedReadsNoCommittedRow(t *testing.T) {
 	ctx := context.Background()
 	s := openMem(t, nil)
 	tbl := mustOpenTable(t, s, kvDesc(1), 1, nil)
