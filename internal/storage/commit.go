@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // ActorID names the owner of a state table's staged writes: the actor that
@@ -14,17 +15,25 @@ import (
 // commit.
 type ActorID uint32
 
-// stagedBatch is one state table's writes for one sealed epoch.
+// stagedBatch is one state table's writes for one sealed epoch: a batch
+// and, for a bulk epoch, a file of its fresh rows (ingest.go), which are
+// older than the batch's writes.
 type stagedBatch struct {
 	owner ActorID
 	table uint32
 	batch *pebble.Batch
+	file  *ingestFile
+	fs    vfs.FS // to remove file
 }
 
 func (b *stagedBatch) release() {
 	if b.batch != nil {
 		_ = b.batch.Close()
 		b.batch = nil
+	}
+	if b.file != nil {
+		_ = b.fs.Remove(b.file.path)
+		b.file = nil
 	}
 }
 
@@ -111,12 +120,23 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, meta map[string][]byte
 	}
 	b := s.db.NewBatchWithSize(size)
 	defer b.Close()
+	var files []*ingestFile
 	for _, sb := range batches {
-		err := b.Apply(sb.batch, nil)
-		sb.release()
-		if err != nil {
+		if sb.file != nil {
+			files = append(files, sb.file)
+		}
+	}
+	defer func() {
+		for _, sb := range batches {
+			sb.release()
+		}
+	}()
+	for _, sb := range batches {
+		if err := b.Apply(sb.batch, nil); err != nil {
 			return fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
 		}
+		_ = sb.batch.Close()
+		sb.batch = nil
 	}
 	metas = append(metas, meta)
 	for _, m := range metas {
@@ -127,7 +147,17 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, meta map[string][]byte
 	if err := b.Set(keyCommittedEpoch, binary.BigEndian.AppendUint64(nil, epoch), nil); err != nil {
 		return fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if len(files) > 0 {
+		var kept bool
+		if kept, err = s.commitIngest(ctx, epoch, files, b); kept {
+			for _, sb := range batches {
+				sb.file = nil // Open needs them to finish the undo
+			}
+		}
+	} else {
+		err = b.Commit(pebble.Sync)
+	}
+	if err != nil {
 		return fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
 	}
 	s.becomeCommitted(epoch)

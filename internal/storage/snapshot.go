@@ -33,7 +33,9 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 	if closed {
 		return nil, ErrClosed
 	}
+	s.visMu.RLock()
 	snap := s.db.NewSnapshot()
+	s.visMu.RUnlock()
 	epoch, err := readEpoch(snap)
 	if err != nil {
 		_ = snap.Close()
@@ -59,6 +61,7 @@ func (s *Store) LatestSnapshot(ctx context.Context, durable bool) (*Snapshot, er
 	if closed {
 		return nil, ErrClosed
 	}
+	s.visMu.RLock()
 	s.tails.mu.Lock()
 	snap := s.db.NewSnapshot()
 	views := make(map[uint32]*tailView, len(s.tails.mu.tables))
@@ -70,6 +73,7 @@ func (s *Store) LatestSnapshot(ctx context.Context, durable bool) (*Snapshot, er
 		}
 	}
 	s.tails.mu.Unlock()
+	s.visMu.RUnlock()
 	epoch, err := readEpoch(snap)
 	if err != nil {
 		_ = snap.Close()

@@ -220,28 +220,36 @@ func (t *StateTable) Seal(epoch uint64) error {
 		}
 		return nil
 	}
-	items := t.overlay.seal(epoch)
-	b := t.store.db.NewBatchWithSize(t.batchSize(items) + t.freshSealedSize())
-	// Fresh rows first: an overlay write of the same key is newer.
-	if err := t.sealFresh(b, epoch); err != nil {
-		_ = b.Close()
+	sb := &stagedBatch{owner: t.owner, table: t.lay.desc.ID, fs: t.store.fs}
+	if err := t.sealInto(sb, epoch); err != nil {
+		sb.release()
 		return t.becomeBroken(err)
 	}
-	// In key order: Pebble's memtable inserts a sorted batch faster.
-	if err := t.encodeSealed(b, items); err != nil {
-		_ = b.Close()
-		return t.becomeBroken(err)
-	}
-	if err := t.sealCounts(b); err != nil {
-		_ = b.Close()
-		return t.becomeBroken(err)
-	}
-	sb := &stagedBatch{owner: t.owner, table: t.lay.desc.ID, batch: b}
 	if err := t.store.stage(epoch, sb, t.gen, t.dropGen); err != nil {
 		sb.release()
 		return t.becomeBroken(err)
 	}
 	return nil
+}
+
+// sealInto writes the writes since the last seal into sb: a bulk epoch's
+// fresh rows into a file, the rest into its batch.
+func (t *StateTable) sealInto(sb *stagedBatch, epoch uint64) error {
+	var err error
+	if sb.file, err = t.maybeSealFreshFile(epoch); err != nil {
+		return err
+	}
+	items := t.overlay.seal(epoch)
+	sb.batch = t.store.db.NewBatchWithSize(t.batchSize(items) + t.freshSealedSize())
+	// Fresh rows first: an overlay write of the same key is newer.
+	if err := t.sealFresh(sb.batch, epoch); err != nil {
+		return err
+	}
+	// In key order: Pebble's memtable inserts a sorted batch faster.
+	if err := t.encodeSealed(sb.batch, items); err != nil {
+		return err
+	}
+	return t.sealCounts(sb.batch)
 }
 
 // batchSize estimates the bytes of the batch holding items, from the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -27,6 +28,10 @@ type Options struct {
 	// Logger receives Pebble's log lines at debug (info) and error level.
 	// nil discards them.
 	Logger *slog.Logger
+	// IngestFrom is the estimated size from which a seal's fresh rows go
+	// to an sstable ingested at commit (ingest.go) instead of the epoch's
+	// batch: 0 means 8 MiB, a negative value never.
+	IngestFrom int
 }
 
 // ErrClosed is returned by operations on a closed store.
@@ -70,6 +75,22 @@ type Store struct {
 
 	dml   dmlLog
 	tails tails
+
+	// Sealed fresh rows as sstables (ingest.go).
+	fs            vfs.FS
+	dir           string
+	ingestDir     string
+	ingestFrom    int
+	ingestSeq     atomic.Uint64
+	ingestDirMade atomic.Bool
+	writerOpts    sstable.WriterOptions
+	readerOpts    sstable.ReaderOptions
+	// visMu keeps snapshots from being taken while a commit ingests its
+	// files ahead of its batch: they would see the rows without the
+	// epoch's marker.
+	visMu sync.RWMutex
+	// crashAt, set by tests, can stop a commit at a step (crashPoint).
+	crashAt func(step string) error
 }
 
 // Open opens (or creates) the store and reads the committed epoch back.
@@ -102,7 +123,14 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open pebble at %q: %w", dir, err)
 	}
-	s := &Store{db: db, logger: logger}
+	s := &Store{db: db, logger: logger, fs: fs, dir: dir, ingestDir: fs.PathJoin(dir, ingestDirName)}
+	s.ingestFrom = opts.IngestFrom
+	if s.ingestFrom == 0 {
+		s.ingestFrom = defaultIngestFrom
+	}
+	popts.EnsureDefaults()
+	s.writerOpts = popts.MakeWriterOptions(0, db.TableFormat())
+	s.readerOpts = popts.MakeReaderOptions()
 	s.mu.staged = make(map[uint64][]*stagedBatch)
 	s.mu.stagedMeta = make(map[uint64]map[string][]byte)
 	s.mu.committedCh = make(chan struct{})
@@ -116,6 +144,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.committed.Store(epoch)
+	if err := s.recoverIngest(epoch); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

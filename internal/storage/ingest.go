@@ -1,0 +1,280 @@
+package storage
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/sstable"
+)
+
+// A bulk epoch (a million-row COPY) used to reach Pebble as one batch of
+// every row it wrote: the batch went through the WAL, into a memtable,
+// was flushed to L0 and then compacted down, writing each row three or
+// four times and holding the whole epoch in memory twice on the way. Now a
+// state table whose sealed fresh rows are large writes them to an sstable
+// file instead (sealFreshFile), and the commit ingests those files
+// (Pebble's Ingest): a new table's rows land in the bottom level once.
+//
+// Ingesting the files before the batch makes their rows older than every
+// batch write committed with them, which is right: fresh rows are keys
+// never written before (InsertFresh), so any batch write of one, in this
+// epoch or a later one committed together, came after it.
+//
+// The commit must stay atomic: all of an epoch or none of it, after a
+// crash as while running. Ingest and a batch cannot commit together, so
+// the commit of an epoch with files is:
+//
+//  1. an intent (epoch and file names) under keyIngestIntent, synced;
+//  2. Ingest of the files (hard links: Ingest consumes its inputs, and the
+//     files stay for step 5), with readers held off (visMu) so that no
+//     snapshot sees the rows without the epoch marker;
+//  3. the epoch's batch (overlay writes, which are newer than fresh rows,
+//     the marker and the intent's deletion), synced;
+//  4. readers let in;
+//  5. the files removed.
+//
+// A crash between 1 and 3 leaves an intent naming an epoch above the
+// committed one. Open then deletes every key of the intent's files
+// (recoverIngest): fresh rows are keys never stored before, so deleting
+// them restores exactly the committed state, whether or not the ingest
+// had happened. A crash after 3 leaves only files, which Open removes.
+
+// keyIngestIntent holds the intent of the commit under way (see above).
+var keyIngestIntent = []byte{prefixSystem, 'i'}
+
+// ingestDirName is the directory, inside the store's, of sealed files
+// waiting for their epoch's commit.
+const ingestDirName = "sluice-ingest"
+
+// defaultIngestFrom is the estimated encoded size of a seal's fresh rows
+// from which they go to an sstable rather than the epoch's batch.
+const defaultIngestFrom = 8 << 20
+
+// ingestEnabled reports whether a seal of fresh rows estimated at size
+// bytes writes them to a file.
+func (s *Store) ingestEnabled(size int) bool {
+	return s.ingestFrom > 0 && size >= s.ingestFrom
+}
+
+// sealFreshFile writes the unsealed fresh rows to a new sstable, in key
+// order, and marks them sealed in epoch. It returns "" (and seals nothing)
+// when the rows' keys cannot be put in strictly increasing order: a
+// descending key, or a row id twice in one epoch; sealFresh then takes them.
+func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
+	todo := t.unsealedFresh()
+	if len(todo) == 0 || t.lay.pkOrders[0].Desc {
+		return nil, nil
+	}
+	order, ok := freshSortedOrder(todo)
+	if !ok {
+		return nil, nil
+	}
+	vals, err := t.encodeFresh(todo)
+	if err != nil {
+		return nil, err
+	}
+	name := t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner)
+	f, err := t.store.writeSST(name, func(add func(k, v []byte) error) error {
+		for _, r := range order {
+			fc, v := todo[r.chunk], vals[r.chunk]
+			key := t.lay.appendIntKey(t.keyScratch[:0], fc.vnodes[r.k], fc.ids[r.k])
+			t.keyScratch = key
+			if err := add(key, v.arena[v.ends[r.k]:v.ends[r.k+1]]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: table %d: write sealed rows: %w", t.lay.desc.ID, err)
+	}
+	for _, fc := range todo {
+		fc.sealed = epoch
+	}
+	return f, nil
+}
+
+// unsealedFresh returns the fresh chunks not sealed yet.
+func (t *StateTable) unsealedFresh() []*freshChunk {
+	var todo []*freshChunk
+	for i := range t.fresh {
+		if fc := &t.fresh[i]; fc.sealed == 0 {
+			todo = append(todo, fc)
+		}
+	}
+	return todo
+}
+
+// freshSortedOrder is freshKeyOrder with the ids of each vnode rising
+// strictly: chunks of concurrent statements can interleave their ids, and
+// such a vnode's rows are sorted. It reports false if an id repeats.
+func freshSortedOrder(todo []*freshChunk) ([]freshRef, bool) {
+	order := freshKeyOrder(todo)
+	id := func(r freshRef) int64 { return todo[r.chunk].ids[r.k] }
+	vnode := func(r freshRef) uint16 { return todo[r.chunk].vnodes[r.k] }
+	for lo := 0; lo < len(order); {
+		hi := lo + 1
+		sorted := true
+		for ; hi < len(order) && vnode(order[hi]) == vnode(order[lo]); hi++ {
+			sorted = sorted && id(order[hi]) > id(order[hi-1])
+		}
+		if !sorted {
+			run := order[lo:hi]
+			slices.SortFunc(run, func(a, b freshRef) int { return cmp.Compare(id(a), id(b)) })
+			for i := 1; i < len(run); i++ {
+				if id(run[i]) == id(run[i-1]) {
+					return nil, false
+				}
+			}
+		}
+		lo = hi
+	}
+	return order, true
+}
+
+// newIngestFile returns a new path in the ingest directory.
+func (s *Store) newIngestFile(epoch uint64, table uint32, owner ActorID) string {
+	n := s.ingestSeq.Add(1)
+	return s.fs.PathJoin(s.ingestDir, fmt.Sprintf("%d-%d-%d-%d.sst", epoch, table, owner, n))
+}
+
+// ingestFile is a sealed sstable waiting for its epoch's commit, with its
+// smallest and largest key.
+type ingestFile struct {
+	path   string
+	lo, hi []byte
+}
+
+// writeSST creates name, lets fill add keys in strictly increasing order,
+// and syncs the file. On error the file is removed.
+func (s *Store) writeSST(name string, fill func(add func(k, v []byte) error) error) (*ingestFile, error) {
+	if err := s.makeIngestDir(); err != nil {
+		return nil, err
+	}
+	f, err := s.fs.Create(name, "")
+	if err != nil {
+		return nil, err
+	}
+	out := &ingestFile{path: name}
+	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), s.writerOpts)
+	err = fill(func(k, v []byte) error {
+		if out.lo == nil {
+			out.lo = slices.Clone(k)
+		}
+		out.hi = append(out.hi[:0], k...)
+		return w.Set(k, v)
+	})
+	// Close finishes the file and syncs it (or aborts it after an error).
+	err = errors.Join(err, w.Close())
+	if err != nil {
+		_ = s.fs.Remove(name)
+		return nil, err
+	}
+	return out, nil
+}
+
+// commitIngest runs steps 1–3 of an epoch's commit with files: b is the
+// epoch's batch, committed last with the intent's deletion. If a step
+// after the intent fails, the ingested rows are deleted again, so the
+// store holds exactly the committed epochs; if even that fails, kept is
+// true: the files must stay for Open to finish the undo.
+func (s *Store) commitIngest(ctx context.Context, epoch uint64, files []*ingestFile, b *pebble.Batch) (kept bool, err error) {
+	if err := s.syncIngestDir(); err != nil {
+		return false, err
+	}
+	intent := s.db.NewBatch()
+	err = intent.Set(keyIngestIntent, encodeIntent(epoch, files, s.fs.PathBase), nil)
+	if err == nil {
+		err = intent.Commit(pebble.Sync)
+	}
+	_ = intent.Close()
+	if err != nil {
+		return false, fmt.Errorf("write ingest intent: %w", err)
+	}
+	s.visMu.Lock()
+	defer s.visMu.Unlock()
+	if err = s.ingestAndCommit(ctx, files, b); err == nil {
+		return false, nil
+	}
+	if errors.Is(err, errSimulatedCrash) {
+		return true, err // a test's crash: the process would be gone
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.path
+	}
+	if uerr := s.undoIngest(epoch, paths); uerr != nil {
+		return true, errors.Join(err, uerr)
+	}
+	return false, err
+}
+
+// ingestAndCommit is steps 2 and 3.
+func (s *Store) ingestAndCommit(ctx context.Context, files []*ingestFile, b *pebble.Batch) error {
+	if err := s.crashPoint("intent"); err != nil {
+		return err
+	}
+	if err := s.ingestFiles(ctx, files); err != nil {
+		return err
+	}
+	if err := s.crashPoint("ingested"); err != nil {
+		return err
+	}
+	if err := b.Delete(keyIngestIntent, nil); err != nil {
+		return err
+	}
+	return b.Commit(pebble.Sync)
+}
+
+// ingestFiles ingests files, in as few Ingest calls as their key ranges
+// allow: the files of one call must not overlap. Each is passed as a hard
+// link, which Ingest consumes; the file itself stays until the commit is
+// done (recoverIngest reads it after a crash).
+func (s *Store) ingestFiles(ctx context.Context, files []*ingestFile) error {
+	for _, g := range ingestGroups(files) {
+		links := make([]string, len(g))
+		for i, f := range g {
+			links[i] = f.path + ".link"
+			if err := s.fs.Link(f.path, links[i]); err != nil {
+				return fmt.Errorf("link %s: %w", f.path, err)
+			}
+		}
+		if err := s.db.Ingest(ctx, links); err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+	}
+	return nil
+}
+
+// ingestGroups splits files into runs, in key order, whose key ranges do
+// not overlap.
+func ingestGroups(files []*ingestFile) [][]*ingestFile {
+	sorted := slices.Clone(files)
+	slices.SortFunc(sorted, func(a, b *ingestFile) int { return bytes.Compare(a.lo, b.lo) })
+	var groups [][]*ingestFile
+	var last []byte
+	for i, f := range sorted {
+		if i == 0 || bytes.Compare(f.lo, last) <= 0 {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], f)
+		last = f.hi
+	}
+	return groups
+}
+
+// maybeSealFreshFile seals the unsealed fresh rows into a file when they
+// are many (Options.IngestFrom), or returns nil for sealFresh to put them
+// into the epoch's batch.
+func (t *StateTable) maybeSealFreshFile(epoch uint64) (*ingestFile, error) {
+	if !t.hasUnsealedFresh() || !t.store.ingestEnabled(t.freshSealedSize()) {
+		return nil, nil
+	}
+	return t.sealFreshFile(epoch)
+}

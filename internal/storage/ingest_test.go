@@ -1,0 +1,351 @@
+package storage
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"pgregory.net/rapid"
+
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// openIngest opens a store on fs whose seals put every fresh row into a
+// file (ingestFrom 1) or none (-1).
+func openIngest(t testing.TB, fs vfs.FS, ingestFrom int) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), Options{FS: fs, Dir: "db", IngestFrom: ingestFrom})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// freshOp is one step of TestIngestedSealsMatchBatchSeals.
+type freshOp struct {
+	ids    []int64 // a fresh chunk's row ids (rising)
+	del    int64   // else: delete this id (0: none)
+	upd    int64   // else: overwrite this id
+	seal   bool    // then seal the next epoch
+	commit bool    // then commit every sealed epoch
+}
+
+// TestIngestedSealsMatchBatchSeals runs the same fresh inserts, deletes
+// and overwrites against a store that seals fresh rows into ingested
+// files and one that puts them in batches: after each commit both hold
+// the same rows. Chunks of different steps interleave their ids (two
+// statements' chunks in one epoch), and deletes and overwrites of fresh
+// rows in the same epoch must win over them.
+func TestIngestedSealsMatchBatchSeals(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		ctx := context.Background()
+		stores := []*Store{openIngest(t, vfs.NewMem(), 1), openIngest(t, vfs.NewMem(), -1)}
+		desc := rowIDDesc(3)
+		tbls := []*StateTable{mustOpenTable(t, stores[0], desc, 1, nil), mustOpenTable(t, stores[1], desc, 1, nil)}
+		used := map[int64]bool{}
+		var epoch uint64
+		steps := rapid.IntRange(1, 12).Draw(rt, "steps")
+		for range steps {
+			op := drawFreshOp(rt, used)
+			for i, tbl := range tbls {
+				if err := applyFreshOp(ctx, stores[i], tbl, op, epoch); err != nil {
+					rt.Fatal(err)
+				}
+			}
+			if op.seal {
+				epoch++
+			}
+			if op.commit {
+				want := committedRows(rt, stores[1], desc)
+				if got := committedRows(rt, stores[0], desc); got != want {
+					rt.Fatalf("epoch %d: ingested store holds\n%s\nbatch store holds\n%s", epoch, got, want)
+				}
+			}
+		}
+	})
+}
+
+func drawFreshOp(rt *rapid.T, used map[int64]bool) freshOp {
+	op := freshOp{seal: rapid.Bool().Draw(rt, "seal")}
+	op.commit = op.seal && rapid.Bool().Draw(rt, "commit")
+	switch rapid.IntRange(0, 3).Draw(rt, "kind") {
+	case 0, 1:
+		lo := rapid.Int64Range(1, 200).Draw(rt, "lo")
+		for id := lo; id < lo+rapid.Int64Range(1, 40).Draw(rt, "n"); id++ {
+			if !used[id] {
+				used[id] = true
+				op.ids = append(op.ids, id)
+			}
+		}
+	case 2:
+		op.del = drawUsed(rt, used, "del")
+	default:
+		op.upd = drawUsed(rt, used, "upd")
+	}
+	return op
+}
+
+// drawUsed draws an id inserted before, or 0 when there is none: a fresh
+// id is one never written, so only rows already inserted are deleted or
+// overwritten.
+func drawUsed(rt *rapid.T, used map[int64]bool, label string) int64 {
+	if len(used) == 0 {
+		return 0
+	}
+	ids := slices.Sorted(maps.Keys(used))
+	return rapid.SampledFrom(ids).Draw(rt, label)
+}
+
+func applyFreshOp(ctx context.Context, s *Store, tbl *StateTable, op freshOp, epoch uint64) error {
+	switch {
+	case len(op.ids) > 0:
+		b := types.NewBuilder(tbl.Desc().Types, len(op.ids)+1) // +1: Append hands out a full chunk
+		for _, id := range op.ids {
+			b.Append(types.Insert, types.Row{fmt.Sprint("v", id), id})
+		}
+		c := b.Take()
+		rows := make([]int, len(op.ids))
+		for i := range rows {
+			rows[i] = i
+		}
+		if ok, err := tbl.InsertFresh(c, rows); !ok || err != nil {
+			return fmt.Errorf("InsertFresh: %v %v", ok, err)
+		}
+	case op.del != 0:
+		if err := tbl.Delete(types.Row{nil, op.del}); err != nil {
+			return err
+		}
+	case op.upd != 0:
+		if err := tbl.Insert(types.Row{"updated", op.upd}); err != nil {
+			return err
+		}
+	}
+	if op.seal {
+		if err := tbl.Seal(epoch + 1); err != nil {
+			return err
+		}
+	}
+	if op.commit && epoch+1 > s.CommittedEpoch() {
+		return s.Commit(ctx, epoch+1, nil)
+	}
+	return nil
+}
+
+// committedRows renders a rowIDDesc table's committed rows by id.
+func committedRows(t interface{ Fatal(...any) }, s *Store, desc TableDesc) string {
+	snap, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	rows, err := snapshotRows(snap, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(rows)
+}
+
+// snapshotRows returns a rowIDDesc table's rows in snap by id.
+func snapshotRows(snap *Snapshot, desc TableDesc) ([]types.Row, error) {
+	it, err := snap.ScanTable(context.Background(), desc)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var rows []types.Row
+	for {
+		r, ok, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, func(a, b types.Row) int { return cmp.Compare(a[1].(int64), b[1].(int64)) })
+	return rows, nil
+}
+
+// TestBulkSealIsIngested: a seal of many fresh rows reaches Pebble by
+// ingestion, not through the WAL, and leaves no file behind.
+func TestBulkSealIsIngested(t *testing.T) {
+	ctx := context.Background()
+	fs := vfs.NewMem()
+	s := openIngest(t, fs, 0)
+	tbl := mustOpenTable(t, s, rowIDDesc(4), 1, nil)
+	insertFreshRange(t, tbl, 1, 200_000)
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.db.Metrics().Ingest.Count; n == 0 {
+		t.Fatal("a 200 000-row seal was not ingested")
+	}
+	if names, _ := fs.List(s.ingestDir); len(names) != 0 {
+		t.Fatalf("files left after the commit: %v", names)
+	}
+	if r, ok, err := tbl.Get(ctx, types.Row{int64(777)}); err != nil || !ok || r[0] != "v777" {
+		t.Fatalf("row 777 = %v %v %v", r, ok, err)
+	}
+}
+
+// insertFreshRange inserts rows lo..hi-1 as one fresh chunk.
+func insertFreshRange(t testing.TB, tbl *StateTable, lo, hi int64) {
+	t.Helper()
+	b := types.NewBuilder(tbl.Desc().Types, int(hi-lo)+1)
+	rows := make([]int, 0, hi-lo)
+	for id := lo; id < hi; id++ {
+		b.Append(types.Insert, types.Row{fmt.Sprint("v", id), id})
+		rows = append(rows, len(rows))
+	}
+	if ok, err := tbl.InsertFresh(b.Take(), rows); !ok || err != nil {
+		t.Fatalf("InsertFresh: %v %v", ok, err)
+	}
+}
+
+// TestCrashDuringIngestKeepsCommittedEpoch stops a commit with files at
+// each step, as a crash would, loses what was not synced, and reopens:
+// the store holds exactly the last committed epoch and no file, and the
+// lost epoch can be committed again. A commit that fails at a step
+// without a crash leaves the store as it was.
+func TestCrashDuringIngestKeepsCommittedEpoch(t *testing.T) {
+	for _, step := range []string{"intent", "ingested"} {
+		for _, crash := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/crash=%v", step, crash), func(t *testing.T) {
+				testCrashDuringIngest(t, step, crash)
+			})
+		}
+	}
+}
+
+func testCrashDuringIngest(t *testing.T, step string, crash bool) {
+	ctx := context.Background()
+	fs := vfs.NewCrashableMem()
+	s, err := Open(ctx, Options{FS: fs, Dir: "db", IngestFrom: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := rowIDDesc(5)
+	tbl := mustOpenTable(t, s, desc, 1, nil)
+	insertFreshRange(t, tbl, 1, 50)
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := committedRows(t, s, desc)
+	insertFreshRange(t, tbl, 50, 90)
+	if err := tbl.Seal(2); err != nil {
+		t.Fatal(err)
+	}
+	s.crashAt = func(at string) error {
+		switch {
+		case at != step:
+			return nil
+		case crash:
+			return errSimulatedCrash
+		}
+		return fmt.Errorf("failure at %s", at)
+	}
+	if err := s.Commit(ctx, 2, nil); err == nil {
+		t.Fatal("the commit went through its crash point")
+	}
+	s.crashAt = nil
+	if !crash {
+		if got := committedRows(t, s, desc); got != want {
+			t.Fatalf("after the failed commit:\n got %s\nwant %s", got, want)
+		}
+		_ = s.Close()
+		return
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0, RNG: rand.New(rand.NewPCG(1, 2))})
+	_ = s.Close()
+	s2 := openIngest(t, crashed, 1)
+	if e := s2.CommittedEpoch(); e != 1 {
+		t.Fatalf("committed epoch after the crash = %d, want 1", e)
+	}
+	if got := committedRows(t, s2, desc); got != want {
+		t.Fatalf("after the crash:\n got %s\nwant %s", got, want)
+	}
+	if names, _ := crashed.List(s2.ingestDir); len(names) != 0 {
+		t.Fatalf("files left after recovery: %v", names)
+	}
+	tbl2 := mustOpenTable(t, s2, desc, 1, nil)
+	insertFreshRange(t, tbl2, 50, 90)
+	if err := tbl2.Seal(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Commit(ctx, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s2.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if rows, err := snapshotRows(snap, desc); err != nil || len(rows) != 89 {
+		t.Fatalf("after committing epoch 2 again: %d rows (%v), want 89", len(rows), err)
+	}
+}
+
+// TestSnapshotWaitsForIngestingCommit: a snapshot taken while a commit has
+// ingested its files but not yet written its batch would see the rows
+// under the previous epoch's label; it waits for the commit instead.
+func TestSnapshotWaitsForIngestingCommit(t *testing.T) {
+	ctx := context.Background()
+	s := openIngest(t, vfs.NewMem(), 1)
+	desc := rowIDDesc(6)
+	tbl := mustOpenTable(t, s, desc, 1, nil)
+	insertFreshRange(t, tbl, 1, 10)
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		epoch uint64
+		rows  int
+	}
+	got := make(chan seen, 1)
+	reading := false
+	s.crashAt = func(at string) error {
+		if at != "ingested" {
+			return nil
+		}
+		reading = true
+		go func() {
+			snap, err := s.Snapshot()
+			if err != nil {
+				got <- seen{}
+				return
+			}
+			defer snap.Close()
+			rows, err := snapshotRows(snap, desc)
+			if err != nil {
+				rows = nil
+			}
+			got <- seen{snap.Epoch(), len(rows)}
+		}()
+		// Give the reader every chance to run inside the window.
+		time.Sleep(20 * time.Millisecond)
+		return nil
+	}
+	if err := s.Commit(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !reading {
+		t.Fatal("the commit did not stop between its ingest and its batch")
+	}
+	if g := <-got; g.epoch != 1 || g.rows != 9 {
+		t.Fatalf("a snapshot during the commit saw epoch %d with %d rows, want epoch 1 with 9", g.epoch, g.rows)
+	}
+}
