@@ -40,6 +40,9 @@ type dmlTable struct {
 	changed chan struct{}       // closed and replaced when durable advances
 	recent  recentDML           // the latest records, for ReadDML (dml_recent.go)
 	gates   map[uint64]struct{} // gated seqs not truncated yet (dml_gate.go)
+	// segments names the files of records kept out of the log, by seq
+	// (dml_segment.go).
+	segments map[uint64]string
 }
 
 func (l *dmlLog) init() { l.mu.tables = make(map[uint32]*dmlTable) }
@@ -64,7 +67,14 @@ func (s *Store) dmlTableLocked(tableID uint32) (*dmlTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &dmlTable{next: last + 1, durable: last, done: map[uint64]struct{}{}, changed: make(chan struct{}), gates: gates}
+	segs, err := s.loadSegments(tableID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.sweepSegments(tableID, segs); err != nil {
+		return nil, err
+	}
+	t := &dmlTable{next: last + 1, durable: last, done: map[uint64]struct{}{}, changed: make(chan struct{}), gates: gates, segments: segs}
 	s.dml.mu.tables[tableID] = t
 	return t, nil
 }
@@ -154,12 +164,17 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	segs, err := s.writeSegments(ws)
+	if err != nil {
+		return nil, err
+	}
 	b := s.db.NewBatch()
 	defer b.Close()
 	s.dml.mu.Lock()
-	seqs, tables, err := s.enqueueDMLLocked(b, ws)
+	seqs, tables, err := s.enqueueDMLLocked(b, ws, segs)
 	s.dml.mu.Unlock()
 	if err != nil {
+		s.removeSegments(segs)
 		return nil, err
 	}
 	if enqueued != nil {
@@ -196,7 +211,7 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 // enqueueDMLLocked gives each record the next seq of its table, enqueues
 // the batch and applies the records to the tails. On error nothing entered
 // the pipeline and no seq is used.
-func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite) ([]uint64, []*dmlTable, error) {
+func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite, segs []string) ([]uint64, []*dmlTable, error) {
 	seqs := make([]uint64, len(ws))
 	tables := make([]*dmlTable, len(ws))
 	next := map[uint32]uint64{}
@@ -211,7 +226,11 @@ func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite) ([]uint64,
 		}
 		seqs[i], tables[i] = next[w.Table], t
 		next[w.Table]++
-		if err := b.Set(dmlKey(w.Table, seqs[i]), w.Payload, nil); err != nil {
+		key, value := dmlKey(w.Table, seqs[i]), w.Payload
+		if segs != nil && segs[i] != "" {
+			key, value = dmlRefKey(w.Table, seqs[i]), []byte(segs[i])
+		}
+		if err := b.Set(key, value, nil); err != nil {
 			return nil, nil, fmt.Errorf("storage: append dml to table %d: %w", w.Table, err)
 		}
 		if gated {
@@ -226,6 +245,9 @@ func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite) ([]uint64,
 	for i, w := range ws {
 		tables[i].next = max(tables[i].next, seqs[i]+1)
 		tables[i].recent.add(DMLRecord{Seq: seqs[i], Payload: w.Payload, Gated: gated})
+		if segs != nil && segs[i] != "" {
+			tables[i].segments[seqs[i]] = segs[i]
+		}
 		if gated {
 			tables[i].gates[seqs[i]] = struct{}{}
 		}
@@ -344,7 +366,15 @@ func (s *Store) readDMLStored(tableID uint32, fromSeq, durable uint64, max int) 
 	defer it.Close()
 	var out []DMLRecord
 	for ok := it.First(); ok && len(out) < max; ok = it.Next() {
-		out = append(out, DMLRecord{Seq: dmlSeqOf(it.Key()), Payload: slices.Clone(it.Value())})
+		rec := DMLRecord{Seq: dmlSeqOf(it.Key())}
+		if isDMLRefKey(it.Key()) {
+			if rec.Payload, err = s.readSegment(string(it.Value())); err != nil {
+				return nil, fmt.Errorf("storage: read dml %d of table %d: %w", rec.Seq, tableID, err)
+			}
+		} else {
+			rec.Payload = slices.Clone(it.Value())
+		}
+		out = append(out, rec)
 	}
 	if err := it.Error(); err != nil {
 		return nil, fmt.Errorf("storage: read dml of table %d: %w", tableID, err)
@@ -415,5 +445,8 @@ func (s *Store) TruncateDML(ctx context.Context, tableID uint32, throughSeq uint
 	}
 	t.recent.dropThrough(throughSeq)
 	t.dropGatesThrough(throughSeq)
+	// If a crash loses the truncation, its records come back without
+	// their segments: replay starts past them all the same.
+	s.removeSegments(t.segmentsThrough(throughSeq))
 	return nil
 }

@@ -10,11 +10,19 @@ import (
 )
 
 // TestReadDMLMatchesStored: whatever mix of appends (some too big for the
-// in-memory records), reads from any position and truncations, ReadDML
-// returns exactly what reading the log from Pebble returns.
+// in-memory records, and in the second run some kept in segments),
+// reads from any position and truncations, ReadDML returns exactly what
+// reading the log from Pebble returns.
 func TestReadDMLMatchesStored(t *testing.T) {
-	defer func(n int) { recentDMLBytes = n }(recentDMLBytes)
+	defer func(n, m int) { recentDMLBytes, segmentFrom = n, m }(recentDMLBytes, segmentFrom)
 	recentDMLBytes = 1 << 10
+	for _, seg := range []int{1 << 20, 300} {
+		segmentFrom = seg
+		t.Run(fmt.Sprint("segmentFrom=", seg), testReadDMLMatchesStored)
+	}
+}
+
+func testReadDMLMatchesStored(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		ctx := context.Background()
 		s := openMem(t, nil)

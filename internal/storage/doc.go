@@ -55,6 +55,12 @@
 // the log in order without gaps. The committed epoch records the seq a
 // table source reached (as a meta offset); TruncateDML deletes behind it.
 //
+// Bulk writes: a seal of many fresh rows writes them to an sstable that
+// the commit ingests ahead of the epoch's batch (ingest.go), and a DML
+// record of a megabyte or more is kept in a file of its own that the
+// log's key names (dml_segment.go), so neither goes through the WAL, a
+// memtable, a flush and compactions.
+//
 // Concurrency: a StateTable belongs to its actor's goroutine. Store methods
 // are safe for concurrent use; the shared bookkeeping lives in Store.mu and
 // Commit is serialized by commitMu (DropTableState takes it too, so no

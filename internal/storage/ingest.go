@@ -154,7 +154,7 @@ type ingestFile struct {
 // writeSST creates name, lets fill add keys in strictly increasing order,
 // and syncs the file. On error the file is removed.
 func (s *Store) writeSST(name string, fill func(add func(k, v []byte) error) error) (*ingestFile, error) {
-	if err := s.makeIngestDir(); err != nil {
+	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
 		return nil, err
 	}
 	f, err := s.fs.Create(name, "")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
@@ -116,18 +117,18 @@ func decodeIntent(v []byte) (uint64, []string, error) {
 	return epoch, strings.Split(string(v[8:]), "\n"), nil
 }
 
-// makeIngestDir creates the ingest directory on first use.
-func (s *Store) makeIngestDir() error {
-	if s.ingestDirMade.Load() {
+// makeDir creates dir (inside the store's) on first use; made remembers it.
+func (s *Store) makeDir(dir string, made *atomic.Bool) error {
+	if made.Load() {
 		return nil
 	}
-	if err := s.fs.MkdirAll(s.ingestDir, 0o755); err != nil {
+	if err := s.fs.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	if err := syncDir(s.fs, s.dir); err != nil {
 		return err
 	}
-	s.ingestDirMade.Store(true)
+	made.Store(true)
 	return nil
 }
 

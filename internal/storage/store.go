@@ -89,6 +89,11 @@ type Store struct {
 	// files ahead of its batch: they would see the rows without the
 	// epoch's marker.
 	visMu sync.RWMutex
+	// Big DML records in files of their own (dml_segment.go).
+	segmentDir     string
+	segmentDirMade atomic.Bool
+	segmentSeq     atomic.Uint64
+	openNanos      int64 // names this run's segments
 	// crashAt, set by tests, can stop a commit at a step (crashPoint).
 	crashAt func(step string) error
 }
@@ -124,6 +129,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("storage: open pebble at %q: %w", dir, err)
 	}
 	s := &Store{db: db, logger: logger, fs: fs, dir: dir, ingestDir: fs.PathJoin(dir, ingestDirName)}
+	s.segmentDir, s.openNanos = fs.PathJoin(dir, segmentDirName), time.Now().UnixNano()
 	s.ingestFrom = opts.IngestFrom
 	if s.ingestFrom == 0 {
 		s.ingestFrom = defaultIngestFrom

@@ -1,0 +1,183 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// A bulk statement is one DML record of a hundred megabytes. Put in the
+// log's batch, it was copied into the WAL, kept in memory as a flushable
+// batch, flushed into a blob file (a second copy through a compaction
+// iterator) and deleted an epoch later. So a record of segmentFrom bytes
+// or more goes to a file of its own, a segment, written and synced before
+// the log's batch, which holds only its name under the record's key with
+// a suffix (dmlRefKey). Readers of the log read the file instead of the
+// value; truncation removes it after deleting its key.
+//
+// A crash before the batch leaves a segment no key names: it is removed
+// when its table's log is next opened (sweepSegments). Segment names
+// carry the store's open time, so the sweep never touches a file of this
+// process that is being written before its record takes a seq.
+
+// segmentFrom is the payload size from which a record goes to a segment
+// (a variable so that tests can make it small).
+var segmentFrom = 1 << 20
+
+// segmentDirName is the directory, inside the store's, of segments.
+const segmentDirName = "sluice-dml"
+
+// dmlRefSuffix ends the key of a record kept in a segment: d|table|seq|f.
+const dmlRefSuffix = 'f'
+
+// dmlRefKey returns the key naming the segment of record seq.
+func dmlRefKey(tableID uint32, seq uint64) []byte {
+	return append(dmlKey(tableID, seq), dmlRefSuffix)
+}
+
+// isDMLRefKey reports whether a log key names a segment.
+func isDMLRefKey(key []byte) bool {
+	return len(key) == 1+4+8+1 && key[len(key)-1] == dmlRefSuffix
+}
+
+// writeSegments writes each big payload of ws to a new segment, synced,
+// and returns the segments' names ("" for a payload kept inline). On
+// error no segment is left.
+func (s *Store) writeSegments(ws []TableDMLWrite) ([]string, error) {
+	var names []string
+	for i, w := range ws {
+		if len(w.Payload) < segmentFrom {
+			continue
+		}
+		if names == nil {
+			names = make([]string, len(ws))
+			if err := s.makeDir(s.segmentDir, &s.segmentDirMade); err != nil {
+				return nil, fmt.Errorf("storage: append dml: %w", err)
+			}
+		}
+		names[i] = fmt.Sprintf("%d-%d-%d.seg", w.Table, s.openNanos, s.segmentSeq.Add(1))
+		if err := s.writeFile(s.fs.PathJoin(s.segmentDir, names[i]), w.Payload); err != nil {
+			s.removeSegments(names)
+			return nil, fmt.Errorf("storage: append dml to table %d: %w", w.Table, err)
+		}
+	}
+	if names != nil {
+		if err := syncDir(s.fs, s.segmentDir); err != nil {
+			s.removeSegments(names)
+			return nil, fmt.Errorf("storage: append dml: %w", err)
+		}
+	}
+	return names, nil
+}
+
+// writeFile creates path holding data, synced.
+func (s *Store) writeFile(path string, data []byte) error {
+	f, err := s.fs.Create(path, "")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// readSegment returns the payload kept in segment name.
+func (s *Store) readSegment(name string) ([]byte, error) {
+	f, err := s.fs.Open(s.fs.PathJoin(s.segmentDir, name))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// removeSegments removes the named segments ("" entries are skipped).
+func (s *Store) removeSegments(names []string) {
+	for _, n := range names {
+		if n != "" {
+			if err := s.fs.Remove(s.fs.PathJoin(s.segmentDir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				s.logger.Warn("storage: remove dml segment", "name", n, "err", err)
+			}
+		}
+	}
+}
+
+// loadSegments returns the table's log records kept in segments, by seq.
+func (s *Store) loadSegments(tableID uint32) (map[uint64]string, error) {
+	p := dmlPrefix(tableID)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return nil, fmt.Errorf("storage: open dml log of table %d: %w", tableID, err)
+	}
+	defer it.Close()
+	segs := map[uint64]string{}
+	for ok := it.First(); ok; ok = it.Next() {
+		if isDMLRefKey(it.Key()) {
+			segs[dmlSeqOf(it.Key())] = string(it.Value())
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("storage: open dml log of table %d: %w", tableID, err)
+	}
+	return segs, nil
+}
+
+// sweepSegments removes the table's segments that no log key names and
+// that an earlier run of the store wrote: a crash came between a segment
+// and its record's batch, or between a truncation and the removal.
+func (s *Store) sweepSegments(tableID uint32, named map[uint64]string) error {
+	keep := make(map[string]bool, len(named))
+	for _, n := range named {
+		keep[n] = true
+	}
+	return s.removeSegmentsOf(tableID, func(name string) bool {
+		return !keep[name] && !strings.HasPrefix(name, fmt.Sprintf("%d-%d-", tableID, s.openNanos))
+	})
+}
+
+// removeSegmentsOf removes the table's segments for which drop is true.
+func (s *Store) removeSegmentsOf(tableID uint32, drop func(name string) bool) error {
+	names, err := s.fs.List(s.segmentDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("storage: list dml segments: %w", err)
+	}
+	prefix := fmt.Sprintf("%d-", tableID)
+	var gone []string
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) && drop(n) {
+			gone = append(gone, n)
+		}
+	}
+	s.removeSegments(gone)
+	return nil
+}
+
+// segmentsThrough removes from t and returns the names of its segments
+// with seq ≤ through.
+func (t *dmlTable) segmentsThrough(through uint64) []string {
+	var names []string
+	for seq, n := range t.segments {
+		if seq <= through {
+			names = append(names, n)
+			delete(t.segments, seq)
+		}
+	}
+	return names
+}

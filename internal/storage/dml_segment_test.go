@@ -1,0 +1,104 @@
+package storage
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// TestSegmentsSurviveCrashAndLeaveWithTheLog: a big record lives in a
+// segment, is read back after a crash, and its segment goes when the log
+// is truncated past it or its table is dropped. A segment no record names
+// (a crash before its batch) is removed when its table's log is opened.
+func TestSegmentsSurviveCrashAndLeaveWithTheLog(t *testing.T) {
+	defer func(n int) { segmentFrom = n }(segmentFrom)
+	segmentFrom = 64
+	ctx := context.Background()
+	fs := vfs.NewCrashableMem()
+	s, err := Open(ctx, Options{FS: fs, Dir: "db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := []byte(strings.Repeat("b", 100))
+	for _, p := range [][]byte{[]byte("small"), big, big[:80]} {
+		if _, err := s.AppendDML(ctx, 7, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.AppendDML(ctx, 8, big); err != nil {
+		t.Fatal(err)
+	}
+	if got := segmentsIn(t, fs, s); len(got) != 3 {
+		t.Fatalf("segments after three big appends: %v", got)
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0, RNG: rand.New(rand.NewPCG(3, 4))})
+	_ = s.Close()
+	orphan := crashed.PathJoin(crashed.PathJoin("db", segmentDirName), "7-1-1.seg")
+	if err := writeTestFile(crashed, orphan); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openMem(t, crashed)
+	recs, err := s2.ReadDML(7, 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"small", string(big), string(big[:80])}
+	if got := payloads(recs); !slices.Equal(got, want) {
+		t.Fatalf("records after the crash: %q, want %q", got, want)
+	}
+	if got := segmentsIn(t, crashed, s2); slices.Contains(got, "7-1-1.seg") || len(got) != 3 {
+		t.Fatalf("segments once table 7's log is open: %v (the orphan must go, the three others stay)", got)
+	}
+	if err := s2.TruncateDML(ctx, 7, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := segmentsIn(t, crashed, s2); len(got) != 2 {
+		t.Fatalf("segments after truncating table 7 through seq 2: %v, want 2", got)
+	}
+	if err := s2.DropTableState(ctx, 8); err != nil {
+		t.Fatal(err)
+	}
+	if got := segmentsIn(t, crashed, s2); len(got) != 1 || !strings.HasPrefix(got[0], "7-") {
+		t.Fatalf("segments after dropping table 8: %v, want table 7's last", got)
+	}
+}
+
+func segmentsIn(t *testing.T, fs vfs.FS, s *Store) []string {
+	t.Helper()
+	names, err := fs.List(s.segmentDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func writeTestFile(fs vfs.FS, path string) error {
+	if err := fs.MkdirAll(fs.PathDir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := fs.Create(path, "")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write([]byte("orphan"))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func payloads(recs []DMLRecord) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = string(r.Payload)
+	}
+	return out
+}
