@@ -91,6 +91,39 @@ func encodedSize(c *types.Chunk) int {
 // and no visibility mask. Its column types must equal ts. Malformed input
 // is an error wrapping ErrCorruptDML, never a panic.
 func DecodeDML(b []byte, ts []types.Type) (*types.Chunk, error) {
+	cur, err := openDML(b, ts)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cur.window(cur.rows)
+	if err != nil || c != nil {
+		return c, err
+	}
+	return types.NewChunk(emptyColumns(ts), nil), nil
+}
+
+func emptyColumns(ts []types.Type) []types.Column {
+	cols := make([]types.Column, len(ts))
+	for j, t := range ts {
+		cols[j] = types.MustColumn(t, 0)
+	}
+	return cols
+}
+
+// dmlCursor decodes a payload's rows a window at a time, so that a
+// million-row record is never held decoded whole (the table source cuts
+// it into chunks as it goes).
+type dmlCursor struct {
+	r    *dmlReader
+	ts   []types.Type
+	rows int // rows in the payload
+	next int // rows decoded or skipped so far
+	dec  *codec.ColumnDecoder
+}
+
+// openDML checks a payload (checksum, header, types) and returns a cursor
+// before its first row.
+func openDML(b []byte, ts []types.Type) (*dmlCursor, error) {
 	r, err := checkDMLFrame(b, ts)
 	if err != nil {
 		return nil, err
@@ -104,23 +137,65 @@ func DecodeDML(b []byte, ts []types.Type) (*types.Chunk, error) {
 	if n > uint64(len(r.b))/2 {
 		return nil, corrupt("row count %d exceeds payload", n)
 	}
-	cols := make([]types.Column, len(ts))
-	for j, t := range ts {
-		cols[j] = types.MustColumn(t, int(n))
+	cur := &dmlCursor{r: r, ts: ts, rows: int(n), dec: codec.NewColumnDecoder(min(int(n), types.DefaultChunkSize))}
+	if n == 0 {
+		return cur, cur.checkEnd()
 	}
-	ops := make([]types.Op, 0, n)
-	dec := codec.NewColumnDecoder(min(int(n), types.DefaultChunkSize))
-	for i := range n {
-		op, err := r.row(ts, cols, dec)
+	return cur, nil
+}
+
+// skip passes over the next k rows without decoding them.
+func (c *dmlCursor) skip(k int) error {
+	for range min(k, c.rows-c.next) {
+		if len(c.r.b) == 0 {
+			return corrupt("missing op")
+		}
+		c.r.b = c.r.b[1:]
+		n, err := c.r.uvarint("row length")
 		if err != nil {
-			return nil, fmt.Errorf("row %d: %w", i, err)
+			return err
+		}
+		if n > uint64(len(c.r.b)) {
+			return corrupt("row length %d exceeds payload", n)
+		}
+		c.r.b = c.r.b[n:]
+		c.next++
+	}
+	return c.checkEnd()
+}
+
+// window decodes the next max rows, or one more so as not to end on the
+// first half of an update pair, into a chunk; nil when none are left.
+func (c *dmlCursor) window(max int) (*types.Chunk, error) {
+	if c.next >= c.rows {
+		return nil, nil
+	}
+	n := min(max, c.rows-c.next)
+	cols := make([]types.Column, len(c.ts))
+	for j, t := range c.ts {
+		cols[j] = types.MustColumn(t, n+1)
+	}
+	ops := make([]types.Op, 0, n+1)
+	for len(ops) < n || (ops[len(ops)-1] == types.UpdateDelete && c.next < c.rows) {
+		op, err := c.r.row(c.ts, cols, c.dec)
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %w", c.next, err)
 		}
 		ops = append(ops, op)
+		c.next++
 	}
-	if len(r.b) != 0 {
-		return nil, corrupt("%d trailing bytes", len(r.b))
+	if err := c.checkEnd(); err != nil {
+		return nil, err
 	}
 	return types.NewChunk(cols, ops), nil
+}
+
+// checkEnd reports trailing bytes once every row is read.
+func (c *dmlCursor) checkEnd() error {
+	if c.next >= c.rows && len(c.r.b) != 0 {
+		return corrupt("%d trailing bytes", len(c.r.b))
+	}
+	return nil
 }
 
 // checkDMLFrame verifies the checksum, header and column types, and returns

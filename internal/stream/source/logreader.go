@@ -23,8 +23,13 @@ type logReader struct {
 	pos     logPos              // after every row taken so far
 	fetched uint64              // highest seq read from the store
 	ahead   []storage.DMLRecord // fetched, not yet decoded
-	cur     *types.Chunk        // the record being cut; nil between records
-	curSeq  uint64
+	// rec is the record being cut (nil between records), decoded a window
+	// at a time: cur holds its rows from winStart on (nil when the next
+	// window is not decoded yet).
+	rec      *dmlCursor
+	cur      *types.Chunk
+	winStart int
+	curSeq   uint64
 	// gateLimit is the highest seq of a gated record (storage's
 	// DMLRecord.Gated) the reader may start; atGate says the last take
 	// stopped before a gated record beyond it.
@@ -55,13 +60,13 @@ func (r *logReader) take(max int) (*types.Chunk, logPos, error) {
 	b := r.b
 	for b.Len() < max {
 		if r.cur == nil {
-			ok, err := r.decodeNext()
+			ok, err := r.nextWindow()
 			if err != nil || !ok {
 				return b.Take(), r.pos, err
 			}
 		}
 		n := r.cur.Capacity()
-		start := r.pos.rows
+		start := r.pos.rows - r.winStart
 		end := min(n, start+max-b.Len())
 		if end < n && r.cur.Op(end-1) == types.UpdateDelete {
 			switch {
@@ -75,17 +80,45 @@ func (r *logReader) take(max int) (*types.Chunk, logPos, error) {
 			break
 		}
 		b.AppendRange(r.cur, start, end)
-		r.pos.rows = end
+		r.pos.rows = r.winStart + end
 		if end >= n {
-			r.pos = logPos{seq: r.curSeq}
 			r.cur = nil
+			if r.pos.rows >= r.rec.rows {
+				r.pos, r.rec = logPos{seq: r.curSeq}, nil
+			}
 		}
 	}
 	return b.Take(), r.pos, nil
 }
 
-// decodeNext makes the next record current, skipping rows a previous run
-// already emitted (pos.rows); ok is false when the log has nothing new.
+// decodeWindow is how many rows of a record are decoded at a time (a
+// variable so that tests can make windows smaller than records).
+var decodeWindow = 4 * types.DefaultChunkSize
+
+// nextWindow decodes the next window of the current record, or of the
+// next one; ok is false when the log has nothing new. A window never ends
+// on the first half of an update pair unless its record does.
+func (r *logReader) nextWindow() (bool, error) {
+	if r.rec == nil {
+		if ok, err := r.decodeNext(); err != nil || !ok {
+			return false, err
+		}
+	}
+	r.winStart = r.rec.next
+	c, err := r.rec.window(decodeWindow)
+	if err != nil {
+		return false, fmt.Errorf("source: dml record %d of table %d: %w", r.curSeq, r.tableID, err)
+	}
+	if c == nil { // no row left: cannot happen once the record is open
+		r.pos, r.rec = logPos{seq: r.curSeq}, nil
+		return r.nextWindow()
+	}
+	r.cur = c
+	return true, nil
+}
+
+// decodeNext opens the next record, skipping rows a previous run already
+// emitted (pos.rows); ok is false when the log has nothing new.
 func (r *logReader) decodeNext() (bool, error) {
 	for {
 		if len(r.ahead) == 0 {
@@ -112,16 +145,19 @@ func (r *logReader) decodeNext() (bool, error) {
 			return false, nil
 		}
 		r.ahead = r.ahead[1:]
-		c, err := DecodeDML(rec.Payload, r.schema)
+		cur, err := openDML(rec.Payload, r.schema)
+		if err == nil {
+			err = cur.skip(r.pos.rows)
+		}
 		if err != nil {
 			return false, fmt.Errorf("source: dml record %d of table %d: %w", rec.Seq, r.tableID, err)
 		}
-		if r.pos.rows >= c.Capacity() {
+		if r.pos.rows >= cur.rows {
 			// Fully emitted before a restart: consumed.
 			r.pos = logPos{seq: rec.Seq}
 			continue
 		}
-		r.cur, r.curSeq = c, rec.Seq
+		r.rec, r.curSeq = cur, rec.Seq
 		return true, nil
 	}
 }

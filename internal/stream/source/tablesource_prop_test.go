@@ -13,15 +13,18 @@ import (
 
 // TestTableSourceExactlyOnceProperty appends records, pulls, passes
 // barriers with the source running, paused or rate limited, commits some
-// epochs and crashes at random. What the committed epochs emitted must be
+// epochs and crashes at random, decoding records in windows of any size. What the committed epochs emitted must be
 // every appended row, in order, exactly once, and the committed offset must
 // be the position of the last committed row. A barrier pushed while the
 // source runs unthrottled must come after every record appended before it
 // (read-your-writes); a throttled source must pass it at once.
 func TestTableSourceExactlyOnceProperty(t *testing.T) {
+	defer func(n int) { decodeWindow = n }(decodeWindow)
 	rapid.Check(t, func(t *rapid.T) {
 		store := streamtest.OpenStore(t)
 		chunk := rapid.IntRange(1, 4).Draw(t, "chunk")
+		// Records are decoded a window at a time; small windows cut them.
+		decodeWindow = rapid.IntRange(1, 12).Draw(t, "window")
 		m := &srcModel{store: store, h: newSrcHarness(t, store, chunk), chunk: chunk, epoch: 1, mode: modeRunning}
 		m.h.barrier(m.epoch)
 		expectText(t, next(t, m.h.src), fmt.Sprintf("barrier %d", m.epoch))
