@@ -75,17 +75,13 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 	if !ok {
 		return nil, nil
 	}
-	vals, err := t.encodeFresh(todo)
-	if err != nil {
-		return nil, err
-	}
 	name := t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner)
 	f, err := t.store.writeSST(name, func(add func(k, v []byte) error) error {
 		for _, r := range order {
-			fc, v := todo[r.chunk], vals[r.chunk]
+			fc := todo[r.chunk]
 			key := t.lay.appendIntKey(t.keyScratch[:0], fc.vnodes[r.k], fc.ids[r.k])
 			t.keyScratch = key
-			if err := add(key, v.arena[v.ends[r.k]:v.ends[r.k+1]]); err != nil {
+			if err := add(key, fc.vals.row(r.k)); err != nil {
 				return err
 			}
 		}

@@ -166,8 +166,8 @@ func (t *StateTable) Get(ctx context.Context, pk types.Row) (types.Row, bool, er
 		}
 		return slices.Clone(e.row), true, nil
 	}
-	if row, ok := t.freshGet(pk); ok {
-		return row, true, nil // older than any overlay write of the key
+	if row, ok, err := t.freshGet(pk); ok || err != nil {
+		return row, ok, err // older than any overlay write of the key
 	}
 	v, closer, err := t.store.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -196,8 +196,8 @@ func (t *StateTable) GetUncommitted(pk types.Row) (types.Row, bool, error) {
 		}
 		return slices.Clone(e.row), true, nil
 	}
-	if row, ok := t.freshGet(pk); ok {
-		return row, true, nil // uncommitted too, and older than any overlay write
+	if row, ok, err := t.freshGet(pk); ok || err != nil {
+		return row, ok, err // uncommitted too, and older than any overlay write
 	}
 	return nil, false, nil
 }
@@ -320,7 +320,7 @@ func (t *StateTable) OverlayLen() int {
 	t.maybePrune()
 	n := t.overlay.len()
 	for _, fc := range t.fresh {
-		n += len(fc.rows)
+		n += len(fc.ids)
 	}
 	return n
 }

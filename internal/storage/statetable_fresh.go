@@ -13,20 +13,22 @@ import (
 // A table keyed by its hidden row id receives most of its rows as plain
 // inserts of ids never used (a bulk COPY: a million of them in an epoch).
 // Kept in the overlay, each row costs a boxed copy, a hash-map insert and
-// its share of the seal's sort. InsertFresh keeps such rows as the chunk
-// they came in instead: at the seal they are bucketed by vnode (ids rise
-// within each vnode, so the keys come out sorted without a comparison)
-// and encoded straight into the epoch's batch, before the overlay's
-// writes, which are newer. Until the epoch commits, Get finds them by
-// binary search of each chunk's id column. Scans of a table holding them
+// its share of the seal's sort. InsertFresh keeps such rows as one
+// encoded run per chunk instead: at the seal they are bucketed by vnode
+// (ids rise within each vnode, so the keys come out sorted without a
+// comparison) and written into the epoch's batch or file, before the
+// overlay's writes, which are newer. Until the epoch commits, Get finds
+// them by binary search of each run's ids. Scans of a table holding them
 // are refused: only a table's materialize writes fresh rows, and it reads
 // by key only.
 
-// freshChunk is rows of c (ascending indices) whose fresh row ids, ids,
-// rise; sealed is the epoch that sealed them (0: not yet).
+// freshChunk is fresh rows in value encoding (row k is vals.row(k)),
+// whose row ids, ids, rise; sealed is the epoch that sealed them (0: not
+// yet). The rows are encoded as they are inserted, not at the seal: the
+// encoding is a little over half the memory of the chunk they came in,
+// which a bulk epoch would otherwise keep whole until its seal.
 type freshChunk struct {
-	c      *types.Chunk
-	rows   []int
+	vals   encodedRows
 	ids    []int64
 	vnodes []uint16
 	sealed uint64
@@ -58,13 +60,17 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 	}
 	t.maybePrune()
 	hashes := codec.HashColumns(c, []int{col}, nil)
-	fc := freshChunk{c: c, rows: slices.Clone(rows), ids: ids, vnodes: make([]uint16, len(rows))}
+	fc := freshChunk{ids: ids, vnodes: make([]uint16, len(rows))}
 	for k, i := range rows {
 		v := codec.VNodeOf(hashes[i])
 		if !t.OwnsVNode(v) {
 			return false, fmt.Errorf("storage: table %d vnode %d: %w", t.lay.desc.ID, v, ErrVNodeNotOwned)
 		}
 		fc.vnodes[k] = v
+	}
+	var err error
+	if fc.vals, err = t.encodeRows(c, rows); err != nil {
+		return false, err
 	}
 	if t.rc.on {
 		for _, v := range fc.vnodes {
@@ -101,23 +107,24 @@ func (t *StateTable) sameTypes(c *types.Chunk) bool {
 }
 
 // freshGet finds row id among the fresh rows.
-func (t *StateTable) freshGet(pk types.Row) (types.Row, bool) {
+func (t *StateTable) freshGet(pk types.Row) (types.Row, bool, error) {
 	if len(t.fresh) == 0 || len(pk) != 1 {
-		return nil, false
+		return nil, false, nil
 	}
 	id, ok := pk[0].(int64)
 	if !ok {
-		return nil, false
+		return nil, false, nil
 	}
 	for _, fc := range t.fresh {
 		if id < fc.ids[0] || id > fc.ids[len(fc.ids)-1] {
 			continue
 		}
 		if k, found := slices.BinarySearch(fc.ids, id); found {
-			return fc.c.Row(fc.rows[k]), true
+			row, err := t.lay.decodeValue(fc.vals.row(k))
+			return row, err == nil, err
 		}
 	}
-	return nil, false
+	return nil, false, nil
 }
 
 // hasUnsealedFresh reports whether fresh rows await a seal.
@@ -125,65 +132,50 @@ func (t *StateTable) hasUnsealedFresh() bool {
 	return len(t.fresh) > 0 && t.fresh[len(t.fresh)-1].sealed == 0
 }
 
-// sealFresh encodes the unsealed fresh rows into b, by vnode (key order
-// for a bulk load, see freshKeyOrder), and marks them sealed in epoch. The
-// rows are encoded into arenas first and copied into b: for a moment a
-// bulk epoch's values are held twice, the price of reading the columns in
-// order.
+// sealFresh writes the unsealed fresh rows into b, by vnode (key order
+// for a bulk load, see freshKeyOrder), and marks them sealed in epoch.
 func (t *StateTable) sealFresh(b *pebble.Batch, epoch uint64) error {
-	var todo []*freshChunk
-	for i := range t.fresh {
-		if fc := &t.fresh[i]; fc.sealed == 0 {
-			fc.sealed = epoch
-			todo = append(todo, fc)
-		}
-	}
+	todo := t.unsealedFresh()
 	if len(todo) == 0 {
 		return nil
 	}
-	vals, err := t.encodeFresh(todo)
-	if err != nil {
-		return err
+	for _, fc := range todo {
+		fc.sealed = epoch
 	}
 	for _, r := range freshKeyOrder(todo) {
-		fc, v := todo[r.chunk], vals[r.chunk]
+		fc := todo[r.chunk]
 		key := t.lay.appendIntKey(t.keyScratch[:0], fc.vnodes[r.k], fc.ids[r.k])
 		t.keyScratch = key
-		if err := b.Set(key, v.arena[v.ends[r.k]:v.ends[r.k+1]], nil); err != nil {
+		if err := b.Set(key, fc.vals.row(r.k), nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// encodedRows is one fresh chunk's rows in value encoding: row k is
-// arena[ends[k]:ends[k+1]].
+// encodedRows is rows in value encoding: row k is arena[ends[k]:ends[k+1]].
 type encodedRows struct {
 	arena []byte
 	ends  []int
 }
 
-// encodeFresh encodes every row of todo once, in chunk order. Reading the
-// columns in order is what makes this cheap: encoding them in key order
-// (by vnode) missed the cache on every column of every row.
-func (t *StateTable) encodeFresh(todo []*freshChunk) ([]encodedRows, error) {
-	out := make([]encodedRows, len(todo))
-	for ci, fc := range todo {
-		e := encodedRows{ends: make([]int, 1, len(fc.rows)+1)}
-		for k, i := range fc.rows {
-			var err error
-			if e.arena, err = codec.EncodeValueColumns(e.arena, fc.c.Cols, i); err != nil {
-				return nil, fmt.Errorf("storage: table %d: encode row: %w", t.lay.desc.ID, err)
-			}
-			if k == 0 {
-				// Size the arena from the first row.
-				e.arena = slices.Grow(e.arena, len(e.arena)*len(fc.rows)*9/8)
-			}
-			e.ends = append(e.ends, len(e.arena))
+func (e *encodedRows) row(k int) []byte { return e.arena[e.ends[k]:e.ends[k+1]] }
+
+// encodeRows encodes rows of c (the table's types) into one arena, sized
+// from the first row.
+func (t *StateTable) encodeRows(c *types.Chunk, rows []int) (encodedRows, error) {
+	e := encodedRows{ends: make([]int, 1, len(rows)+1)}
+	for k, i := range rows {
+		var err error
+		if e.arena, err = codec.EncodeValueColumns(e.arena, c.Cols, i); err != nil {
+			return encodedRows{}, fmt.Errorf("storage: table %d: encode row: %w", t.lay.desc.ID, err)
 		}
-		out[ci] = e
+		if k == 0 {
+			e.arena = slices.Grow(e.arena, len(e.arena)*len(rows)*9/8)
+		}
+		e.ends = append(e.ends, len(e.arena))
 	}
-	return out, nil
+	return e, nil
 }
 
 // freshRef is row k of the chunk-th fresh chunk being sealed.
@@ -219,18 +211,10 @@ func (t *StateTable) freshSealedSize() int {
 	n := 0
 	for _, fc := range t.fresh {
 		if fc.sealed == 0 {
-			n += len(fc.rows)
+			n += len(fc.vals.arena) + len(fc.ids)*(stateKeyHeaderLen+9+16)
 		}
 	}
-	if n == 0 {
-		return 0
-	}
-	fc := t.fresh[len(t.fresh)-1]
-	v, err := t.lay.encodeValue(nil, fc.c.Row(fc.rows[len(fc.rows)-1]))
-	if err != nil {
-		return 0
-	}
-	return n * (len(v) + stateKeyHeaderLen + 9 + 16) * 9 / 8
+	return n
 }
 
 // pruneFresh drops the fresh rows of committed epochs: Pebble has them.

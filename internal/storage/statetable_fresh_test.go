@@ -3,7 +3,9 @@ package storage
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
+	"weak"
 
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -109,5 +111,34 @@ func TestGetUncommittedSeesFreshRows(t *testing.T) {
 	}
 	if _, ok, _ := tbl.GetUncommitted(types.Row{int64(5)}); ok {
 		t.Fatal("a committed fresh row read as uncommitted")
+	}
+}
+
+// TestInsertFreshDoesNotKeepTheChunk: fresh rows are kept encoded, so the
+// chunk they came in (a bulk epoch's columns, about twice the memory) can
+// be collected as soon as its other readers are done with it.
+func TestInsertFreshDoesNotKeepTheChunk(t *testing.T) {
+	s := openMem(t, nil)
+	tbl := mustOpenTable(t, s, rowIDDesc(2), 1, nil)
+	b := types.NewBuilder(rowIDDesc(2).Types, 101)
+	for i := range 100 {
+		b.Append(types.Insert, types.Row{fmt.Sprint("v", i), int64(i + 1)})
+	}
+	c := b.Take()
+	rows := make([]int, 100)
+	for i := range rows {
+		rows[i] = i
+	}
+	if ok, err := tbl.InsertFresh(c, rows); !ok || err != nil {
+		t.Fatalf("InsertFresh: %v %v", ok, err)
+	}
+	kept := weak.Make(c)
+	c = nil
+	runtime.GC()
+	if kept.Value() != nil {
+		t.Fatal("the state table still holds the chunk its fresh rows came in")
+	}
+	if r, ok, err := tbl.Get(context.Background(), types.Row{int64(42)}); err != nil || !ok || r[0] != "v41" {
+		t.Fatalf("row 42 = %v %v %v", r, ok, err)
 	}
 }
