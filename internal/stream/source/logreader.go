@@ -144,6 +144,9 @@ func (r *logReader) decodeNext() (bool, error) {
 			r.atGate = true
 			return false, nil
 		}
+		// Clear the slot: the array outlives the record, and a payload can
+		// be a hundred megabytes.
+		r.ahead[0] = storage.DMLRecord{}
 		r.ahead = r.ahead[1:]
 		cur, err := openDML(rec.Payload, r.schema)
 		if err == nil {
