@@ -77,8 +77,11 @@ func (e *Engine) Commit(ctx context.Context, ws ...*TableWriter) error {
 			if err != nil {
 				return err
 			}
-			batch = append(batch, storage.TableDMLWrite{Table: desc.ID,
-				DMLWrite: storage.DMLWrite{Payload: payload, Tail: &desc, Rows: c, Fresh: freshRows(w.rel, c)}})
+			dw := storage.DMLWrite{Payload: payload, Tail: &desc, Rows: c, Fresh: freshRows(w.rel, c)}
+			if dw.Encoded, err = encodedFresh(dw.Fresh, payload, desc.Types); err != nil {
+				return err
+			}
+			batch = append(batch, storage.TableDMLWrite{Table: desc.ID, DMLWrite: dw})
 			owner = append(owner, w)
 		}
 	}
@@ -128,9 +131,30 @@ func (e *Engine) write(ctx context.Context, rel *catalog.Relation, c *types.Chun
 		return 0, err
 	}
 	desc := toDesc(rel)
-	return e.store.WriteDML(ctx, rel.Table.ID, storage.DMLWrite{Payload: payload, Tail: &desc, Rows: full,
-		Fresh: freshRows(rel, full), Enqueued: enqueued})
+	w := storage.DMLWrite{Payload: payload, Tail: &desc, Rows: full, Fresh: freshRows(rel, full), Enqueued: enqueued}
+	if w.Encoded, err = encodedFresh(w.Fresh, payload, desc.Types); err != nil {
+		return 0, err
+	}
+	return e.store.WriteDML(ctx, rel.Table.ID, w)
 }
+
+// encodedFresh locates a fresh record's rows in its payload, so that the
+// table's tail keeps them there rather than as decoded columns (twice the
+// memory, for a bulk COPY until its epoch commits). Small records keep
+// their chunk: locating the rows would cost more than it saves.
+func encodedFresh(fresh bool, payload []byte, ts []types.Type) (*storage.EncodedRows, error) {
+	if !fresh || len(payload) < encodedFreshFrom {
+		return nil, nil
+	}
+	spans, err := source.RowSpans(payload, ts)
+	if err != nil || spans == nil {
+		return nil, err
+	}
+	return &storage.EncodedRows{Buf: payload, Spans: spans}, nil
+}
+
+// encodedFreshFrom is the payload size from which encodedFresh applies.
+const encodedFreshFrom = 64 << 10
 
 // applyModifiers enforces the columns' type modifiers on the rows
 // written (numeric(p, s) rounds, or refuses an overflow; varchar(n)

@@ -164,7 +164,12 @@ func (e *Engine) replayTail(r *catalog.Relation, through uint64) error {
 			if err != nil {
 				return fmt.Errorf("table %s: dml record %d: %w", r.Name, rec.Seq, err)
 			}
-			if err := e.store.ApplyTail(desc, rec.Seq, c, freshRows(r, c)); err != nil {
+			fresh := freshRows(r, c)
+			enc, err := encodedFresh(fresh, rec.Payload, desc.Types)
+			if err != nil {
+				return fmt.Errorf("table %s: dml record %d: %w", r.Name, rec.Seq, err)
+			}
+			if err := e.store.ApplyTailEncoded(desc, rec.Seq, c, fresh, enc); err != nil {
 				return err
 			}
 			from = rec.Seq + 1

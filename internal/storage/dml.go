@@ -124,6 +124,9 @@ type DMLWrite struct {
 	// Fresh says every row is a plain insert of a row id never used
 	// (ApplyTail).
 	Fresh bool
+	// Encoded, when set, is Rows encoded inside Payload: a fresh run of
+	// the tail keeps it instead of Rows (ApplyTailEncoded).
+	Encoded *EncodedRows
 	// Enqueued, when set, is called once the record is ordered behind
 	// every earlier record of the log and, with Tail, visible to
 	// LatestSnapshot — before it is synced. A writer that read the table
@@ -256,7 +259,7 @@ func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite, segs []str
 		}
 		// The layout was checked when the table was created; an error here
 		// is a bug, and the record is in the log all the same.
-		if err := s.ApplyTail(*w.Tail, seqs[i], w.Rows, w.Fresh); err != nil {
+		if err := s.ApplyTailEncoded(*w.Tail, seqs[i], w.Rows, w.Fresh, w.Encoded); err != nil {
 			s.logger.Error("storage: apply dml record to table tail", "table", w.Table, "err", err)
 		}
 	}

@@ -188,8 +188,8 @@ func (sn *Snapshot) Get(ctx context.Context, desc TableDesc, pk types.Row) (type
 			row, err := v.rowOf(e)
 			return row, e.val != nil && err == nil, err
 		}
-		if row, ok := v.freshGet(pk); ok {
-			return row, true, nil
+		if row, ok, err := v.freshGet(pk); ok || err != nil {
+			return row, ok, err
 		}
 	}
 	v, closer, err := sn.snap.Get(key)

@@ -82,6 +82,12 @@ func newTail(lay *layout) *tail {
 // fresh says every row is a plain insert of a row id never used (a fresh
 // run, tail_fresh.go).
 func (s *Store) ApplyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool) error {
+	return s.ApplyTailEncoded(desc, seq, c, fresh, nil)
+}
+
+// ApplyTailEncoded is ApplyTail given c's rows encoded as well (a fresh
+// run then keeps enc rather than c).
+func (s *Store) ApplyTailEncoded(desc TableDesc, seq uint64, c *types.Chunk, fresh bool, enc *EncodedRows) error {
 	s.tails.mu.Lock()
 	defer s.tails.mu.Unlock()
 	t := s.tails.mu.tables[desc.ID]
@@ -93,7 +99,7 @@ func (s *Store) ApplyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool
 		t = newTail(lay)
 		s.tails.mu.tables[desc.ID] = t
 	}
-	if fresh && t.addFresh(seq, c) {
+	if fresh && t.addFresh(seq, c, enc) {
 		return nil
 	}
 	return t.apply(seq, c)
@@ -195,7 +201,7 @@ func (s *Store) TailLen(tableID uint32) int {
 	if t := s.tails.mu.tables[tableID]; t != nil {
 		n := t.tree.Len()
 		for _, r := range t.fresh {
-			n += r.c.Capacity()
+			n += r.rows()
 		}
 		return n
 	}

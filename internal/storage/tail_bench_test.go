@@ -36,7 +36,7 @@ func benchTailApply(b *testing.B, fresh bool) {
 			c = bld.Take()
 		}
 		if c != nil {
-			if fresh && t.addFresh(uint64(i), c) {
+			if fresh && t.addFresh(uint64(i), c, nil) {
 				continue
 			}
 			if err := t.apply(uint64(i), c); err != nil {

@@ -24,8 +24,34 @@ import (
 type freshRun struct {
 	seq   uint64
 	first int64        // row id of the run's row 0
-	c     *types.Chunk // every column, compact, plain inserts
+	c     *types.Chunk // every column, compact, plain inserts; or
+	enc   *EncodedRows // the same rows encoded (the record's payload)
 	from  int          // rows before from are committed (a view's trim)
+}
+
+// EncodedRows is rows in value encoding inside a shared buffer, a DML
+// record's payload: row i is Buf[Spans[2i]:Spans[2i+1]]. A fresh run kept
+// so costs the payload the log writes anyway and eight bytes a row,
+// where the decoded chunk of a bulk COPY was twice the payload.
+type EncodedRows struct {
+	Buf   []byte
+	Spans []uint32
+}
+
+// rows returns how many rows the run holds.
+func (r *freshRun) rows() int {
+	if r.enc != nil {
+		return len(r.enc.Spans) / 2
+	}
+	return r.c.Capacity()
+}
+
+// row returns row i, decoded with lay.
+func (r *freshRun) row(lay *layout, i int) (types.Row, error) {
+	if r.enc != nil {
+		return lay.decodeValue(r.enc.Buf[r.enc.Spans[2*i]:r.enc.Spans[2*i+1]])
+	}
+	return r.c.Row(i), nil
 }
 
 // freshKeys reports whether c can be a fresh run of a table keyed by one
@@ -46,13 +72,18 @@ func (t *tail) freshKeys(c *types.Chunk) (int64, bool) {
 	return ids.Vals[0], true
 }
 
-// addFresh appends c as a run; false if c does not qualify.
-func (t *tail) addFresh(seq uint64, c *types.Chunk) bool {
+// addFresh appends c as a run, kept as enc when that is given (c's rows
+// encoded); false if c does not qualify.
+func (t *tail) addFresh(seq uint64, c *types.Chunk, enc *EncodedRows) bool {
 	first, ok := t.freshKeys(c)
 	if !ok {
 		return false
 	}
-	t.fresh = append(t.fresh, freshRun{seq: seq, first: first, c: c})
+	run := freshRun{seq: seq, first: first, c: c}
+	if enc != nil && len(enc.Spans) == 2*c.Capacity() {
+		run.c, run.enc = nil, enc
+	}
+	t.fresh = append(t.fresh, run)
 	t.applied = max(t.applied, seq)
 	t.gen++
 	return true
@@ -85,7 +116,7 @@ func (sn *Snapshot) TrimFresh(id uint32, through uint64, partial int) {
 		case r.seq <= through:
 			continue
 		case r.seq == through+1:
-			r.from = min(max(r.from, partial), r.c.Capacity())
+			r.from = min(max(r.from, partial), r.rows())
 		}
 		keep = append(keep, r)
 	}
@@ -105,17 +136,18 @@ func (sn *Snapshot) FreshTables() []uint32 {
 }
 
 // freshGet finds key pk (one int64) in the view's runs.
-func (v *tailView) freshGet(pk types.Row) (types.Row, bool) {
+func (v *tailView) freshGet(pk types.Row) (types.Row, bool, error) {
 	id, ok := pk[0].(int64)
 	if !ok {
-		return nil, false
+		return nil, false, nil
 	}
 	for _, r := range v.fresh {
-		if i := id - r.first; i >= int64(r.from) && i < int64(r.c.Capacity()) {
-			return r.c.Row(int(i)), true
+		if i := id - r.first; i >= int64(r.from) && i < int64(r.rows()) {
+			row, err := r.row(v.lay, int(i))
+			return row, err == nil, err
 		}
 	}
-	return nil, false
+	return nil, false, nil
 }
 
 // freshIter yields the view's fresh rows whose key passes keep and which
@@ -161,7 +193,7 @@ func (f *freshIter) Next() (types.Row, bool, error) {
 		if f.i < r.from {
 			f.i = r.from
 		}
-		if f.i >= r.c.Capacity() {
+		if f.i >= r.rows() {
 			f.run, f.i = f.run+1, 0
 			continue
 		}
@@ -171,7 +203,11 @@ func (f *freshIter) Next() (types.Row, bool, error) {
 		if f.keep != nil && !f.keep(id) || f.shadowed(id) {
 			continue
 		}
-		return r.c.Row(i), true, nil
+		row, err := r.row(f.v.lay, i)
+		if err != nil {
+			return nil, false, err
+		}
+		return row, true, nil
 	}
 	return nil, false, f.err
 }

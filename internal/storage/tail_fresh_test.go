@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
 // TestFreshRunsMatchModel drives a table keyed by a hidden row id as the
@@ -109,7 +110,11 @@ func TestFreshRunsMatchModel(t *testing.T) {
 				}
 			}
 			if c := b.Take(); c != nil {
-				seq, err := s.WriteDML(ctx, desc.ID, DMLWrite{Payload: []byte{1}, Tail: &desc, Rows: c, Fresh: fresh})
+				w := DMLWrite{Payload: []byte{1}, Tail: &desc, Rows: c, Fresh: fresh}
+				if fresh && rapid.Bool().Draw(rt, fmt.Sprint("encoded", step)) {
+					w.Encoded = encodeWithGaps(rt, c, desc.Types)
+				}
+				seq, err := s.WriteDML(ctx, desc.ID, w)
 				if err != nil {
 					rt.Fatal(err)
 				}
@@ -121,6 +126,22 @@ func TestFreshRunsMatchModel(t *testing.T) {
 			checkFresh(rt, s, desc, latest, log, doneRec, doneRows, func(l []rec, j int) uint64 { return l[j].seq })
 		}
 	})
+}
+
+// encodeWithGaps encodes c's rows as EncodedRows, with a byte between
+// rows as a payload has (its op and length).
+func encodeWithGaps(rt *rapid.T, c *types.Chunk, ts []types.Type) *EncodedRows {
+	e := &EncodedRows{}
+	for i := range c.Capacity() {
+		e.Buf = append(e.Buf, 0xee)
+		start := len(e.Buf)
+		var err error
+		if e.Buf, err = codec.EncodeValue(e.Buf, c.Row(i), ts); err != nil {
+			rt.Fatal(err)
+		}
+		e.Spans = append(e.Spans, uint32(start), uint32(len(e.Buf)))
+	}
+	return e
 }
 
 func checkFresh[R any](rt *rapid.T, s *Store, desc TableDesc, want map[int64]types.Row, log []R, doneRec, doneRows int, seqOf func([]R, int) uint64) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
@@ -108,6 +109,39 @@ func emptyColumns(ts []types.Type) []types.Column {
 		cols[j] = types.MustColumn(t, 0)
 	}
 	return cols
+}
+
+// RowSpans returns where each row's value encoding lies in a payload
+// written by EncodeDML: row i is payload[spans[2i]:spans[2i+1]]. It
+// returns nil for a payload of 4 GiB or more (the spans are 32-bit).
+func RowSpans(payload []byte, ts []types.Type) ([]uint32, error) {
+	if len(payload) > math.MaxUint32 {
+		return nil, nil
+	}
+	cur, err := openDML(payload, ts)
+	if err != nil {
+		return nil, err
+	}
+	body := len(payload) - 4 // the checksum follows the rows
+	spans := make([]uint32, 0, 2*cur.rows)
+	for range cur.rows {
+		r := cur.r
+		if len(r.b) == 0 {
+			return nil, corrupt("missing op")
+		}
+		r.b = r.b[1:]
+		n, err := r.uvarint("row length")
+		if err != nil {
+			return nil, err
+		}
+		if n > uint64(len(r.b)) {
+			return nil, corrupt("row length %d exceeds payload", n)
+		}
+		start := body - len(r.b)
+		spans = append(spans, uint32(start), uint32(start+int(n)))
+		r.b = r.b[n:]
+	}
+	return spans, nil
 }
 
 // dmlCursor decodes a payload's rows a window at a time, so that a
