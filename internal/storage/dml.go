@@ -247,21 +247,22 @@ func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite, segs []str
 	}
 	for i, w := range ws {
 		tables[i].next = max(tables[i].next, seqs[i]+1)
-		tables[i].recent.add(DMLRecord{Seq: seqs[i], Payload: w.Payload, Gated: gated})
 		if segs != nil && segs[i] != "" {
 			tables[i].segments[seqs[i]] = segs[i]
 		}
 		if gated {
 			tables[i].gates[seqs[i]] = struct{}{}
 		}
-		if w.Tail == nil {
-			continue
+		shared := false
+		if w.Tail != nil {
+			// The layout was checked when the table was created; an error
+			// here is a bug, and the record is in the log all the same.
+			var err error
+			if shared, err = s.applyTail(*w.Tail, seqs[i], w.Rows, w.Fresh, w.Encoded); err != nil {
+				s.logger.Error("storage: apply dml record to table tail", "table", w.Table, "err", err)
+			}
 		}
-		// The layout was checked when the table was created; an error here
-		// is a bug, and the record is in the log all the same.
-		if err := s.ApplyTailEncoded(*w.Tail, seqs[i], w.Rows, w.Fresh, w.Encoded); err != nil {
-			s.logger.Error("storage: apply dml record to table tail", "table", w.Table, "err", err)
-		}
+		tables[i].recent.add(DMLRecord{Seq: seqs[i], Payload: w.Payload, Gated: gated}, shared)
 	}
 	return seqs, tables, nil
 }

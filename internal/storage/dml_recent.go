@@ -19,22 +19,33 @@ var recentDMLBytes = 16 << 20
 
 // recentDML is a table's latest log records: contiguous seqs, in order.
 type recentDML struct {
-	recs  []DMLRecord
-	bytes int
+	recs []DMLRecord
+	// counted[i] is the bytes recs[i] counts against recentDMLBytes.
+	counted []int
+	bytes   int
 }
 
 // add appends the record just enqueued with the next seq. A record too big
-// for the cache, or one that does not follow the last, restarts it.
-func (r *recentDML) add(rec DMLRecord) {
+// for the cache, or one that does not follow the last, restarts it. A
+// shared record's payload is held elsewhere until a commit covers it (a
+// fresh run of the table's tail keeps it): it costs the cache nothing, and
+// serving it from memory spares the source reading a copy from disk while
+// the tail holds this one.
+func (r *recentDML) add(rec DMLRecord, shared bool) {
 	if n := len(r.recs); n > 0 && r.recs[n-1].Seq+1 != rec.Seq {
 		r.clear()
 	}
-	if len(rec.Payload) > recentDMLBytes/2 {
+	size := len(rec.Payload)
+	if shared {
+		size = 0
+	}
+	if size > recentDMLBytes/2 {
 		r.clear()
 		return
 	}
 	r.recs = append(r.recs, rec)
-	r.bytes += len(rec.Payload)
+	r.counted = append(r.counted, size)
+	r.bytes += size
 	for r.bytes > recentDMLBytes {
 		r.dropFirst()
 	}
@@ -66,11 +77,11 @@ func (r *recentDML) dropThrough(through uint64) {
 }
 
 func (r *recentDML) dropFirst() {
-	r.bytes -= len(r.recs[0].Payload)
+	r.bytes -= r.counted[0]
 	r.recs[0] = DMLRecord{}
-	r.recs = r.recs[1:]
+	r.recs, r.counted = r.recs[1:], r.counted[1:]
 	if len(r.recs) == 0 {
-		r.recs = nil
+		r.recs, r.counted = nil, nil
 	}
 }
 

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
 // TestReadDMLMatchesStored: whatever mix of appends (some too big for the
@@ -71,4 +74,47 @@ func seqOf(recs []DMLRecord) []uint64 {
 		out = append(out, r.Seq)
 	}
 	return out
+}
+
+// TestSharedRecordServedFromMemory: a record too big for the cache whose
+// payload the table's tail keeps anyway (a bulk fresh run) is read back
+// from memory, the very payload written; one the tail does not keep is
+// read from the store.
+func TestSharedRecordServedFromMemory(t *testing.T) {
+	defer func(n int) { recentDMLBytes = n }(recentDMLBytes)
+	recentDMLBytes = 1 << 10
+	ctx := context.Background()
+	s := openMem(t, nil)
+	desc := rowIDDesc(4)
+	b := types.NewBuilder(desc.Types, 201)
+	for i := range 200 {
+		b.Append(types.Insert, types.Row{fmt.Sprint("row", i), int64(i + 1)})
+	}
+	c := b.Take()
+	enc := &EncodedRows{}
+	for i := range c.Capacity() {
+		start := len(enc.Buf)
+		var err error
+		if enc.Buf, err = codec.EncodeValue(enc.Buf, c.Row(i), desc.Types); err != nil {
+			t.Fatal(err)
+		}
+		enc.Spans = append(enc.Spans, uint32(start), uint32(len(enc.Buf)))
+	}
+	for _, kept := range []bool{true, false} {
+		w := DMLWrite{Payload: enc.Buf, Tail: &desc, Rows: c, Fresh: true}
+		if kept {
+			w.Encoded = enc
+		}
+		seq, err := s.WriteDML(ctx, desc.ID, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := s.ReadDML(desc.ID, seq, 1)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("ReadDML: %v %v", recs, err)
+		}
+		if same := &recs[0].Payload[0] == &enc.Buf[0]; same != kept {
+			t.Fatalf("tail keeps the payload: %v; read from memory: %v", kept, same)
+		}
+	}
 }

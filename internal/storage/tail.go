@@ -88,21 +88,30 @@ func (s *Store) ApplyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool
 // ApplyTailEncoded is ApplyTail given c's rows encoded as well (a fresh
 // run then keeps enc rather than c).
 func (s *Store) ApplyTailEncoded(desc TableDesc, seq uint64, c *types.Chunk, fresh bool, enc *EncodedRows) error {
+	_, err := s.applyTail(desc, seq, c, fresh, enc)
+	return err
+}
+
+// applyTail is ApplyTailEncoded; kept reports whether the tail keeps
+// enc's buffer (a fresh run), until a commit covers the record.
+func (s *Store) applyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool, enc *EncodedRows) (kept bool, err error) {
 	s.tails.mu.Lock()
 	defer s.tails.mu.Unlock()
 	t := s.tails.mu.tables[desc.ID]
 	if t == nil {
 		lay, err := newLayout(desc)
 		if err != nil {
-			return err
+			return false, err
 		}
 		t = newTail(lay)
 		s.tails.mu.tables[desc.ID] = t
 	}
-	if fresh && t.addFresh(seq, c, enc) {
-		return nil
+	if fresh {
+		if added, kept := t.addFresh(seq, c, enc); added {
+			return kept, nil
+		}
 	}
-	return t.apply(seq, c)
+	return false, t.apply(seq, c)
 }
 
 func (t *tail) apply(seq uint64, c *types.Chunk) error {

@@ -36,8 +36,10 @@ func benchTailApply(b *testing.B, fresh bool) {
 			c = bld.Take()
 		}
 		if c != nil {
-			if fresh && t.addFresh(uint64(i), c, nil) {
-				continue
+			if fresh {
+				if added, _ := t.addFresh(uint64(i), c, nil); added {
+					continue
+				}
 			}
 			if err := t.apply(uint64(i), c); err != nil {
 				b.Fatal(err)

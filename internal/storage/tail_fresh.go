@@ -73,11 +73,12 @@ func (t *tail) freshKeys(c *types.Chunk) (int64, bool) {
 }
 
 // addFresh appends c as a run, kept as enc when that is given (c's rows
-// encoded); false if c does not qualify.
-func (t *tail) addFresh(seq uint64, c *types.Chunk, enc *EncodedRows) bool {
+// encoded); added is false if c does not qualify, kept whether the run
+// holds enc.
+func (t *tail) addFresh(seq uint64, c *types.Chunk, enc *EncodedRows) (added, kept bool) {
 	first, ok := t.freshKeys(c)
 	if !ok {
-		return false
+		return false, false
 	}
 	run := freshRun{seq: seq, first: first, c: c}
 	if enc != nil && len(enc.Spans) == 2*c.Capacity() {
@@ -86,7 +87,7 @@ func (t *tail) addFresh(seq uint64, c *types.Chunk, enc *EncodedRows) bool {
 	t.fresh = append(t.fresh, run)
 	t.applied = max(t.applied, seq)
 	t.gen++
-	return true
+	return true, run.enc != nil
 }
 
 // pruneFresh forgets the runs with seq ≤ through. It makes a new slice:
