@@ -71,27 +71,39 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 	if len(todo) == 0 || t.lay.pkOrders[0].Desc {
 		return nil, nil
 	}
-	order, ok := freshSortedOrder(todo)
-	if !ok {
+	spills := spillsOf(todo)
+	var inMemory []*freshChunk
+	for _, fc := range todo {
+		if fc.spill == nil {
+			inMemory = append(inMemory, fc)
+		}
+	}
+	order, ok := freshSortedOrder(inMemory)
+	if !ok && spills == nil {
 		return nil, nil
 	}
+	if !ok {
+		return nil, fmt.Errorf("storage: table %d: a fresh row id twice in an epoch", t.lay.desc.ID)
+	}
+	fill := t.freshRowsInOrder(inMemory, order)
+	if spills != nil {
+		fill = t.mergeFill(spills, inMemory, order)
+	}
 	name := t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner)
-	f, err := t.store.writeSST(name, func(add func(k, v []byte) error) error {
-		for _, r := range order {
-			fc := todo[r.chunk]
-			key := t.lay.appendIntKey(t.keyScratch[:0], fc.vnodes[r.k], fc.ids[r.k])
-			t.keyScratch = key
-			if err := add(key, fc.vals.row(r.k)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	f, err := t.store.writeSSTWith(name, t.store.writerOpts, fill)
 	if err != nil {
 		return nil, fmt.Errorf("storage: table %d: write sealed rows: %w", t.lay.desc.ID, err)
 	}
+	// Spilled rows are read from the sealed file until their commit.
+	sealedFile := &spillFile{path: f.path}
+	for _, sf := range spills {
+		sf.close(t.store)
+	}
 	for _, fc := range todo {
 		fc.sealed = epoch
+		if fc.spill != nil {
+			fc.spill = sealedFile
+		}
 	}
 	return f, nil
 }
@@ -150,6 +162,11 @@ type ingestFile struct {
 // writeSST creates name, lets fill add keys in strictly increasing order,
 // and syncs the file. On error the file is removed.
 func (s *Store) writeSST(name string, fill func(add func(k, v []byte) error) error) (*ingestFile, error) {
+	return s.writeSSTWith(name, s.writerOpts, fill)
+}
+
+// writeSSTWith is writeSST with writer options.
+func (s *Store) writeSSTWith(name string, opts sstable.WriterOptions, fill func(add func(k, v []byte) error) error) (*ingestFile, error) {
 	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
 		return nil, err
 	}
@@ -158,7 +175,7 @@ func (s *Store) writeSST(name string, fill func(add func(k, v []byte) error) err
 		return nil, err
 	}
 	out := &ingestFile{path: name}
-	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), s.writerOpts)
+	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), opts)
 	err = fill(func(k, v []byte) error {
 		if out.lo == nil {
 			out.lo = slices.Clone(k)
@@ -269,7 +286,7 @@ func ingestGroups(files []*ingestFile) [][]*ingestFile {
 // are many (Options.IngestFrom), or returns nil for sealFresh to put them
 // into the epoch's batch.
 func (t *StateTable) maybeSealFreshFile(epoch uint64) (*ingestFile, error) {
-	if !t.hasUnsealedFresh() || !t.store.ingestEnabled(t.freshSealedSize()) {
+	if !t.hasUnsealedFresh() || !t.hasUnsealedSpills() && !t.store.ingestEnabled(t.freshSealedSize()) {
 		return nil, nil
 	}
 	return t.sealFreshFile(epoch)

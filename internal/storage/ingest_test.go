@@ -39,19 +39,22 @@ type freshOp struct {
 
 // TestIngestedSealsMatchBatchSeals runs the same fresh inserts, deletes
 // and overwrites against a store that seals fresh rows into ingested
-// files and one that puts them in batches: after each commit both hold
-// the same rows. Chunks of different steps interleave their ids (two
+// files, spilling them to files before the seal past a drawn size, and
+// one that puts them in batches: both read the same rows at every step,
+// and after each commit both hold the same rows. Chunks of different steps interleave their ids (two
 // statements' chunks in one epoch), and deletes and overwrites of fresh
 // rows in the same epoch must win over them.
 func TestIngestedSealsMatchBatchSeals(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		ctx := context.Background()
 		stores := []*Store{openIngest(t, vfs.NewMem(), 1), openIngest(t, vfs.NewMem(), -1)}
+		// Spill the fresh rows of the first store after so many bytes.
+		stores[0].spillFrom = rapid.SampledFrom([]int{0, 1, 30, 60, 150}).Draw(rt, "spillFrom")
 		desc := rowIDDesc(3)
 		tbls := []*StateTable{mustOpenTable(t, stores[0], desc, 1, nil), mustOpenTable(t, stores[1], desc, 1, nil)}
 		used := map[int64]bool{}
 		var epoch uint64
-		steps := rapid.IntRange(1, 12).Draw(rt, "steps")
+		steps := rapid.IntRange(1, 20).Draw(rt, "steps")
 		for range steps {
 			op := drawFreshOp(rt, used)
 			for i, tbl := range tbls {
@@ -61,6 +64,13 @@ func TestIngestedSealsMatchBatchSeals(t *testing.T) {
 			}
 			if op.seal {
 				epoch++
+			}
+			for id := range int64(241) {
+				a, aok, aerr := tbls[0].Get(ctx, types.Row{id})
+				b, bok, berr := tbls[1].Get(ctx, types.Row{id})
+				if aerr != nil || berr != nil || aok != bok || fmt.Sprint(a) != fmt.Sprint(b) {
+					rt.Fatalf("get %d: %v %v %v, batch store %v %v %v", id, a, aok, aerr, b, bok, berr)
+				}
 			}
 			if op.commit {
 				want := committedRows(rt, stores[1], desc)

@@ -32,6 +32,8 @@ type freshChunk struct {
 	ids    []int64
 	vnodes []uint16
 	sealed uint64
+	// spill, when set, holds the rows instead of vals (statetable_spill.go).
+	spill *spillFile
 }
 
 // InsertFresh stores the given rows of c (ascending indices), all plain
@@ -79,7 +81,7 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 		}
 	}
 	t.fresh = append(t.fresh, fc)
-	return true, nil
+	return true, t.maybeSpill()
 }
 
 // HoldsNoWrites reports whether the table holds no uncommitted write
@@ -115,16 +117,34 @@ func (t *StateTable) freshGet(pk types.Row) (types.Row, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
-	for _, fc := range t.fresh {
+	for i := range t.fresh {
+		fc := &t.fresh[i]
 		if id < fc.ids[0] || id > fc.ids[len(fc.ids)-1] {
 			continue
 		}
 		if k, found := slices.BinarySearch(fc.ids, id); found {
-			row, err := t.lay.decodeValue(fc.vals.row(k))
+			v, err := t.freshValue(fc, k)
+			if err != nil {
+				return nil, false, err
+			}
+			row, err := t.lay.decodeValue(v)
 			return row, err == nil, err
 		}
 	}
 	return nil, false, nil
+}
+
+// freshValue returns the encoding of row k of fc, from memory or its file.
+func (t *StateTable) freshValue(fc *freshChunk, k int) ([]byte, error) {
+	if fc.spill == nil {
+		return fc.vals.row(k), nil
+	}
+	key := t.lay.appendIntKey(nil, fc.vnodes[k], fc.ids[k])
+	v, ok, err := fc.spill.get(t.store, key)
+	if err == nil && !ok {
+		err = fmt.Errorf("storage: table %d: fresh row %d missing from %s", t.lay.desc.ID, fc.ids[k], fc.spill.path)
+	}
+	return v, err
 }
 
 // hasUnsealedFresh reports whether fresh rows await a seal.
@@ -138,6 +158,9 @@ func (t *StateTable) sealFresh(b *pebble.Batch, epoch uint64) error {
 	todo := t.unsealedFresh()
 	if len(todo) == 0 {
 		return nil
+	}
+	if spillsOf(todo) != nil {
+		return fmt.Errorf("storage: table %d: spilled fresh rows can only be sealed into a file", t.lay.desc.ID)
 	}
 	for _, fc := range todo {
 		fc.sealed = epoch
@@ -217,6 +240,16 @@ func (t *StateTable) freshSealedSize() int {
 	return n
 }
 
+// hasUnsealedSpills reports whether unsealed fresh rows are in spill files.
+func (t *StateTable) hasUnsealedSpills() bool {
+	for _, fc := range t.fresh {
+		if fc.sealed == 0 && fc.spill != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // pruneFresh drops the fresh rows of committed epochs: Pebble has them.
 func (t *StateTable) pruneFresh(committed uint64) {
 	n := 0
@@ -224,8 +257,20 @@ func (t *StateTable) pruneFresh(committed uint64) {
 		n++
 	}
 	if n > 0 {
+		for _, f := range spillsOf(t.firstFresh(n)) {
+			f.close(t.store)
+		}
 		t.fresh = slices.Delete(t.fresh, 0, n)
 	}
+}
+
+// firstFresh returns the first n fresh chunks.
+func (t *StateTable) firstFresh(n int) []*freshChunk {
+	out := make([]*freshChunk, n)
+	for i := range n {
+		out[i] = &t.fresh[i]
+	}
+	return out
 }
 
 // errFreshScan refuses a scan of a table holding uncommitted fresh rows.

@@ -81,6 +81,7 @@ type Store struct {
 	dir           string
 	ingestDir     string
 	ingestFrom    int
+	spillFrom     int // fresh bytes a table keeps in memory (statetable_spill.go)
 	ingestSeq     atomic.Uint64
 	ingestDirMade atomic.Bool
 	writerOpts    sstable.WriterOptions
@@ -130,6 +131,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, logger: logger, fs: fs, dir: dir, ingestDir: fs.PathJoin(dir, ingestDirName)}
 	s.segmentDir, s.openNanos = fs.PathJoin(dir, segmentDirName), time.Now().UnixNano()
+	s.spillFrom = defaultSpillFrom
 	s.ingestFrom = opts.IngestFrom
 	if s.ingestFrom == 0 {
 		s.ingestFrom = defaultIngestFrom

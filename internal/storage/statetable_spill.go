@@ -1,0 +1,315 @@
+package storage
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2/sstable"
+)
+
+// An epoch of a bulk load brings a state table a million fresh rows, and
+// keeping them in memory until the seal held the whole epoch, encoded,
+// per table (a table and a passthrough view of it: a quarter of a
+// gigabyte). So once a table's in-memory fresh rows pass spillFrom bytes
+// they are written, in key order, to a spill file (uncompressed: it is
+// read once), and only their ids stay in memory, for Get to know which
+// file holds a row. The seal merges the spill files and the rows still in
+// memory into the one sorted file the commit ingests: the rows are
+// written twice, where the LSM wrote them three or four times.
+//
+// Spill files live in the ingest directory, so Open removes those of a
+// table whose epoch never sealed.
+
+// defaultSpillFrom is the in-memory fresh bytes of one state table past
+// which they are spilled.
+const defaultSpillFrom = 32 << 20
+
+// spillFile is a sorted file of fresh rows: a spill, or the sealed file
+// of the rows once merged (until their commit).
+type spillFile struct {
+	path   string
+	reader *sstable.Reader // opened by the first Get
+	owned  bool            // removed when closed (a spill, not a sealed file)
+}
+
+// maybeSpill spills the in-memory unsealed fresh rows once they pass the
+// store's spill bound. Rows whose keys cannot be sorted stay in memory.
+func (t *StateTable) maybeSpill() error {
+	s := t.store
+	if s.spillFrom <= 0 || s.ingestFrom <= 0 || t.lay.pkOrders[0].Desc {
+		return nil
+	}
+	var todo []*freshChunk
+	n := 0
+	for i := range t.fresh {
+		if fc := &t.fresh[i]; fc.sealed == 0 && fc.spill == nil {
+			todo = append(todo, fc)
+			n += len(fc.vals.arena)
+		}
+	}
+	if n < s.spillFrom {
+		return nil
+	}
+	order, ok := freshSortedOrder(todo)
+	if !ok {
+		return nil
+	}
+	opts := s.writerOpts
+	opts.Compression = sstable.NoCompression
+	f, err := s.writeSSTWith(s.newIngestFile(0, t.lay.desc.ID, t.owner)+".spill", opts, t.freshRowsInOrder(todo, order))
+	if err != nil {
+		return fmt.Errorf("storage: table %d: spill fresh rows: %w", t.lay.desc.ID, err)
+	}
+	sf := &spillFile{path: f.path, owned: true}
+	for _, fc := range todo {
+		fc.spill, fc.vals = sf, encodedRows{}
+	}
+	return nil
+}
+
+// freshRowsInOrder returns a writeSST fill adding the rows of todo in
+// order.
+func (t *StateTable) freshRowsInOrder(todo []*freshChunk, order []freshRef) func(add func(k, v []byte) error) error {
+	return func(add func(k, v []byte) error) error {
+		for _, r := range order {
+			fc := todo[r.chunk]
+			key := t.lay.appendIntKey(t.keyScratch[:0], fc.vnodes[r.k], fc.ids[r.k])
+			t.keyScratch = key
+			if err := add(key, fc.vals.row(r.k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// get returns the value of key in the file, reading it by a seek.
+func (f *spillFile) get(s *Store, key []byte) ([]byte, bool, error) {
+	if f.reader == nil {
+		r, err := s.openSST(f.path)
+		if err != nil {
+			return nil, false, err
+		}
+		f.reader = r
+	}
+	it, err := f.reader.NewIter(sstable.NoTransforms, nil, nil, sstable.AssertNoBlobHandles)
+	if err != nil {
+		return nil, false, err
+	}
+	defer it.Close()
+	kv := it.SeekGE(key, 0)
+	if kv == nil || !bytes.Equal(kv.K.UserKey, key) {
+		return nil, false, it.Error()
+	}
+	v, _, err := kv.Value(nil)
+	return bytes.Clone(v), err == nil, err
+}
+
+// close closes the file's reader and removes a spill.
+func (f *spillFile) close(s *Store) {
+	if f.reader != nil {
+		_ = f.reader.Close()
+		f.reader = nil
+	}
+	if f.owned {
+		_ = s.fs.Remove(f.path)
+	}
+}
+
+// openSST opens an sstable of the store's filesystem for reading.
+func (s *Store) openSST(path string) (*sstable.Reader, error) {
+	f, err := s.fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	readable, err := sstable.NewSimpleReadable(f)
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	r, err := sstable.NewReader(context.Background(), readable, s.readerOpts)
+	if err != nil {
+		_ = readable.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// spills returns the distinct spill files of todo, in order.
+func spillsOf(todo []*freshChunk) []*spillFile {
+	var out []*spillFile
+	for _, fc := range todo {
+		if fc.spill != nil && (len(out) == 0 || out[len(out)-1] != fc.spill) {
+			out = append(out, fc.spill)
+		}
+	}
+	return out
+}
+
+// mergeFill returns a writeSST fill adding, in key order, the rows of the
+// spill files and the in-memory rows of todo (order), and reports a key
+// twice as an error.
+func (t *StateTable) mergeFill(spills []*spillFile, todo []*freshChunk, order []freshRef) func(add func(k, v []byte) error) error {
+	return func(add func(k, v []byte) error) error {
+		h := &mergeHeap{}
+		defer h.close()
+		for _, sf := range spills {
+			src, err := t.store.spillSource(sf.path)
+			if err != nil {
+				return err
+			}
+			h.push(src)
+		}
+		h.push(t.memorySource(todo, order))
+		var last []byte
+		for h.Len() > 0 {
+			src := (*h)[0]
+			k, v := src.key(), src.value()
+			if last != nil && bytes.Compare(k, last) <= 0 {
+				return fmt.Errorf("storage: table %d: fresh key %x twice in an epoch", t.lay.desc.ID, k)
+			}
+			if err := add(k, v); err != nil {
+				return err
+			}
+			last = append(last[:0], k...)
+			if err := src.next(); err != nil {
+				return err
+			}
+			if src.done() {
+				heap.Pop(h)
+			} else {
+				heap.Fix(h, 0)
+			}
+		}
+		return nil
+	}
+}
+
+// mergeSource is one sorted input of mergeFill.
+type mergeSource interface {
+	key() []byte
+	value() []byte
+	next() error
+	done() bool
+	close()
+}
+
+type mergeHeap []mergeSource
+
+func (h mergeHeap) Len() int           { return len(h) }
+func (h mergeHeap) Less(i, j int) bool { return bytes.Compare(h[i].key(), h[j].key()) < 0 }
+func (h mergeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)        { *h = append(*h, x.(mergeSource)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	x.close()
+	return x
+}
+
+// push adds a source that is not done yet (a done one is closed).
+func (h *mergeHeap) push(src mergeSource) {
+	if src.done() {
+		src.close()
+		return
+	}
+	heap.Push(h, src)
+}
+
+func (h *mergeHeap) close() {
+	for _, src := range *h {
+		src.close()
+	}
+	*h = nil
+}
+
+// sstSource reads a spill file.
+type sstSource struct {
+	r    *sstable.Reader
+	it   sstable.Iterator
+	k, v []byte
+	err  error
+	step func() // moves to the next key
+}
+
+func (s *Store) spillSource(path string) (*sstSource, error) {
+	r, err := s.openSST(path)
+	if err != nil {
+		return nil, err
+	}
+	it, err := r.NewIter(sstable.NoTransforms, nil, nil, sstable.AssertNoBlobHandles)
+	if err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	src := &sstSource{r: r, it: it}
+	kv := it.First()
+	load := func() {
+		if kv == nil {
+			src.k, src.err = nil, it.Error()
+			return
+		}
+		src.k = kv.K.UserKey
+		src.v, _, src.err = kv.Value(nil)
+	}
+	src.step = func() { kv = it.Next(); load() }
+	load()
+	if src.err != nil {
+		src.close()
+		return nil, src.err
+	}
+	return src, nil
+}
+
+func (s *sstSource) key() []byte   { return s.k }
+func (s *sstSource) value() []byte { return s.v }
+func (s *sstSource) done() bool    { return s.k == nil }
+func (s *sstSource) next() error {
+	s.step()
+	return s.err
+}
+func (s *sstSource) close() {
+	_ = s.it.Close()
+	_ = s.r.Close()
+}
+
+// memSource yields the in-memory rows of todo in order.
+type memSource struct {
+	t     *StateTable
+	todo  []*freshChunk
+	order []freshRef
+	i     int
+	k     []byte
+}
+
+func (t *StateTable) memorySource(todo []*freshChunk, order []freshRef) *memSource {
+	m := &memSource{t: t, todo: todo, order: order}
+	m.load()
+	return m
+}
+
+func (m *memSource) load() {
+	if m.i >= len(m.order) {
+		m.k = nil
+		return
+	}
+	r := m.order[m.i]
+	fc := m.todo[r.chunk]
+	m.k = m.t.lay.appendIntKey(m.k[:0], fc.vnodes[r.k], fc.ids[r.k])
+}
+
+func (m *memSource) key() []byte { return m.k }
+func (m *memSource) value() []byte {
+	r := m.order[m.i]
+	return m.todo[r.chunk].vals.row(r.k)
+}
+func (m *memSource) done() bool { return m.i >= len(m.order) }
+func (m *memSource) next() error {
+	m.i++
+	m.load()
+	return nil
+}
+func (m *memSource) close() {}
