@@ -74,13 +74,21 @@ func (s *Store) writeSegments(ws []TableDMLWrite) ([]string, error) {
 	return names, nil
 }
 
-// writeFile creates path holding data, synced.
+// writeFile creates path holding data, synced. It writes through a
+// bounce buffer: data is shared with the log's readers, and a vfs.File
+// may scribble over what it is given (Pebble's in-memory filesystem does,
+// in invariant builds, to catch callers that reuse it).
 func (s *Store) writeFile(path string, data []byte) error {
 	f, err := s.fs.Create(path, "")
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	buf := make([]byte, min(len(data), 1<<20))
+	for len(data) > 0 && err == nil {
+		n := copy(buf, data)
+		_, err = f.Write(buf[:n])
+		data = data[n:]
+	}
 	if err == nil {
 		err = f.Sync()
 	}
