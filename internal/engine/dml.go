@@ -59,7 +59,7 @@ func (w *TableWriter) Stage(ctx context.Context, c *types.Chunk) (*types.Chunk, 
 }
 
 // Discard forgets the staged chunks (ROLLBACK).
-func (w *TableWriter) Discard() { w.staged = nil }
+func (w *TableWriter) Discard() { w.staged, w.prepared = nil, nil }
 
 // Commit writes the chunks staged in every writer, one record each, in one
 // synced batch: a crash keeps all of them or none. The writers' locks are
@@ -84,6 +84,12 @@ func (e *Engine) Commit(ctx context.Context, ws ...*TableWriter) error {
 			batch = append(batch, storage.TableDMLWrite{Table: desc.ID, DMLWrite: dw})
 			owner = append(owner, w)
 		}
+		for _, p := range w.prepared {
+			dw := p.write
+			dw.Tail = &desc
+			batch = append(batch, storage.TableDMLWrite{Table: desc.ID, DMLWrite: dw})
+			owner = append(owner, w)
+		}
 	}
 	release := func() {
 		for _, w := range ws {
@@ -99,7 +105,7 @@ func (e *Engine) Commit(ctx context.Context, ws ...*TableWriter) error {
 		return err
 	}
 	for i, w := range owner {
-		w.seq, w.staged = seqs[i], nil
+		w.seq, w.staged, w.prepared = seqs[i], nil, nil
 	}
 	return nil
 }

@@ -56,7 +56,9 @@ type TableWriter struct {
 	locked bool
 	seq    uint64         // of the last record written, 0 = none
 	staged []*types.Chunk // prepared, not yet written (Stage, Commit)
-	txn    *Txn           // the block the statement is part of, if any
+	// prepared are pieces of a bulk statement, encoded (StagePrepared).
+	prepared []*Prepared
+	txn      *Txn // the block the statement is part of, if any
 }
 
 // Seq returns the log seq of the writer's last record (0 = none yet).

@@ -106,6 +106,16 @@ func (s *Store) applyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool
 		t = newTail(lay)
 		s.tails.mu.tables[desc.ID] = t
 	}
+	if c == nil {
+		// An encoded fresh record without its chunk (engine.Prepare).
+		if !fresh || enc == nil {
+			return false, fmt.Errorf("storage: table %d: tail write %d without rows", desc.ID, seq)
+		}
+		if err := t.addFreshEncoded(seq, enc); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
 	if fresh {
 		if added, kept := t.addFresh(seq, c, enc); added {
 			return kept, nil

@@ -90,6 +90,40 @@ func (t *tail) addFresh(seq uint64, c *types.Chunk, enc *EncodedRows) (added, ke
 	return true, run.enc != nil
 }
 
+// addFreshEncoded appends enc as a run: rows whose chunk the writer did
+// not keep. Their row ids must run from the first row's up, one by one;
+// the first and last rows' ids are checked.
+func (t *tail) addFreshEncoded(seq uint64, enc *EncodedRows) error {
+	n := len(enc.Spans) / 2
+	if n == 0 || len(t.lay.desc.PK) != 1 || t.lay.pkTypes[0].ID != types.Int64 {
+		return fmt.Errorf("storage: table %d: an encoded fresh run needs rows and a bigint key", t.lay.desc.ID)
+	}
+	run := freshRun{seq: seq, enc: enc}
+	idOf := func(i int) (int64, error) {
+		row, err := run.row(t.lay, i)
+		if err != nil {
+			return 0, err
+		}
+		id, ok := row[t.lay.desc.PK[0]].(int64)
+		if !ok {
+			return 0, fmt.Errorf("storage: table %d: fresh row without a row id", t.lay.desc.ID)
+		}
+		return id, nil
+	}
+	first, err := idOf(0)
+	if err != nil {
+		return err
+	}
+	if last, err := idOf(n - 1); err != nil || last != first+int64(n-1) {
+		return fmt.Errorf("storage: table %d: fresh row ids %d..%d for %d rows (%v)", t.lay.desc.ID, first, last, n, err)
+	}
+	run.first = first
+	t.fresh = append(t.fresh, run)
+	t.applied = max(t.applied, seq)
+	t.gen++
+	return nil
+}
+
 // pruneFresh forgets the runs with seq ≤ through. It makes a new slice:
 // readers hold the old one.
 func (t *tail) pruneFresh(through uint64) {

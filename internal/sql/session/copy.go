@@ -11,6 +11,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sql/planner"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -263,9 +264,12 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 			}
 		}
 	}
+	read := rowsInto(dr, pos, len(vis))
+	if s.tx == nil && !hasDeclaredPK(rel) {
+		return s.loadPieces(ctx, rel, vis, read, dr)
+	}
 	// The whole COPY is one record: it is applied entirely or not at all.
 	b := types.NewUnboundedBuilder(vis)
-	read := rowsInto(dr, pos, len(vis))
 	total := 0
 	for {
 		if total%1024 == 1023 && ctx.Err() != nil {
@@ -283,6 +287,69 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 	c := b.Take()
 	err := s.retryLocked(ctx, func() error { return s.writeCopy(ctx, rel, c) })
 	return total, err
+}
+
+// copyPieceRows is how many rows a COPY into a table keyed by its hidden
+// row id reads before preparing them as one piece (engine.Prepare); a
+// variable so that tests can cut small statements into pieces.
+var copyPieceRows = 1 << 16
+
+// loadPieces reads a COPY into a table keyed by its hidden row id piece
+// by piece, encoding each as it goes (engine.Prepare), and writes the
+// pieces together at the end: one synced batch, applied entirely or not
+// at all, without ever holding the whole statement decoded.
+func (s *Session) loadPieces(ctx context.Context, rel *catalog.Relation, vis []types.Type, read func([]types.Column) error, dr datumReader) (int, error) {
+	var pieces []*engine.Prepared
+	prepare := func(c *types.Chunk) error {
+		p, err := s.e.Prepare(ctx, rel, c)
+		if err == nil {
+			pieces = append(pieces, p)
+		}
+		return err
+	}
+	b := types.NewBuilder(vis, copyPieceRows)
+	total := 0
+	for {
+		if total%1024 == 1023 && ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		full, err := b.AppendColumns(types.Insert, read)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, copyErr(rel, dr.Line(), err)
+		}
+		total++
+		if full != nil {
+			if err := prepare(full); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if c := b.Take(); c != nil {
+		if err := prepare(c); err != nil {
+			return 0, err
+		}
+	}
+	err := s.retryLocked(ctx, func() error { return s.writePieces(ctx, rel, pieces) })
+	return total, err
+}
+
+// writePieces writes a COPY's prepared pieces under the table's lock.
+func (s *Session) writePieces(ctx context.Context, rel *catalog.Relation, pieces []*engine.Prepared) error {
+	tw, done, err := s.lockTable(ctx, rel)
+	if err != nil {
+		return err
+	}
+	defer done()
+	for _, p := range pieces {
+		if err := tw.StagePrepared(p); err != nil {
+			tw.Discard()
+			return err
+		}
+	}
+	return s.e.Commit(ctx, tw)
 }
 
 // columnReader is a datumReader that can parse a row straight into

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,4 +68,41 @@ func TestCopyBinary(t *testing.T) {
 		t.Fatal("COPY onto a taken key succeeded")
 	}
 	wantRows(t, c, "SELECT count(*) FROM b", "5000")
+}
+
+// TestCopyInPiecesIsOneStatement: a COPY into a table keyed by its hidden
+// row id is encoded piece by piece as it is read, and is still one
+// statement: every row or, when any piece fails (a bad line, a NOT NULL
+// violation found when a piece is prepared), none; a view over the table
+// sees exactly the rows applied.
+func TestCopyInPiecesIsOneStatement(t *testing.T) {
+	defer func(n int) { copyPieceRows = n }(copyPieceRows)
+	copyPieceRows = 3
+	p := startPlayground(t)
+	c := connect(t, p)
+	exec(t, c, "CREATE TABLE t (a int NOT NULL, b varchar)")
+	exec(t, c, "CREATE MATERIALIZED VIEW v AS SELECT a, b FROM t")
+	ctx := context.Background()
+	var text strings.Builder
+	for i := 1; i <= 10; i++ {
+		text.WriteString(strconv.Itoa(i) + "\trow " + strconv.Itoa(i) + "\n")
+	}
+	tag, err := c.PgConn().CopyFrom(ctx, strings.NewReader(text.String()), "COPY t FROM STDIN")
+	if err != nil || tag.String() != "COPY 10" {
+		t.Fatalf("copy: %v %v", tag, err)
+	}
+	for _, bad := range []string{
+		"11\tx\n12\tx\n13\tx\n14\tx\nnope\tx\n", // a bad line in the second piece
+		"11\tx\n12\tx\n13\tx\n14\tx\n\\N\tx\n",  // a NULL in the second piece
+	} {
+		if _, err := c.PgConn().CopyFrom(ctx, strings.NewReader(bad), "COPY t FROM STDIN"); err == nil {
+			t.Fatalf("copy of %q succeeded", bad)
+		}
+	}
+	exec(t, c, "FLUSH")
+	for _, q := range []string{"SELECT count(*), sum(a), min(b), max(b) FROM t", "SELECT count(*), sum(a), min(b), max(b) FROM v"} {
+		if got := queryStrings(t, c, q); !slices.Equal(got, []string{"10 55 row 1 row 9"}) {
+			t.Fatalf("%s: %q, want the first COPY's rows only", q, got)
+		}
+	}
 }

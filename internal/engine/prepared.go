@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/stream/source"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// A bulk statement (COPY) used to build all its rows into one chunk, then
+// encode it, so the whole statement was held twice at once. Prepare lets
+// it encode its rows piece by piece as it reads them: each piece is
+// checked, given row ids and encoded into a log record of its own, and
+// its chunk is let go; the records are written together at the end, in
+// one synced batch (all or nothing), as a transaction's are.
+
+// Prepared is one piece of a statement's rows, ready to be written.
+type Prepared struct {
+	rel   *catalog.Relation
+	write storage.DMLWrite // without Tail
+}
+
+// Prepare checks c (plain inserts into rel), assigns its row ids and
+// encodes it as a log record. A piece of a table keyed by its hidden row
+// id keeps only its encoding (the table's tail keeps that, not a chunk);
+// others keep the prepared chunk too.
+func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Chunk) (*Prepared, error) {
+	if hasRetraction(c) {
+		return nil, sqlerr.New(sqlerr.Internal, "engine: Prepare takes plain inserts only")
+	}
+	full, err := e.prepare(ctx, rel, c)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := source.EncodeDML(full)
+	if err != nil {
+		return nil, err
+	}
+	w := storage.DMLWrite{Payload: payload, Rows: full, Fresh: freshRows(rel, full)}
+	if w.Encoded, err = encodedFresh(w.Fresh, payload, toDesc(rel).Types); err != nil {
+		return nil, err
+	}
+	if w.Encoded != nil {
+		w.Rows = nil
+	}
+	return &Prepared{rel: rel, write: w}, nil
+}
+
+// StagePrepared adds p to the records Commit writes. Its rows are plain
+// inserts of new row ids or keys checked by the caller, so no key lock is
+// taken; a transaction block stages chunks instead (Stage).
+func (w *TableWriter) StagePrepared(p *Prepared) error {
+	if w.txn != nil {
+		return sqlerr.New(sqlerr.Internal, "engine: prepared rows inside a transaction block")
+	}
+	if p.rel.ID != w.rel.ID {
+		return sqlerr.Errorf(sqlerr.Internal, "engine: rows prepared for %s staged for %s", p.rel.Name, w.rel.Name)
+	}
+	w.prepared = append(w.prepared, p)
+	return nil
+}
