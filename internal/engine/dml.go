@@ -91,6 +91,11 @@ func (e *Engine) Commit(ctx context.Context, ws ...*TableWriter) error {
 			owner = append(owner, w)
 		}
 	}
+	for _, w := range ws {
+		for _, p := range w.prepared {
+			p.handedOff = true // WriteDMLBatch owns the segments from here
+		}
+	}
 	release := func() {
 		for _, w := range ws {
 			w.Close()

@@ -21,6 +21,8 @@ import (
 type Prepared struct {
 	rel   *catalog.Relation
 	write storage.DMLWrite // without Tail
+	// handedOff is set once a write took the piece (and its segment).
+	handedOff bool
 }
 
 // Prepare checks c (plain inserts into rel), assigns its row ids and
@@ -44,9 +46,23 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 		return nil, err
 	}
 	if w.Encoded != nil {
-		w.Rows = nil
+		// The piece goes to its segment now and is held by nobody: the
+		// table's tail reads it back from there until its commit.
+		if w.Segment, err = e.store.WriteSegment(rel.Table.ID, payload); err != nil {
+			return nil, err
+		}
+		w.Rows, w.Payload, w.Encoded.Buf = nil, nil, nil
 	}
 	return &Prepared{rel: rel, write: w}, nil
+}
+
+// Release removes the segment of a piece that was never handed to a
+// write (the statement failed before it wrote its pieces).
+func (p *Prepared) Release(e *Engine) {
+	if p.write.Segment != "" && !p.handedOff {
+		e.store.RemoveSegment(p.write.Segment)
+		p.write.Segment = ""
+	}
 }
 
 // StagePrepared adds p to the records Commit writes. Its rows are plain
@@ -55,6 +71,9 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 func (w *TableWriter) StagePrepared(p *Prepared) error {
 	if w.txn != nil {
 		return sqlerr.New(sqlerr.Internal, "engine: prepared rows inside a transaction block")
+	}
+	if p.handedOff {
+		return sqlerr.New(sqlerr.Internal, "engine: prepared rows staged after they were written")
 	}
 	if p.rel.ID != w.rel.ID {
 		return sqlerr.Errorf(sqlerr.Internal, "engine: rows prepared for %s staged for %s", p.rel.Name, w.rel.Name)

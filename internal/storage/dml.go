@@ -127,6 +127,12 @@ type DMLWrite struct {
 	// Encoded, when set, is Rows encoded inside Payload: a fresh run of
 	// the tail keeps it instead of Rows (ApplyTailEncoded).
 	Encoded *EncodedRows
+	// Segment, when set, names a segment already holding the payload
+	// (WriteSegment); Payload is then nil, and so are Rows and
+	// Encoded.Buf: the tail reads the rows from the segment. The batch
+	// takes the segment over, removing it if it fails before it is
+	// enqueued.
+	Segment string
 	// Enqueued, when set, is called once the record is ordered behind
 	// every earlier record of the log and, with Tail, visible to
 	// LatestSnapshot — before it is synced. A writer that read the table
@@ -165,6 +171,7 @@ type TableDMLWrite struct {
 // sync whatever ctx says: a durable write is never reported as failed.
 func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued func()) ([]uint64, error) {
 	if err := ctx.Err(); err != nil {
+		s.removeCallerSegments(ws)
 		return nil, err
 	}
 	segs, err := s.writeSegments(ws)
@@ -180,6 +187,8 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 		s.removeSegments(segs)
 		return nil, err
 	}
+	// From here the records are in the pipeline: their segments are the
+	// log's.
 	if enqueued != nil {
 		enqueued()
 	}
@@ -258,9 +267,15 @@ func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite, segs []str
 			// The layout was checked when the table was created; an error
 			// here is a bug, and the record is in the log all the same.
 			var err error
-			if shared, err = s.applyTail(*w.Tail, seqs[i], w.Rows, w.Fresh, w.Encoded); err != nil {
+			if shared, err = s.applyTail(*w.Tail, seqs[i], w.Rows, w.Fresh, w.Encoded, w.Segment); err != nil {
 				s.logger.Error("storage: apply dml record to table tail", "table", w.Table, "err", err)
 			}
+		}
+		if w.Payload == nil {
+			// Only in its segment: readers go to the store, and the
+			// records after it must not be served as if it were not there.
+			tables[i].recent.clear()
+			continue
 		}
 		tables[i].recent.add(DMLRecord{Seq: seqs[i], Payload: w.Payload, Gated: gated}, shared)
 	}

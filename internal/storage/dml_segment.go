@@ -50,28 +50,73 @@ func isDMLRefKey(key []byte) bool {
 func (s *Store) writeSegments(ws []TableDMLWrite) ([]string, error) {
 	var names []string
 	for i, w := range ws {
-		if len(w.Payload) < segmentFrom {
+		if w.Segment == "" && len(w.Payload) < segmentFrom {
 			continue
 		}
 		if names == nil {
 			names = make([]string, len(ws))
 			if err := s.makeDir(s.segmentDir, &s.segmentDirMade); err != nil {
+				s.removeCallerSegments(ws)
 				return nil, fmt.Errorf("storage: append dml: %w", err)
 			}
 		}
-		names[i] = fmt.Sprintf("%d-%d-%d.seg", w.Table, s.openNanos, s.segmentSeq.Add(1))
+		if w.Segment != "" {
+			names[i] = w.Segment // written by WriteSegment
+			continue
+		}
+		names[i] = s.newSegmentName(w.Table)
 		if err := s.writeFile(s.fs.PathJoin(s.segmentDir, names[i]), w.Payload); err != nil {
 			s.removeSegments(names)
+			s.removeCallerSegments(ws)
 			return nil, fmt.Errorf("storage: append dml to table %d: %w", w.Table, err)
 		}
 	}
 	if names != nil {
 		if err := syncDir(s.fs, s.segmentDir); err != nil {
 			s.removeSegments(names)
+			s.removeCallerSegments(ws)
 			return nil, fmt.Errorf("storage: append dml: %w", err)
 		}
 	}
 	return names, nil
+}
+
+// WriteSegment writes payload, a record of the table's log to come, to a
+// new segment, synced, and returns its name for DMLWrite.Segment. Until a
+// WriteDMLBatch takes it, the caller owns it (RemoveSegment); a segment
+// left by a crash is removed when its table's log is next opened.
+func (s *Store) WriteSegment(tableID uint32, payload []byte) (string, error) {
+	if err := s.makeDir(s.segmentDir, &s.segmentDirMade); err != nil {
+		return "", fmt.Errorf("storage: write dml segment: %w", err)
+	}
+	name := s.newSegmentName(tableID)
+	path := s.fs.PathJoin(s.segmentDir, name)
+	if err := s.writeFile(path, payload); err != nil {
+		_ = s.fs.Remove(path)
+		return "", fmt.Errorf("storage: write dml segment: %w", err)
+	}
+	if err := syncDir(s.fs, s.segmentDir); err != nil {
+		_ = s.fs.Remove(path)
+		return "", fmt.Errorf("storage: write dml segment: %w", err)
+	}
+	return name, nil
+}
+
+// RemoveSegment removes a segment WriteSegment wrote that no batch took.
+func (s *Store) RemoveSegment(name string) { s.removeSegments([]string{name}) }
+
+// removeCallerSegments removes the segments given with ws: a batch that
+// fails before it is enqueued takes its callers' segments with it.
+func (s *Store) removeCallerSegments(ws []TableDMLWrite) {
+	for _, w := range ws {
+		if w.Segment != "" {
+			s.RemoveSegment(w.Segment)
+		}
+	}
+}
+
+func (s *Store) newSegmentName(tableID uint32) string {
+	return fmt.Sprintf("%d-%d-%d.seg", tableID, s.openNanos, s.segmentSeq.Add(1))
 }
 
 // writeFile creates path holding data, synced. It writes through a

@@ -102,3 +102,36 @@ func payloads(recs []DMLRecord) []string {
 	}
 	return out
 }
+
+// TestWrittenSegmentIsTakenByItsBatch: a segment written ahead of its
+// record (WriteSegment) becomes the record's when the batch is enqueued,
+// is read back as its payload, and goes with a batch that fails first.
+func TestWrittenSegmentIsTakenByItsBatch(t *testing.T) {
+	ctx := context.Background()
+	fs := vfs.NewMem()
+	s := openMem(t, fs)
+	payload := []byte(strings.Repeat("p", 300))
+	name, err := s.WriteSegment(7, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.WriteDMLBatch(canceled, []TableDMLWrite{{Table: 7, DMLWrite: DMLWrite{Segment: name}}}, nil); err == nil {
+		t.Fatal("a canceled batch was written")
+	}
+	if got := segmentsIn(t, fs, s); len(got) != 0 {
+		t.Fatalf("segments after the failed batch: %v", got)
+	}
+	if name, err = s.WriteSegment(7, payload); err != nil {
+		t.Fatal(err)
+	}
+	seq, err := s.WriteDML(ctx, 7, DMLWrite{Segment: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := s.ReadDML(7, seq, 1)
+	if err != nil || len(recs) != 1 || string(recs[0].Payload) != string(payload) {
+		t.Fatalf("record %d read back: %v %v", seq, recs, err)
+	}
+}

@@ -88,13 +88,13 @@ func (s *Store) ApplyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool
 // ApplyTailEncoded is ApplyTail given c's rows encoded as well (a fresh
 // run then keeps enc rather than c).
 func (s *Store) ApplyTailEncoded(desc TableDesc, seq uint64, c *types.Chunk, fresh bool, enc *EncodedRows) error {
-	_, err := s.applyTail(desc, seq, c, fresh, enc)
+	_, err := s.applyTail(desc, seq, c, fresh, enc, "")
 	return err
 }
 
 // applyTail is ApplyTailEncoded; kept reports whether the tail keeps
 // enc's buffer (a fresh run), until a commit covers the record.
-func (s *Store) applyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool, enc *EncodedRows) (kept bool, err error) {
+func (s *Store) applyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool, enc *EncodedRows, segment string) (kept bool, err error) {
 	s.tails.mu.Lock()
 	defer s.tails.mu.Unlock()
 	t := s.tails.mu.tables[desc.ID]
@@ -111,7 +111,13 @@ func (s *Store) applyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool
 		if !fresh || enc == nil {
 			return false, fmt.Errorf("storage: table %d: tail write %d without rows", desc.ID, seq)
 		}
-		if err := t.addFreshEncoded(seq, enc); err != nil {
+		var seg *segmentRows
+		if enc.Buf == nil && segment != "" {
+			if seg, err = s.openSegmentRows(segment); err != nil {
+				return false, err
+			}
+		}
+		if err := t.addFreshEncoded(seq, enc, seg); err != nil {
 			return false, err
 		}
 		return true, nil

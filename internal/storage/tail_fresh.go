@@ -2,7 +2,10 @@ package storage
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -25,8 +28,46 @@ type freshRun struct {
 	seq   uint64
 	first int64        // row id of the run's row 0
 	c     *types.Chunk // every column, compact, plain inserts; or
-	enc   *EncodedRows // the same rows encoded (the record's payload)
+	enc   *EncodedRows // the same rows encoded (the record's payload),
+	seg   *segmentRows // with Buf nil when they are in a segment only
 	from  int          // rows before from are committed (a view's trim)
+}
+
+// segmentRows is the segment holding a run's payload: a bulk COPY's piece
+// is not kept in memory at all, and a reader of the table's latest state
+// reads it back (the whole segment once per scan, a row's bytes per Get).
+// The file is opened when the run enters the tail and closed when nothing
+// refers to the run any more (a cleanup), so a reader whose view of the
+// tail outlives the run's prune, and the log's truncation that removes the
+// segment, still reads it.
+type segmentRows struct {
+	f    vfs.File
+	size int64
+}
+
+// openSegmentRows opens segment name for a run.
+func (s *Store) openSegmentRows(name string) (*segmentRows, error) {
+	f, err := s.fs.Open(s.fs.PathJoin(s.segmentDir, name))
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	seg := &segmentRows{f: f, size: st.Size()}
+	runtime.AddCleanup(seg, func(f vfs.File) { _ = f.Close() }, f)
+	return seg, nil
+}
+
+// read returns bytes [lo, hi) of the segment.
+func (g *segmentRows) read(lo, hi int64) ([]byte, error) {
+	buf := make([]byte, hi-lo)
+	if _, err := g.f.ReadAt(buf, lo); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }
 
 // EncodedRows is rows in value encoding inside a shared buffer, a DML
@@ -46,12 +87,38 @@ func (r *freshRun) rows() int {
 	return r.c.Capacity()
 }
 
-// row returns row i, decoded with lay.
-func (r *freshRun) row(lay *layout, i int) (types.Row, error) {
-	if r.enc != nil {
-		return lay.decodeValue(r.enc.Buf[r.enc.Spans[2*i]:r.enc.Spans[2*i+1]])
+// row returns row i, decoded with lay; buf, when not nil, caches a
+// segment's bytes across calls for the same run.
+func (r *freshRun) row(lay *layout, i int, buf *segmentBuf) (types.Row, error) {
+	if r.enc == nil {
+		return r.c.Row(i), nil
 	}
-	return r.c.Row(i), nil
+	lo, hi := r.enc.Spans[2*i], r.enc.Spans[2*i+1]
+	if r.seg == nil {
+		return lay.decodeValue(r.enc.Buf[lo:hi])
+	}
+	if buf != nil {
+		if buf.run != r {
+			b, err := r.seg.read(0, r.seg.size)
+			if err != nil {
+				return nil, err
+			}
+			buf.run, buf.b = r, b
+		}
+		return lay.decodeValue(buf.b[lo:hi])
+	}
+	v, err := r.seg.read(int64(lo), int64(hi))
+	if err != nil {
+		return nil, err
+	}
+	return lay.decodeValue(v)
+}
+
+// segmentBuf holds the bytes of one run's segment while an iterator
+// reads the run.
+type segmentBuf struct {
+	run *freshRun
+	b   []byte
 }
 
 // freshKeys reports whether c can be a fresh run of a table keyed by one
@@ -93,14 +160,14 @@ func (t *tail) addFresh(seq uint64, c *types.Chunk, enc *EncodedRows) (added, ke
 // addFreshEncoded appends enc as a run: rows whose chunk the writer did
 // not keep. Their row ids must run from the first row's up, one by one;
 // the first and last rows' ids are checked.
-func (t *tail) addFreshEncoded(seq uint64, enc *EncodedRows) error {
+func (t *tail) addFreshEncoded(seq uint64, enc *EncodedRows, seg *segmentRows) error {
 	n := len(enc.Spans) / 2
-	if n == 0 || len(t.lay.desc.PK) != 1 || t.lay.pkTypes[0].ID != types.Int64 {
-		return fmt.Errorf("storage: table %d: an encoded fresh run needs rows and a bigint key", t.lay.desc.ID)
+	if n == 0 || len(t.lay.desc.PK) != 1 || t.lay.pkTypes[0].ID != types.Int64 || enc.Buf == nil && seg == nil {
+		return fmt.Errorf("storage: table %d: an encoded fresh run needs rows, their bytes and a bigint key", t.lay.desc.ID)
 	}
-	run := freshRun{seq: seq, enc: enc}
+	run := freshRun{seq: seq, enc: enc, seg: seg}
 	idOf := func(i int) (int64, error) {
-		row, err := run.row(t.lay, i)
+		row, err := run.row(t.lay, i, nil)
 		if err != nil {
 			return 0, err
 		}
@@ -176,9 +243,10 @@ func (v *tailView) freshGet(pk types.Row) (types.Row, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
-	for _, r := range v.fresh {
+	for k := range v.fresh {
+		r := &v.fresh[k]
 		if i := id - r.first; i >= int64(r.from) && i < int64(r.rows()) {
-			row, err := r.row(v.lay, int(i))
+			row, err := r.row(v.lay, int(i), nil)
 			return row, err == nil, err
 		}
 	}
@@ -194,6 +262,7 @@ type freshIter struct {
 	run, i int
 	key    []byte
 	err    error
+	seg    segmentBuf // the current run's segment, when it has one
 }
 
 // withFresh follows base with the fresh rows of table id within the
@@ -238,7 +307,7 @@ func (f *freshIter) Next() (types.Row, bool, error) {
 		if f.keep != nil && !f.keep(id) || f.shadowed(id) {
 			continue
 		}
-		row, err := r.row(f.v.lay, i)
+		row, err := f.v.fresh[f.run].row(f.v.lay, i, &f.seg)
 		if err != nil {
 			return nil, false, err
 		}

@@ -298,8 +298,15 @@ var copyPieceRows = 1 << 16
 // by piece, encoding each as it goes (engine.Prepare), and writes the
 // pieces together at the end: one synced batch, applied entirely or not
 // at all, without ever holding the whole statement decoded.
-func (s *Session) loadPieces(ctx context.Context, rel *catalog.Relation, vis []types.Type, read func([]types.Column) error, dr datumReader) (int, error) {
+func (s *Session) loadPieces(ctx context.Context, rel *catalog.Relation, vis []types.Type, read func([]types.Column) error, dr datumReader) (n int, err error) {
 	var pieces []*engine.Prepared
+	defer func() {
+		if err != nil {
+			for _, p := range pieces {
+				p.Release(s.e)
+			}
+		}
+	}()
 	prepare := func(c *types.Chunk) error {
 		p, err := s.e.Prepare(ctx, rel, c)
 		if err == nil {
@@ -332,7 +339,7 @@ func (s *Session) loadPieces(ctx context.Context, rel *catalog.Relation, vis []t
 			return 0, err
 		}
 	}
-	err := s.retryLocked(ctx, func() error { return s.writePieces(ctx, rel, pieces) })
+	err = s.retryLocked(ctx, func() error { return s.writePieces(ctx, rel, pieces) })
 	return total, err
 }
 

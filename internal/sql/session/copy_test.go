@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sluice-db/sluice/internal/engine"
 )
 
 func TestCopyFromStdin(t *testing.T) {
@@ -104,5 +106,41 @@ func TestCopyInPiecesIsOneStatement(t *testing.T) {
 		if got := queryStrings(t, c, q); !slices.Equal(got, []string{"10 55 row 1 row 9"}) {
 			t.Fatalf("%s: %q, want the first COPY's rows only", q, got)
 		}
+	}
+}
+
+// TestCopyPiecesReadBackFromSegments: a COPY's pieces big enough to be
+// kept only in their log segments are read back from there by statements
+// that read the table before any epoch commits them (read your writes),
+// and a failed COPY leaves nothing readable.
+func TestCopyPiecesReadBackFromSegments(t *testing.T) {
+	defer func(n int) { copyPieceRows = n }(copyPieceRows)
+	copyPieceRows = 2000 // about 80 KB a piece: each goes to a segment
+	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 64})
+	c := connect(t, p)
+	exec(t, c, "CREATE TABLE t (a int NOT NULL, b varchar)")
+	exec(t, c, "CREATE MATERIALIZED VIEW v AS SELECT a, b FROM t")
+	ctx := context.Background()
+	var text strings.Builder
+	for i := 1; i <= 9000; i++ {
+		text.WriteString(strconv.Itoa(i) + "\ta row long enough to make a piece of many kilobytes " + strconv.Itoa(i) + "\n")
+	}
+	if tag, err := c.PgConn().CopyFrom(ctx, strings.NewReader(text.String()), "COPY t FROM STDIN"); err != nil || tag.String() != "COPY 9000" {
+		t.Fatalf("copy: %v %v", tag, err)
+	}
+	bad := strings.Replace(text.String(), "8999\t", "nope\t", 1)
+	if _, err := c.PgConn().CopyFrom(ctx, strings.NewReader(bad), "COPY t FROM STDIN"); err == nil {
+		t.Fatal("a COPY with a bad line in its last piece succeeded")
+	}
+	const want = "9000 40504500"
+	if got := queryStrings(t, c, "SELECT count(*), sum(a) FROM t"); !slices.Equal(got, []string{want}) {
+		t.Fatalf("before any commit: %q, want %q", got, want)
+	}
+	if got := queryStrings(t, c, "SELECT b FROM t WHERE a = 4321"); len(got) != 1 || !strings.HasSuffix(got[0], " 4321") {
+		t.Fatalf("row 4321 before any commit: %q", got)
+	}
+	exec(t, c, "FLUSH")
+	if got := queryStrings(t, c, "SELECT count(*), sum(a) FROM v"); !slices.Equal(got, []string{want}) {
+		t.Fatalf("view after FLUSH: %q, want %q", got, want)
 	}
 }
