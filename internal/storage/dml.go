@@ -373,7 +373,13 @@ func (s *Store) ReadDML(tableID uint32, fromSeq uint64, max int) ([]DMLRecord, e
 	return recs, nil
 }
 
-// readDMLStored reads records from Pebble.
+// readDMLBytes bounds the payload bytes one read from the store returns
+// (at least one record): a reader asking for 32 records of a bulk COPY's
+// 8 MB pieces would otherwise hold a quarter of a gigabyte.
+var readDMLBytes = 8 << 20 // a variable for tests
+
+// readDMLStored reads records from Pebble, up to max of them or
+// readDMLBytes of payload.
 func (s *Store) readDMLStored(tableID uint32, fromSeq, durable uint64, max int) ([]DMLRecord, error) {
 	it, err := s.db.NewIter(&pebble.IterOptions{
 		LowerBound: dmlKey(tableID, fromSeq),
@@ -384,7 +390,8 @@ func (s *Store) readDMLStored(tableID uint32, fromSeq, durable uint64, max int) 
 	}
 	defer it.Close()
 	var out []DMLRecord
-	for ok := it.First(); ok && len(out) < max; ok = it.Next() {
+	bytes := 0
+	for ok := it.First(); ok && len(out) < max && bytes < readDMLBytes; ok = it.Next() {
 		rec := DMLRecord{Seq: dmlSeqOf(it.Key())}
 		if isDMLRefKey(it.Key()) {
 			if rec.Payload, err = s.readSegment(string(it.Value())); err != nil {
@@ -393,6 +400,7 @@ func (s *Store) readDMLStored(tableID uint32, fromSeq, durable uint64, max int) 
 		} else {
 			rec.Payload = slices.Clone(it.Value())
 		}
+		bytes += len(rec.Payload)
 		out = append(out, rec)
 	}
 	if err := it.Error(); err != nil {

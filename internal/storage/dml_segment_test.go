@@ -135,3 +135,30 @@ func TestWrittenSegmentIsTakenByItsBatch(t *testing.T) {
 		t.Fatalf("record %d read back: %v %v", seq, recs, err)
 	}
 }
+
+// TestStoredReadIsBoundedInBytes: a read from the store stops once the
+// records it returns hold readDMLBytes of payload (one record at least),
+// and the next read goes on from there.
+func TestStoredReadIsBoundedInBytes(t *testing.T) {
+	defer func(n, m int) { readDMLBytes, recentDMLBytes = n, m }(readDMLBytes, recentDMLBytes)
+	readDMLBytes, recentDMLBytes = 250, 1 // nothing served from memory
+	ctx := context.Background()
+	s := openMem(t, nil)
+	for i := range 5 {
+		if _, err := s.AppendDML(ctx, 7, []byte(strings.Repeat(string(rune('a'+i)), 100))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for from := uint64(1); from <= 5; {
+		recs, err := s.ReadDML(7, from, 32)
+		if err != nil || len(recs) == 0 || len(recs) > 3 {
+			t.Fatalf("read from %d: %d records, %v", from, len(recs), err)
+		}
+		got = append(got, payloads(recs)...)
+		from = recs[len(recs)-1].Seq + 1
+	}
+	if len(got) != 5 || got[4][0] != 'e' {
+		t.Fatalf("records read: %q", got)
+	}
+}
