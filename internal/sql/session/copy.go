@@ -270,23 +270,37 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 	}
 	// The whole COPY is one record: it is applied entirely or not at all.
 	b := types.NewUnboundedBuilder(vis)
+	total, err := readCopyRows(ctx, rel, dr, b, read, nil)
+	if err != nil {
+		return 0, err
+	}
+	c := b.Take()
+	err = s.retryLocked(ctx, func() error { return s.writeCopy(ctx, rel, c) })
+	return total, err
+}
+
+// readCopyRows appends every row of a COPY to b, handing each chunk b
+// fills to full, and returns how many rows it read.
+func readCopyRows(ctx context.Context, rel *catalog.Relation, dr datumReader, b *types.Builder, read func([]types.Column) error, full func(*types.Chunk) error) (int, error) {
 	total := 0
 	for {
 		if total%1024 == 1023 && ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		_, err := b.AppendColumns(types.Insert, read)
+		c, err := b.AppendColumns(types.Insert, read)
 		if err == io.EOF {
-			break
+			return total, nil
 		}
 		if err != nil {
 			return 0, copyErr(rel, dr.Line(), err)
 		}
 		total++
+		if c != nil {
+			if err := full(c); err != nil {
+				return 0, err
+			}
+		}
 	}
-	c := b.Take()
-	err := s.retryLocked(ctx, func() error { return s.writeCopy(ctx, rel, c) })
-	return total, err
 }
 
 // copyPieceRows is how many rows a COPY into a table keyed by its hidden
@@ -315,24 +329,9 @@ func (s *Session) loadPieces(ctx context.Context, rel *catalog.Relation, vis []t
 		return err
 	}
 	b := types.NewBuilder(vis, copyPieceRows)
-	total := 0
-	for {
-		if total%1024 == 1023 && ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
-		full, err := b.AppendColumns(types.Insert, read)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, copyErr(rel, dr.Line(), err)
-		}
-		total++
-		if full != nil {
-			if err := prepare(full); err != nil {
-				return 0, err
-			}
-		}
+	total, err := readCopyRows(ctx, rel, dr, b, read, prepare)
+	if err != nil {
+		return 0, err
 	}
 	if c := b.Take(); c != nil {
 		if err := prepare(c); err != nil {
