@@ -102,7 +102,7 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 	for _, fc := range todo {
 		fc.sealed = epoch
 		if fc.spill != nil {
-			fc.spill = sealedFile
+			fc.spill, fc.spillAt = sealedFile, nil
 		}
 	}
 	return f, nil

@@ -32,8 +32,10 @@ type freshChunk struct {
 	ids    []int64
 	vnodes []uint16
 	sealed uint64
-	// spill, when set, holds the rows instead of vals (statetable_spill.go).
-	spill *spillFile
+	// spill, when set, holds the rows instead of vals (statetable_spill.go);
+	// in a raw spill, row k's value is at spillAt[2k]:spillAt[2k+1].
+	spill   *spillFile
+	spillAt []uint32
 }
 
 // InsertFresh stores the given rows of c (ascending indices), all plain
@@ -138,6 +140,9 @@ func (t *StateTable) freshGet(pk types.Row) (types.Row, bool, error) {
 func (t *StateTable) freshValue(fc *freshChunk, k int) ([]byte, error) {
 	if fc.spill == nil {
 		return fc.vals.row(k), nil
+	}
+	if fc.spill.raw {
+		return readRawAt(t.store.fs, fc.spill.path, fc.spillAt[2*k], fc.spillAt[2*k+1])
 	}
 	key := t.lay.appendIntKey(nil, fc.vnodes[k], fc.ids[k])
 	v, ok, err := fc.spill.get(t.store, key)

@@ -30,8 +30,9 @@ const defaultSpillFrom = 32 << 20
 // of the rows once merged (until their commit).
 type spillFile struct {
 	path   string
-	reader *sstable.Reader // opened by the first Get
+	reader *sstable.Reader // opened by the first Get of a sealed file
 	owned  bool            // removed when closed (a spill, not a sealed file)
+	raw    bool            // a spill's plain records (spill_raw.go), not an sstable
 }
 
 // maybeSpill spills the in-memory unsealed fresh rows once they pass the
@@ -56,13 +57,14 @@ func (t *StateTable) maybeSpill() error {
 	if !ok {
 		return nil
 	}
-	opts := s.writerOpts
-	opts.Compression = sstable.NoCompression
-	f, err := s.writeSSTWith(s.newIngestFile(0, t.lay.desc.ID, t.owner)+".spill", opts, t.freshRowsInOrder(todo, order))
-	if err != nil {
+	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
 		return fmt.Errorf("storage: table %d: spill fresh rows: %w", t.lay.desc.ID, err)
 	}
-	sf := &spillFile{path: f.path, owned: true}
+	path := s.newIngestFile(0, t.lay.desc.ID, t.owner) + ".spill"
+	if err := t.writeRawSpill(path, todo, order); err != nil {
+		return fmt.Errorf("storage: table %d: spill fresh rows: %w", t.lay.desc.ID, err)
+	}
+	sf := &spillFile{path: path, owned: true, raw: true}
 	for _, fc := range todo {
 		fc.spill, fc.vals = sf, encodedRows{}
 	}
@@ -156,7 +158,7 @@ func (t *StateTable) mergeFill(spills []*spillFile, todo []*freshChunk, order []
 		h := &mergeHeap{}
 		defer h.close()
 		for _, sf := range spills {
-			src, err := t.store.spillSource(sf.path)
+			src, err := t.rawSpillSource(sf.path)
 			if err != nil {
 				return err
 			}
@@ -224,56 +226,6 @@ func (h *mergeHeap) close() {
 		src.close()
 	}
 	*h = nil
-}
-
-// sstSource reads a spill file.
-type sstSource struct {
-	r    *sstable.Reader
-	it   sstable.Iterator
-	k, v []byte
-	err  error
-	step func() // moves to the next key
-}
-
-func (s *Store) spillSource(path string) (*sstSource, error) {
-	r, err := s.openSST(path)
-	if err != nil {
-		return nil, err
-	}
-	it, err := r.NewIter(sstable.NoTransforms, nil, nil, sstable.AssertNoBlobHandles)
-	if err != nil {
-		_ = r.Close()
-		return nil, err
-	}
-	src := &sstSource{r: r, it: it}
-	kv := it.First()
-	load := func() {
-		if kv == nil {
-			src.k, src.err = nil, it.Error()
-			return
-		}
-		src.k = kv.K.UserKey
-		src.v, _, src.err = kv.Value(nil)
-	}
-	src.step = func() { kv = it.Next(); load() }
-	load()
-	if src.err != nil {
-		src.close()
-		return nil, src.err
-	}
-	return src, nil
-}
-
-func (s *sstSource) key() []byte   { return s.k }
-func (s *sstSource) value() []byte { return s.v }
-func (s *sstSource) done() bool    { return s.k == nil }
-func (s *sstSource) next() error {
-	s.step()
-	return s.err
-}
-func (s *sstSource) close() {
-	_ = s.it.Close()
-	_ = s.r.Close()
 }
 
 // memSource yields the in-memory rows of todo in order.

@@ -1,0 +1,129 @@
+package storage
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// A spill file is read once, in order, by the seal's merge, and a row of
+// it now and then by Get; it is not needed after a crash (the log has the
+// rows). So it is a plain run of records, not an sstable: no blocks, no
+// index, no checksums, no sync. Writing an sstable instead cost 0.57 of
+// the 0.94 CPU s a million-row bulk load spent spilling.
+//
+// Record: vnode (2 bytes BE), row id (8 bytes BE), uvarint length, value.
+// Get finds a row by the value's offset, which the chunk keeps.
+
+// writeRawSpill writes the rows of todo in order to path and records in
+// each chunk where every row's value lies.
+func (t *StateTable) writeRawSpill(path string, todo []*freshChunk, order []freshRef) error {
+	f, err := t.store.fs.Create(path, "")
+	if err != nil {
+		return err
+	}
+	for _, fc := range todo {
+		fc.spillAt = make([]uint32, 2*len(fc.ids))
+	}
+	w := bufio.NewWriterSize(f, 256<<10)
+	var hdr [2 + 8 + binary.MaxVarintLen64]byte
+	off := 0
+	for _, r := range order {
+		fc := todo[r.chunk]
+		v := fc.vals.row(r.k)
+		binary.BigEndian.PutUint16(hdr[:], fc.vnodes[r.k])
+		binary.BigEndian.PutUint64(hdr[2:], uint64(fc.ids[r.k]))
+		n := 10 + binary.PutUvarint(hdr[10:], uint64(len(v)))
+		if _, err = w.Write(hdr[:n]); err == nil {
+			_, err = w.Write(v)
+		}
+		if err != nil {
+			break
+		}
+		off += n
+		fc.spillAt[2*r.k], fc.spillAt[2*r.k+1] = uint32(off), uint32(off+len(v))
+		off += len(v)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
+		_ = t.store.fs.Remove(path)
+		for _, fc := range todo {
+			fc.spillAt = nil
+		}
+	}
+	return err
+}
+
+// readRawAt reads bytes [lo, hi) of a raw spill.
+func readRawAt(fs vfs.FS, path string, lo, hi uint32) ([]byte, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, hi-lo)
+	if _, err := f.ReadAt(buf, int64(lo)); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// rawSource reads a raw spill in order for the seal's merge.
+type rawSource struct {
+	t    *StateTable
+	f    vfs.File
+	r    *bufio.Reader
+	k, v []byte
+	err  error
+}
+
+func (t *StateTable) rawSpillSource(path string) (*rawSource, error) {
+	f, err := t.store.fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	src := &rawSource{t: t, f: f, r: bufio.NewReaderSize(f, 256<<10)}
+	if err := src.next(); err != nil {
+		src.close()
+		return nil, err
+	}
+	return src, nil
+}
+
+func (s *rawSource) next() error {
+	var hdr [10]byte
+	if _, err := io.ReadFull(s.r, hdr[:]); err != nil {
+		s.k = nil
+		if err != io.EOF {
+			s.err = fmt.Errorf("storage: read spill: %w", err)
+		}
+		return s.err
+	}
+	n, err := binary.ReadUvarint(s.r)
+	if err != nil {
+		s.k, s.err = nil, fmt.Errorf("storage: read spill: %w", err)
+		return s.err
+	}
+	if uint64(cap(s.v)) < n {
+		s.v = make([]byte, n)
+	}
+	s.v = s.v[:n]
+	if _, err := io.ReadFull(s.r, s.v); err != nil {
+		s.k, s.err = nil, fmt.Errorf("storage: read spill: %w", err)
+		return s.err
+	}
+	vnode, id := binary.BigEndian.Uint16(hdr[:2]), int64(binary.BigEndian.Uint64(hdr[2:]))
+	s.k = s.t.lay.appendIntKey(s.k[:0], vnode, id)
+	return nil
+}
+
+func (s *rawSource) key() []byte   { return s.k }
+func (s *rawSource) value() []byte { return s.v }
+func (s *rawSource) done() bool    { return s.k == nil }
+func (s *rawSource) close()        { _ = s.f.Close() }
