@@ -155,19 +155,9 @@ func (t *StateTable) Get(ctx context.Context, pk types.Row) (types.Row, bool, er
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
-	t.maybePrune()
-	key, err := t.keyOf(pk)
-	if err != nil {
-		return nil, false, err
-	}
-	if e, ok := t.overlayGet(key); ok {
-		if e.row == nil {
-			return nil, false, nil
-		}
-		return slices.Clone(e.row), true, nil
-	}
-	if row, ok, err := t.freshGet(pk); ok || err != nil {
-		return row, ok, err // older than any overlay write of the key
+	row, ok, key, done, err := t.getUncommitted(pk)
+	if done || err != nil {
+		return row, ok, err
 	}
 	v, closer, err := t.store.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -177,7 +167,7 @@ func (t *StateTable) Get(ctx context.Context, pk types.Row) (types.Row, bool, er
 		return nil, false, fmt.Errorf("storage: table %d get: %w", t.lay.desc.ID, err)
 	}
 	defer closer.Close()
-	row, err := t.lay.decodeValue(v)
+	row, err = t.lay.decodeValue(v)
 	return row, err == nil, err
 }
 
@@ -185,21 +175,29 @@ func (t *StateTable) Get(ctx context.Context, pk types.Row) (types.Row, bool, er
 // row (an aggregate's multiset row of a group that has none): it reads only
 // the table's uncommitted writes (overlay and fresh rows), never Pebble.
 func (t *StateTable) GetUncommitted(pk types.Row) (types.Row, bool, error) {
+	row, ok, _, _, err := t.getUncommitted(pk)
+	return row, ok, err
+}
+
+// getUncommitted reads pk from the uncommitted writes: the overlay, then
+// the fresh rows (older than any overlay write of the key). done says
+// they decided (a row or a tombstone); otherwise key is pk's key, for
+// the committed read.
+func (t *StateTable) getUncommitted(pk types.Row) (row types.Row, ok bool, key []byte, done bool, err error) {
 	t.maybePrune()
-	key, err := t.keyOf(pk)
-	if err != nil {
-		return nil, false, err
+	if key, err = t.keyOf(pk); err != nil {
+		return nil, false, nil, true, err
 	}
-	if e, ok := t.overlayGet(key); ok {
+	if e, found := t.overlayGet(key); found {
 		if e.row == nil {
-			return nil, false, nil
+			return nil, false, key, true, nil
 		}
-		return slices.Clone(e.row), true, nil
+		return slices.Clone(e.row), true, key, true, nil
 	}
-	if row, ok, err := t.freshGet(pk); ok || err != nil {
-		return row, ok, err // uncommitted too, and older than any overlay write
+	if row, ok, err = t.freshGet(pk); ok || err != nil {
+		return row, ok, key, true, err
 	}
-	return nil, false, nil
+	return nil, false, key, false, nil
 }
 
 // Seal hands every write since the last Seal to the store as epoch's staged
