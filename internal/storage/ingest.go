@@ -90,7 +90,7 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 		fill = t.mergeFill(spills, inMemory, order)
 	}
 	name := t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner)
-	f, err := t.store.writeSSTWith(name, t.store.writerOpts, fill)
+	f, err := t.store.writeSST(name, fill)
 	if err != nil {
 		return nil, fmt.Errorf("storage: table %d: write sealed rows: %w", t.lay.desc.ID, err)
 	}
@@ -162,11 +162,6 @@ type ingestFile struct {
 // writeSST creates name, lets fill add keys in strictly increasing order,
 // and syncs the file. On error the file is removed.
 func (s *Store) writeSST(name string, fill func(add func(k, v []byte) error) error) (*ingestFile, error) {
-	return s.writeSSTWith(name, s.writerOpts, fill)
-}
-
-// writeSSTWith is writeSST with writer options.
-func (s *Store) writeSSTWith(name string, opts sstable.WriterOptions, fill func(add func(k, v []byte) error) error) (*ingestFile, error) {
 	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
 		return nil, err
 	}
@@ -175,7 +170,7 @@ func (s *Store) writeSSTWith(name string, opts sstable.WriterOptions, fill func(
 		return nil, err
 	}
 	out := &ingestFile{path: name}
-	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), opts)
+	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), s.writerOpts)
 	err = fill(func(k, v []byte) error {
 		if out.lo == nil {
 			out.lo = slices.Clone(k)

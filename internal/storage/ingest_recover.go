@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -68,18 +67,8 @@ func (s *Store) undoIngest(epoch uint64, paths []string) error {
 
 // eachKey calls fn with every key of an sstable, in order.
 func (s *Store) eachKey(name string, fn func([]byte) error) error {
-	f, err := s.fs.Open(name)
+	r, err := s.openSST(name)
 	if err != nil {
-		return err
-	}
-	readable, err := sstable.NewSimpleReadable(f)
-	if err != nil {
-		_ = f.Close()
-		return err
-	}
-	r, err := sstable.NewReader(context.Background(), readable, s.readerOpts)
-	if err != nil {
-		_ = readable.Close()
 		return err
 	}
 	defer r.Close()

@@ -13,9 +13,9 @@ import (
 // keeping them in memory until the seal held the whole epoch, encoded,
 // per table (a table and a passthrough view of it: a quarter of a
 // gigabyte). So once a table's in-memory fresh rows pass spillFrom bytes
-// they are written, in key order, to a spill file (uncompressed: it is
-// read once), and only their ids stay in memory, for Get to know which
-// file holds a row. The seal merges the spill files and the rows still in
+// they are written, in key order, to a spill file (a plain run of
+// records, spill_raw.go: it is read once), and only their ids and value
+// offsets stay in memory, for Get to find a row. The seal merges the spill files and the rows still in
 // memory into the one sorted file the commit ingests: the rows are
 // written twice, where the LSM wrote them three or four times.
 //
