@@ -26,9 +26,10 @@ type Prepared struct {
 }
 
 // Prepare checks c (plain inserts into rel), assigns its row ids and
-// encodes it as a log record. A piece of a table keyed by its hidden row
-// id keeps only its encoding (the table's tail keeps that, not a chunk);
-// others keep the prepared chunk too.
+// encodes it as a log record. A piece of 64 KiB or more of a table keyed
+// by its hidden row id is written to its own log segment at once and
+// keeps only where its rows lie; others keep the payload and the
+// prepared chunk until they are written.
 func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Chunk) (*Prepared, error) {
 	if hasRetraction(c) {
 		return nil, sqlerr.New(sqlerr.Internal, "engine: Prepare takes plain inserts only")
