@@ -168,20 +168,9 @@ func snapshotRows(snap *Snapshot, desc TableDesc) ([]types.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer it.Close()
-	var rows []types.Row
-	for {
-		r, ok, err := it.Next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		rows = append(rows, r)
-	}
+	rows, err := collect(context.Background(), it, 0)
 	slices.SortFunc(rows, func(a, b types.Row) int { return cmp.Compare(a[1].(int64), b[1].(int64)) })
-	return rows, nil
+	return rows, err
 }
 
 // TestBulkSealIsIngested: a seal of many fresh rows reaches Pebble by
