@@ -225,6 +225,7 @@ func (n *Node) buildActor(g *task.Group, ctx context.Context, a *actor) error {
 	// a.a set and hands its dispatcher out as an Add instead.
 	n.mu.Lock()
 	a.a = stream.NewActor(a.id, a.job, root, a.dispatchers, n.events, a.throttle)
+	a.a.TrackDownstream(a.env.Downstream)
 	n.mu.Unlock()
 	return nil
 }

@@ -109,7 +109,7 @@ func (n *Node) newActor(id stream.ActorID, jobID uint32, fr *plan.Fragment, vnod
 		Store: n.store, ActorID: id, VNodes: vnodes, Throttle: th,
 		Expr: &expr.Context{OnRowError: n.cfg.OnRowError, StableRandom: true}, ChunkSize: n.cfg.ChunkSize,
 		CacheEntries: n.cfg.CacheEntries, Barriers: inbox, OnInconsistentOp: n.cfg.OnInconsistentOp,
-		CheckInserts: n.cfg.CheckInserts,
+		CheckInserts: n.cfg.CheckInserts, Downstream: &stream.Downstream{},
 	}
 	return &actor{id: id, job: jobID, fragment: fr.ID, inbox: inbox, inputs: map[inputKey][]*stream.Input{},
 		throttle: th, env: env, root: fr.Root}

@@ -98,7 +98,8 @@ func (e *Engine) CreateTable(ctx context.Context, spec TableSpec) (*catalog.Rela
 		AppendOnly: spec.AppendOnly, Definition: spec.Definition,
 		Table: plan.Table{ID: ids.Next(), Types: ts, PK: pk, DistKey: pk}}
 	src := &plan.Node{Kind: plan.KindTableSource, Schema: ts, StreamKey: pk,
-		TableSource: &plan.TableSource{TableID: rel.Table.ID, OffsetTable: source.OffsetTable(ids.Next())}}
+		TableSource: &plan.TableSource{TableID: rel.Table.ID, OffsetTable: source.OffsetTable(ids.Next()),
+			FreshRows: hasRowID(rel)}}
 	return rel, e.createJob(ctx, rel, src, ids, false)
 }
 

@@ -73,7 +73,7 @@ func (e *Engine) Commit(ctx context.Context, ws ...*TableWriter) error {
 		}
 		desc := toDesc(w.rel)
 		for _, c := range w.staged {
-			payload, err := source.EncodeDML(c)
+			payload, err := encodeDML(w.rel, c)
 			if err != nil {
 				return err
 			}
@@ -137,7 +137,7 @@ func (e *Engine) write(ctx context.Context, rel *catalog.Relation, c *types.Chun
 	if err != nil {
 		return 0, err
 	}
-	payload, err := source.EncodeDML(full)
+	payload, err := encodeDML(rel, full)
 	if err != nil {
 		return 0, err
 	}
@@ -147,6 +147,17 @@ func (e *Engine) write(ctx context.Context, rel *catalog.Relation, c *types.Chun
 		return 0, err
 	}
 	return e.store.WriteDML(ctx, rel.Table.ID, w)
+}
+
+// encodeDML encodes c as rel's log record; a run of new hidden row ids is
+// marked as such, and reaches the table's state without being decoded
+// (stream.FreshRows).
+func encodeDML(rel *catalog.Relation, c *types.Chunk) ([]byte, error) {
+	idCol := -1
+	if hasRowID(rel) {
+		idCol = len(rel.Columns) - 1
+	}
+	return source.EncodeTableDML(c, idCol)
 }
 
 // encodedFresh locates a fresh record's rows in its payload, so that the

@@ -6,7 +6,6 @@ import (
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/storage"
-	"github.com/sluice-db/sluice/internal/stream/source"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -38,7 +37,7 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 	if err != nil {
 		return nil, err
 	}
-	payload, err := source.EncodeDML(full)
+	payload, err := encodeDML(rel, full)
 	if err != nil {
 		return nil, err
 	}

@@ -71,6 +71,9 @@ type TableSource struct {
 	// OffsetTable stores the log position reached, committed with each
 	// epoch, so recovery resumes from there.
 	OffsetTable Table
+	// FreshRows: records of plain inserts of new hidden row ids go out
+	// still encoded (stream.FreshRows), for the table's materialize.
+	FreshRows bool `json:",omitempty"`
 }
 
 // Values emits constant rows once, then only barriers.

@@ -14,6 +14,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
 // openIngest opens a store on fs whose seals put every fresh row into a
@@ -30,17 +31,21 @@ func openIngest(t testing.TB, fs vfs.FS, ingestFrom int) *Store {
 
 // freshOp is one step of TestIngestedSealsMatchBatchSeals.
 type freshOp struct {
-	ids    []int64 // a fresh chunk's row ids (rising)
-	del    int64   // else: delete this id (0: none)
-	upd    int64   // else: overwrite this id
-	seal   bool    // then seal the next epoch
-	commit bool    // then commit every sealed epoch
+	ids []int64 // a fresh chunk's row ids (rising)
+	// encoded: the first store takes the ids already encoded
+	// (InsertFreshEncoded), the other as a chunk.
+	encoded bool
+	del     int64 // else: delete this id (0: none)
+	upd     int64 // else: overwrite this id
+	seal    bool  // then seal the next epoch
+	commit  bool  // then commit every sealed epoch
 }
 
 // TestIngestedSealsMatchBatchSeals runs the same fresh inserts, deletes
 // and overwrites against a store that seals fresh rows into ingested
 // files, spilling them to files before the seal past a drawn size, and
-// one that puts them in batches: both read the same rows at every step,
+// one that puts them in batches (the first taking some inserts already
+// encoded, the second always as chunks): both read the same rows at every step,
 // and after each commit both hold the same rows. Chunks of different steps interleave their ids (two
 // statements' chunks in one epoch), and deletes and overwrites of fresh
 // rows in the same epoch must win over them.
@@ -58,6 +63,8 @@ func TestIngestedSealsMatchBatchSeals(t *testing.T) {
 		for range steps {
 			op := drawFreshOp(rt, used)
 			for i, tbl := range tbls {
+				op := op
+				op.encoded = op.encoded && i == 0
 				if err := applyFreshOp(ctx, stores[i], tbl, op, epoch); err != nil {
 					rt.Fatal(err)
 				}
@@ -87,6 +94,7 @@ func drawFreshOp(rt *rapid.T, used map[int64]bool) freshOp {
 	op.commit = op.seal && rapid.Bool().Draw(rt, "commit")
 	switch rapid.IntRange(0, 3).Draw(rt, "kind") {
 	case 0, 1:
+		op.encoded = rapid.Bool().Draw(rt, "encoded")
 		lo := rapid.Int64Range(1, 200).Draw(rt, "lo")
 		for id := lo; id < lo+rapid.Int64Range(1, 40).Draw(rt, "n"); id++ {
 			if !used[id] {
@@ -113,8 +121,29 @@ func drawUsed(rt *rapid.T, used map[int64]bool, label string) int64 {
 	return rapid.SampledFrom(ids).Draw(rt, label)
 }
 
+// encodeFreshRows encodes the rows applyFreshOp inserts for ids, with a
+// byte between rows as in a DML payload.
+func encodeFreshRows(ids []int64) EncodedRows {
+	var e EncodedRows
+	for _, id := range ids {
+		e.Buf = append(e.Buf, 0xee)
+		start := len(e.Buf)
+		var err error
+		e.Buf, err = codec.EncodeValue(e.Buf, types.Row{fmt.Sprint("v", id), id}, []types.Type{types.TVarchar, types.TInt64})
+		if err != nil {
+			panic(err)
+		}
+		e.Spans = append(e.Spans, uint32(start), uint32(len(e.Buf)))
+	}
+	return e
+}
+
 func applyFreshOp(ctx context.Context, s *Store, tbl *StateTable, op freshOp, epoch uint64) error {
 	switch {
+	case len(op.ids) > 0 && op.encoded:
+		if ok, err := tbl.InsertFreshEncoded(op.ids, 1, encodeFreshRows(op.ids)); !ok || err != nil {
+			return fmt.Errorf("InsertFreshEncoded: %v %v", ok, err)
+		}
 	case len(op.ids) > 0:
 		b := types.NewBuilder(tbl.Desc().Types, len(op.ids)+1) // +1: Append hands out a full chunk
 		for _, id := range op.ids {

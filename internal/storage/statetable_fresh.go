@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -43,15 +44,10 @@ type freshChunk struct {
 // false (and stores nothing) when the table is not keyed and distributed
 // by one int64 column or the ids do not rise; the caller then inserts row by row.
 func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
-	if t.broken != nil {
+	if !t.takesFresh(len(rows)) || !t.sameTypes(c) {
 		return false, t.broken
 	}
-	if len(t.lay.desc.PK) != 1 || t.lay.pkTypes[0] != types.TInt64 || len(t.lay.distPos) != 1 ||
-		len(rows) == 0 || !t.sameTypes(c) {
-		return false, nil // not keyed and distributed by one bigint
-	}
-	col := t.lay.desc.PK[0]
-	vec, ok := c.Cols[col].(*types.Vec[int64])
+	vec, ok := c.Cols[t.lay.desc.PK[0]].(*types.Vec[int64])
 	if !ok {
 		return false, nil
 	}
@@ -62,19 +58,51 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 		}
 		ids[k] = vec.Vals[i]
 	}
+	vals, err := t.encodeRows(c, rows)
+	if err != nil {
+		return false, err
+	}
+	return true, t.addFresh(ids, vals)
+}
+
+// InsertFreshEncoded is InsertFresh for rows already in the table's value
+// encoding (stream.FreshRows: a bulk load's DML records): row k is
+// rows.Buf[rows.Spans[2k]:rows.Spans[2k+1]], a plain insert whose row id,
+// in key column idCol, is ids[k]. The table keeps ids and a reference to
+// rows.Buf, which must not change.
+func (t *StateTable) InsertFreshEncoded(ids []int64, idCol int, rows EncodedRows) (bool, error) {
+	if !t.takesFresh(len(ids)) || idCol != t.lay.desc.PK[0] || len(rows.Spans) != 2*len(ids) {
+		return false, t.broken
+	}
+	vals := encodedRows{buf: rows.Buf, at: rows.Spans}
+	for k := range ids {
+		if k > 0 && ids[k] <= ids[k-1] {
+			return false, nil
+		}
+		vals.size += int(rows.Spans[2*k+1] - rows.Spans[2*k])
+	}
+	return true, t.addFresh(ids, vals)
+}
+
+// takesFresh reports whether n rows can be fresh rows of the table: it is
+// keyed and distributed by one bigint, and not broken.
+func (t *StateTable) takesFresh(n int) bool {
+	return t.broken == nil && n > 0 && len(t.lay.desc.PK) == 1 && t.lay.pkTypes[0] == types.TInt64 &&
+		len(t.lay.distPos) == 1
+}
+
+// addFresh keeps rows with rising ids as one fresh chunk.
+func (t *StateTable) addFresh(ids []int64, vals encodedRows) error {
 	t.maybePrune()
-	hashes := codec.HashColumns(c, []int{col}, nil)
-	fc := freshChunk{ids: ids, vnodes: make([]uint16, len(rows))}
-	for k, i := range rows {
-		v := codec.VNodeOf(hashes[i])
+	col := &types.Vec[int64]{Typ: t.lay.pkTypes[0], Vals: ids}
+	hashes := codec.HashColumns(types.NewChunk([]types.Column{col}, nil), []int{0}, nil)
+	fc := freshChunk{ids: ids, vnodes: make([]uint16, len(ids)), vals: vals}
+	for k, h := range hashes {
+		v := codec.VNodeOf(h)
 		if !t.OwnsVNode(v) {
-			return false, fmt.Errorf("storage: table %d vnode %d: %w", t.lay.desc.ID, v, ErrVNodeNotOwned)
+			return fmt.Errorf("storage: table %d vnode %d: %w", t.lay.desc.ID, v, ErrVNodeNotOwned)
 		}
 		fc.vnodes[k] = v
-	}
-	var err error
-	if fc.vals, err = t.encodeRows(c, rows); err != nil {
-		return false, err
 	}
 	if t.rc.on {
 		for _, v := range fc.vnodes {
@@ -83,7 +111,7 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 		}
 	}
 	t.fresh = append(t.fresh, fc)
-	return true, t.maybeSpill()
+	return t.maybeSpill()
 }
 
 // HoldsNoWrites reports whether the table holds no uncommitted write
@@ -181,28 +209,36 @@ func (t *StateTable) sealFresh(b *pebble.Batch, epoch uint64) error {
 	return nil
 }
 
-// encodedRows is rows in value encoding: row k is arena[ends[k]:ends[k+1]].
+// encodedRows is rows in value encoding: row k is buf[at[2k]:at[2k+1]].
+// The buffer is the rows' own arena, or a DML record's payload they were
+// handed in (InsertFreshEncoded); size is the bytes of the rows alone.
 type encodedRows struct {
-	arena []byte
-	ends  []int
+	buf  []byte
+	at   []uint32
+	size int
 }
 
-func (e *encodedRows) row(k int) []byte { return e.arena[e.ends[k]:e.ends[k+1]] }
+func (e *encodedRows) row(k int) []byte { return e.buf[e.at[2*k]:e.at[2*k+1]] }
 
 // encodeRows encodes rows of c (the table's types) into one arena, sized
 // from the first row.
 func (t *StateTable) encodeRows(c *types.Chunk, rows []int) (encodedRows, error) {
-	e := encodedRows{ends: make([]int, 1, len(rows)+1)}
+	e := encodedRows{at: make([]uint32, 0, 2*len(rows))}
 	for k, i := range rows {
+		start := len(e.buf)
 		var err error
-		if e.arena, err = codec.EncodeValueColumns(e.arena, c.Cols, i); err != nil {
+		if e.buf, err = codec.EncodeValueColumns(e.buf, c.Cols, i); err != nil {
 			return encodedRows{}, fmt.Errorf("storage: table %d: encode row: %w", t.lay.desc.ID, err)
 		}
-		if k == 0 {
-			e.arena = slices.Grow(e.arena, len(e.arena)*len(rows)*9/8)
+		if len(e.buf) > math.MaxUint32 {
+			return encodedRows{}, fmt.Errorf("storage: table %d: fresh rows of 4 GiB in one chunk", t.lay.desc.ID)
 		}
-		e.ends = append(e.ends, len(e.arena))
+		if k == 0 {
+			e.buf = slices.Grow(e.buf, len(e.buf)*len(rows)*9/8)
+		}
+		e.at = append(e.at, uint32(start), uint32(len(e.buf)))
 	}
+	e.size = len(e.buf)
 	return e, nil
 }
 
@@ -239,7 +275,7 @@ func (t *StateTable) freshSealedSize() int {
 	n := 0
 	for _, fc := range t.fresh {
 		if fc.sealed == 0 {
-			n += len(fc.vals.arena) + len(fc.ids)*(stateKeyHeaderLen+9+16)
+			n += fc.vals.size + len(fc.ids)*(stateKeyHeaderLen+9+16)
 		}
 	}
 	return n

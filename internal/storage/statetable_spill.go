@@ -47,7 +47,7 @@ func (t *StateTable) maybeSpill() error {
 	for i := range t.fresh {
 		if fc := &t.fresh[i]; fc.sealed == 0 && fc.spill == nil {
 			todo = append(todo, fc)
-			n += len(fc.vals.arena)
+			n += fc.vals.size
 		}
 	}
 	if n < s.spillFrom {

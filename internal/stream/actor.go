@@ -27,6 +27,7 @@ type Actor struct {
 
 	mu struct {
 		sync.Mutex
+		downstream  *Downstream
 		dispatchers []Dispatcher
 		cancel      context.CancelCauseFunc
 		stopped     bool // a stop arrived, maybe before Run started
@@ -38,6 +39,15 @@ func NewActor(id ActorID, job uint32, root Executor, dispatchers []Dispatcher, s
 	a := &Actor{ID: id, JobID: job, root: Checked(fmt.Sprintf("actor %d", id), root), sink: sink, Throttle: throttle}
 	a.mu.dispatchers = dispatchers
 	return a
+}
+
+// TrackDownstream keeps d up to date with whether the actor has any
+// dispatcher. Call it before Run.
+func (a *Actor) TrackDownstream(d *Downstream) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.mu.downstream = d
+	d.note(len(a.mu.dispatchers))
 }
 
 // ErrStopped is the cause of an actor's cancellation by an immediate drop.
@@ -94,6 +104,7 @@ func (a *Actor) handleBarrier(ctx context.Context, b *Barrier) (stop bool, err e
 		if ds := add.Dispatchers[a.ID]; len(ds) > 0 {
 			a.mu.Lock()
 			a.mu.dispatchers = append(append([]Dispatcher(nil), a.mu.dispatchers...), ds...)
+			a.mu.downstream.note(len(a.mu.dispatchers))
 			a.mu.Unlock()
 		}
 	}

@@ -79,8 +79,12 @@ func NewHashDispatcher(outs []*Output, distKey []int, owner []int) (*HashDispatc
 // Outputs returns the outputs.
 func (d *HashDispatcher) Outputs() []*Output { return d.Outs }
 
-// Dispatch routes a chunk by hash; other messages go to every output.
+// Dispatch routes a chunk or fresh rows by hash; other messages go to
+// every output.
 func (d *HashDispatcher) Dispatch(ctx context.Context, msg Message) error {
+	if msg.Fresh != nil {
+		return d.dispatchFresh(ctx, msg.Fresh)
+	}
 	if msg.Chunk == nil {
 		return sendAll(ctx, d.Outs, msg)
 	}
@@ -105,6 +109,32 @@ func (d *HashDispatcher) Dispatch(ctx context.Context, msg Message) error {
 		part := &types.Chunk{Cols: c.Cols, Ops: ops}
 		part.SetVisibility(vis)
 		if err := out.Send(ctx, ChunkMsg(part)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dispatchFresh routes fresh rows by the hash of their ids, which must be
+// the distribution key.
+func (d *HashDispatcher) dispatchFresh(ctx context.Context, f *FreshRows) error {
+	if len(d.DistKey) != 1 || d.DistKey[0] != f.IDCol {
+		return fmt.Errorf("stream: fresh rows keyed by column %d dispatched by %v", f.IDCol, d.DistKey)
+	}
+	if len(d.Outs) == 1 {
+		return d.Outs[0].Send(ctx, Message{Fresh: f})
+	}
+	ids := &types.Vec[int64]{Typ: types.TInt64, Vals: f.IDs}
+	d.hashes = codec.HashColumns(types.NewChunk([]types.Column{ids}, nil), []int{0}, d.hashes[:0])
+	dest := make([]int, len(d.hashes))
+	for k, h := range d.hashes {
+		dest[k] = d.VNodeOwner[codec.VNodeOf(h)]
+	}
+	for o, part := range f.split(dest, len(d.Outs)) {
+		if part == nil {
+			continue
+		}
+		if err := d.Outs[o].Send(ctx, Message{Fresh: part}); err != nil {
 			return err
 		}
 	}

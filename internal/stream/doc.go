@@ -20,7 +20,10 @@
 //     epoch, the barrier manager commits it in the store.
 //  4. Chunks go through Dispatchers (hash by distribution key over 256
 //     vnodes, broadcast, simple) into bounded exchange channels (Output →
-//     Input). A full channel blocks the sender: back-pressure.
+//     Input). A full channel blocks the sender: back-pressure. A bulk
+//     load's rows may travel still encoded (FreshRows, fresh.go) from a
+//     table's source to its materialize, which decodes them only for a
+//     downstream.
 //
 // Control never waits for data. Each actor has a control channel
 // (Actor.HandleControl) that acts at once: ControlStop cancels the actor's

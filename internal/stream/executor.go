@@ -62,6 +62,9 @@ type Env struct {
 	// trusts its input (a consistent change stream of its key) and writes
 	// inserts without a read. A table's materialize always reads.
 	CheckInserts bool
+	// Downstream says whether the actor's output goes anywhere (nil:
+	// assume it does).
+	Downstream *Downstream
 }
 
 // ChunkSizeOrDefault returns the configured chunk size.

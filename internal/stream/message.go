@@ -12,6 +12,9 @@ type Message struct {
 	Chunk     *types.Chunk
 	Barrier   *Barrier
 	Watermark *Watermark
+	// Fresh is a table source's bulk inserts, still encoded, for the
+	// table's materialize only (fresh.go).
+	Fresh *FreshRows
 }
 
 // ChunkMsg wraps a chunk.
@@ -28,6 +31,8 @@ func (m Message) String() string {
 		return m.Barrier.String()
 	case m.Watermark != nil:
 		return fmt.Sprintf("watermark col=%d %v", m.Watermark.Col, m.Watermark.Value)
+	case m.Fresh != nil:
+		return fmt.Sprintf("fresh rows: %d", m.Fresh.Len())
 	}
 	return "empty message"
 }

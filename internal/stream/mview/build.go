@@ -34,6 +34,7 @@ func Build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 	}
 	m := newMaterialize(inputs[0], table, t, env.ChunkSizeOrDefault(), env.CacheOrDefault())
 	m.fresh = n.Materialize.FreshInserts
+	m.downstream = env.Downstream
 	if n.Materialize.View {
 		// A view's input inserts only keys the view does not hold. A
 		// table's materialize keeps reading: its writers may overwrite.

@@ -34,6 +34,9 @@ type Materialize struct {
 	// trusted: a view's inserts are of keys it does not hold, so they are
 	// written unread (stream.Env.CheckInserts off).
 	trusted bool
+	// downstream says whether anything reads the output (stream.FreshRows
+	// are decoded only then).
+	downstream *stream.Downstream
 }
 
 func newMaterialize(input stream.Executor, table *storage.StateTable, t plan.Table, chunkSize, cacheEntries int) *Materialize {
@@ -75,6 +78,10 @@ func (m *Materialize) Next(ctx context.Context) (stream.Message, error) {
 		switch {
 		case msg.Chunk != nil:
 			if err := m.apply(ctx, msg.Chunk); err != nil {
+				return stream.Message{}, err
+			}
+		case msg.Fresh != nil:
+			if err := m.applyFreshRows(ctx, msg.Fresh); err != nil {
 				return stream.Message{}, err
 			}
 		case msg.Barrier != nil:
@@ -125,6 +132,36 @@ func (m *Materialize) apply(ctx context.Context, c *types.Chunk) error {
 			return err
 		}
 	}
+	m.queue.Push(m.out.Take())
+	return nil
+}
+
+// applyFreshRows stores fresh rows as they are encoded, and decodes them
+// only to emit them when something downstream reads them. A table that
+// cannot keep them as a run gets them decoded, as a chunk.
+func (m *Materialize) applyFreshRows(ctx context.Context, f *stream.FreshRows) error {
+	ok := false
+	if m.fresh {
+		var err error
+		if ok, err = m.table.InsertFreshEncoded(f.IDs, f.IDCol, f.Rows); err != nil {
+			return fmt.Errorf("mview: write table: %w", err)
+		}
+	}
+	if ok && m.downstream.None() {
+		return nil
+	}
+	c, err := f.Decode(m.schema)
+	if err != nil {
+		return fmt.Errorf("mview: decode fresh rows: %w", err)
+	}
+	if !ok {
+		return m.apply(ctx, c)
+	}
+	all := make([]int, c.Capacity())
+	for i := range all {
+		all[i] = i
+	}
+	m.emitRows(c, all)
 	m.queue.Push(m.out.Take())
 	return nil
 }

@@ -17,8 +17,9 @@ var ErrCorruptDML = errors.New("source: corrupt dml payload")
 
 // The DML payload format (one record of a table's DML log):
 //
-//	'D' version(1)
+//	'D' version (1, or 2 for a fresh run: dml_fresh.go)
 //	uvarint ncols, then one type-ID byte per column
+//	version 2 only: uvarint row-id column, varint first row id
 //	uvarint nrows
 //	per row: op byte, uvarint length, codec.EncodeValue bytes
 //	crc32c (4 bytes, little endian) of everything before it
@@ -28,8 +29,9 @@ var ErrCorruptDML = errors.New("source: corrupt dml payload")
 // any flipped bit into an error instead of a silently different row (Pebble
 // checksums blocks, but a payload also travels through the SQL layer).
 const (
-	dmlMagic   = 'D'
-	dmlVersion = 1
+	dmlMagic        = 'D'
+	dmlVersion      = 1
+	dmlVersionFresh = 2
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -38,12 +40,24 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // payload. The SQL layer writes it with store.AppendDML; the table source
 // reads it back with DecodeDML.
 func EncodeDML(c *types.Chunk) ([]byte, error) {
+	return encodeDML(c, nil)
+}
+
+func encodeDML(c *types.Chunk, run *FreshRun) ([]byte, error) {
 	ts := c.Types()
-	buf := make([]byte, 0, 16+len(ts)+encodedSize(c))
-	buf = append(buf, dmlMagic, dmlVersion)
+	buf := make([]byte, 0, 32+len(ts)+encodedSize(c))
+	version := byte(dmlVersion)
+	if run != nil {
+		version = dmlVersionFresh
+	}
+	buf = append(buf, dmlMagic, version)
 	buf = binary.AppendUvarint(buf, uint64(len(ts)))
 	for _, t := range ts {
 		buf = append(buf, byte(t.ID))
+	}
+	if run != nil {
+		buf = binary.AppendUvarint(buf, uint64(run.IDCol))
+		buf = binary.AppendVarint(buf, run.First)
 	}
 	buf = binary.AppendUvarint(buf, uint64(c.Cardinality()))
 	var val []byte
@@ -122,26 +136,7 @@ func RowSpans(payload []byte, ts []types.Type) ([]uint32, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := len(payload) - 4 // the checksum follows the rows
-	spans := make([]uint32, 0, 2*cur.rows)
-	for range cur.rows {
-		r := cur.r
-		if len(r.b) == 0 {
-			return nil, corrupt("missing op")
-		}
-		r.b = r.b[1:]
-		n, err := r.uvarint("row length")
-		if err != nil {
-			return nil, err
-		}
-		if n > uint64(len(r.b)) {
-			return nil, corrupt("row length %d exceeds payload", n)
-		}
-		start := body - len(r.b)
-		spans = append(spans, uint32(start), uint32(start+int(n)))
-		r.b = r.b[n:]
-	}
-	return spans, nil
+	return cur.spans(cur.rows, false)
 }
 
 // dmlCursor decodes a payload's rows a window at a time, so that a
@@ -153,12 +148,15 @@ type dmlCursor struct {
 	rows int // rows in the payload
 	next int // rows decoded or skipped so far
 	dec  *codec.ColumnDecoder
+	// run, when set, says the payload is a fresh run (version 2).
+	run     *FreshRun
+	payload []byte
 }
 
 // openDML checks a payload (checksum, header, types) and returns a cursor
 // before its first row.
 func openDML(b []byte, ts []types.Type) (*dmlCursor, error) {
-	r, err := checkDMLFrame(b, ts)
+	r, run, err := checkDMLFrame(b, ts)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +169,10 @@ func openDML(b []byte, ts []types.Type) (*dmlCursor, error) {
 	if n > uint64(len(r.b))/2 {
 		return nil, corrupt("row count %d exceeds payload", n)
 	}
-	cur := &dmlCursor{r: r, ts: ts, rows: int(n), dec: codec.NewColumnDecoder(min(int(n), types.DefaultChunkSize))}
+	cur := &dmlCursor{r: r, ts: ts, rows: int(n), dec: codec.NewColumnDecoder(min(int(n), types.DefaultChunkSize)), run: run, payload: b}
+	if err := cur.checkRun(); err != nil {
+		return nil, err
+	}
 	if n == 0 {
 		return cur, cur.checkEnd()
 	}
@@ -233,33 +234,37 @@ func (c *dmlCursor) checkEnd() error {
 }
 
 // checkDMLFrame verifies the checksum, header and column types, and returns
-// a reader positioned at the row count.
-func checkDMLFrame(b []byte, ts []types.Type) (*dmlReader, error) {
+// a reader positioned at the row count, and a version 2 payload's run.
+func checkDMLFrame(b []byte, ts []types.Type) (*dmlReader, *FreshRun, error) {
 	if len(b) < 2+4 {
-		return nil, corrupt("payload of %d bytes is too short", len(b))
+		return nil, nil, corrupt("payload of %d bytes is too short", len(b))
 	}
 	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
 	if crc32.Checksum(body, crcTable) != sum {
-		return nil, corrupt("checksum mismatch")
+		return nil, nil, corrupt("checksum mismatch")
 	}
-	if body[0] != dmlMagic || body[1] != dmlVersion {
-		return nil, corrupt("bad header %#x %#x", body[0], body[1])
+	if body[0] != dmlMagic || (body[1] != dmlVersion && body[1] != dmlVersionFresh) {
+		return nil, nil, corrupt("bad header %#x %#x", body[0], body[1])
 	}
 	r := &dmlReader{b: body[2:]}
 	nc, err := r.uvarint("column count")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if nc != uint64(len(ts)) || uint64(len(r.b)) < nc {
-		return nil, corrupt("payload has %d columns, want %d", nc, len(ts))
+		return nil, nil, corrupt("payload has %d columns, want %d", nc, len(ts))
 	}
 	for i, t := range ts {
 		if types.ID(r.b[i]) != t.ID {
-			return nil, corrupt("column %d is %s, want %s", i, types.Type{ID: types.ID(r.b[i])}, t)
+			return nil, nil, corrupt("column %d is %s, want %s", i, types.Type{ID: types.ID(r.b[i])}, t)
 		}
 	}
 	r.b = r.b[nc:]
-	return r, nil
+	if body[1] != dmlVersionFresh {
+		return r, nil, nil
+	}
+	run, err := r.freshHeader(ts)
+	return r, run, err
 }
 
 type dmlReader struct{ b []byte }

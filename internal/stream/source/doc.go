@@ -7,7 +7,11 @@
 // The SQL layer encodes a statement's rows with EncodeDML and appends them
 // with store.AppendDML, which returns once the record is synced: that is
 // when the statement is acknowledged. DecodeDML reads a payload back,
-// rejecting any damage (checksummed, typed) with ErrCorruptDML.
+// rejecting any damage (checksummed, typed) with ErrCorruptDML. A table
+// keyed by a hidden row id encodes with EncodeTableDML, which marks a
+// record of plain inserts with consecutive new ids as a fresh run
+// (dml_fresh.go); with plan.TableSource.FreshRows the source passes such
+// rows on still encoded, as stream.FreshRows, in windows of their own.
 //
 // # Table source, step by step
 //

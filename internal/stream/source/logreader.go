@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/stream"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -40,6 +41,9 @@ type logReader struct {
 	// allocated 1026-row columns with a new builder per take).
 	b    *types.Builder
 	bMax int
+	// freshApart: take ends a chunk before a fresh run's record, which
+	// takeFresh passes on encoded.
+	freshApart bool
 }
 
 func newLogReader(store *storage.Store, tableID uint32, schema []types.Type, from logPos) *logReader {
@@ -59,6 +63,11 @@ func (r *logReader) take(max int) (*types.Chunk, logPos, error) {
 	}
 	b := r.b
 	for b.Len() < max {
+		if r.cur == nil && r.freshApart && b.Len() > 0 {
+			if ok, err := r.openNext(); err != nil || !ok || r.rec.run != nil {
+				return b.Take(), r.pos, err
+			}
+		}
 		if r.cur == nil {
 			ok, err := r.nextWindow()
 			if err != nil || !ok {
@@ -91,6 +100,31 @@ func (r *logReader) take(max int) (*types.Chunk, logPos, error) {
 	return b.Take(), r.pos, nil
 }
 
+// takeFresh returns up to max rows of a fresh run still encoded, and the
+// position after them, when the next rows start a window of a fresh run
+// record; otherwise nil (take then cuts a chunk, from where this left).
+func (r *logReader) takeFresh(max int) (*stream.FreshRows, logPos, error) {
+	r.atGate = false
+	if r.cur != nil {
+		return nil, r.pos, nil // a window is decoded already: finish it
+	}
+	if ok, err := r.openNext(); err != nil || !ok {
+		return nil, r.pos, err
+	}
+	f, err := r.rec.fresh(max)
+	if err != nil {
+		return nil, r.pos, fmt.Errorf("source: dml record %d of table %d: %w", r.curSeq, r.tableID, err)
+	}
+	if f == nil {
+		return nil, r.pos, nil
+	}
+	r.pos.rows = r.rec.next
+	if r.pos.rows >= r.rec.rows {
+		r.pos, r.rec = logPos{seq: r.curSeq}, nil
+	}
+	return f, r.pos, nil
+}
+
 // decodeWindow is how many rows of a record are decoded at a time (a
 // variable so that tests can make windows smaller than records).
 var decodeWindow = 4 * types.DefaultChunkSize
@@ -99,10 +133,8 @@ var decodeWindow = 4 * types.DefaultChunkSize
 // next one; ok is false when the log has nothing new. A window never ends
 // on the first half of an update pair unless its record does.
 func (r *logReader) nextWindow() (bool, error) {
-	if r.rec == nil {
-		if ok, err := r.decodeNext(); err != nil || !ok {
-			return false, err
-		}
+	if ok, err := r.openNext(); err != nil || !ok {
+		return false, err
 	}
 	r.winStart = r.rec.next
 	c, err := r.rec.window(decodeWindow)
@@ -115,6 +147,15 @@ func (r *logReader) nextWindow() (bool, error) {
 	}
 	r.cur = c
 	return true, nil
+}
+
+// openNext opens the next record unless one is open; ok is false when
+// the log has nothing new.
+func (r *logReader) openNext() (bool, error) {
+	if r.rec != nil {
+		return true, nil
+	}
+	return r.decodeNext()
 }
 
 // decodeNext opens the next record, skipping rows a previous run already

@@ -38,7 +38,11 @@ type TableSource struct {
 	written logPos     // last position written to the offset table
 	reader  *logReader // runs at most one chunk ahead of emitted
 	pending *types.Chunk
-	after   logPos // emitted becomes after once pending is returned
+	// pendingFresh is pending's place when the rows are a fresh run kept
+	// encoded (stream.FreshRows: plan.TableSource.FreshRows).
+	pendingFresh *stream.FreshRows
+	emitFresh    bool
+	after        logPos // emitted becomes after once pending is returned
 	// held is a barrier waiting for the log records that were durable when
 	// it arrived (through seq target) to be emitted before it.
 	held   *stream.Barrier
@@ -74,7 +78,7 @@ func NewTableSource(env *stream.Env, ts *plan.TableSource, schema []types.Type) 
 	return &TableSource{
 		store: env.Store, tableID: ts.TableID, schema: schema,
 		barriers: env.Barriers, throttle: env.Throttle,
-		chunkSize: env.ChunkSizeOrDefault(), offsets: offsets,
+		chunkSize: env.ChunkSizeOrDefault(), offsets: offsets, emitFresh: ts.FreshRows,
 	}, nil
 }
 
@@ -116,12 +120,12 @@ func (s *TableSource) Next(ctx context.Context) (stream.Message, error) {
 			continue
 		default:
 		}
-		if s.pending == nil {
+		if !s.hasPending() {
 			if err := s.fill(); err != nil {
 				return stream.Message{}, err
 			}
 		}
-		if s.pending != nil && s.throttleOpen() {
+		if s.hasPending() && s.throttleOpen() {
 			return s.emit(), nil
 		}
 		msg, done, err := s.block(ctx)
@@ -141,12 +145,25 @@ func (s *TableSource) maybeLoad(ctx context.Context) error {
 	}
 	s.emitted, s.written = p, p
 	s.reader = newLogReader(s.store, s.tableID, s.schema, p)
+	s.reader.freshApart = s.emitFresh
 	s.loaded = true
 	return nil
 }
 
-// fill cuts the next chunk from the log, if there is one.
+// fill cuts the next chunk from the log, if there is one: a fresh run's
+// rows still encoded when the consumer takes them and nothing throttles
+// the source (a rate limit counts rows in chunks of chunkSize).
 func (s *TableSource) fill() error {
+	if s.emitFresh && s.throttleOpen() {
+		f, after, err := s.reader.takeFresh(decodeWindow)
+		if err != nil {
+			return err
+		}
+		if f != nil {
+			s.pendingFresh, s.after = f, after
+			return nil
+		}
+	}
 	c, after, err := s.reader.take(s.chunkSize)
 	if err != nil || c == nil {
 		return err
@@ -155,10 +172,21 @@ func (s *TableSource) fill() error {
 	return nil
 }
 
+func (s *TableSource) hasPending() bool { return s.pending != nil || s.pendingFresh != nil }
+
+// pendingRows is the number of rows pending.
+func (s *TableSource) pendingRows() int {
+	if s.pendingFresh != nil {
+		return s.pendingFresh.Len()
+	}
+	return s.pending.Cardinality()
+}
+
+// emit returns the pending rows.
 func (s *TableSource) emit() stream.Message {
-	c := s.pending
-	s.pending, s.emitted = nil, s.after
-	return stream.ChunkMsg(c)
+	msg := stream.Message{Chunk: s.pending, Fresh: s.pendingFresh}
+	s.pending, s.pendingFresh, s.emitted = nil, nil, s.after
+	return msg
 }
 
 // throttleOpen reports whether a chunk may pass without waiting: the fast
@@ -176,8 +204,8 @@ func (s *TableSource) throttleOpen() bool {
 // reports that msg is the message to return.
 func (s *TableSource) block(ctx context.Context) (msg stream.Message, done bool, err error) {
 	var bg *background
-	if s.pending != nil {
-		rows := s.pending.Cardinality()
+	if s.hasPending() {
+		rows := s.pendingRows()
 		bg = startBackground(ctx, "table-source-throttle", func(ctx context.Context) error {
 			return s.throttle.Wait(ctx, rows)
 		})
@@ -192,7 +220,7 @@ func (s *TableSource) block(ctx context.Context) (msg stream.Message, done bool,
 		if err := bg.result(); err != nil {
 			return stream.Message{}, true, err
 		}
-		if s.pending != nil {
+		if s.hasPending() {
 			// The tokens are spent: the chunk passes now, even if a barrier
 			// arrived meanwhile (the next Next returns it).
 			return s.emit(), true, nil
@@ -241,12 +269,12 @@ func (s *TableSource) holdBarrier(b *stream.Barrier, ok bool) (msg stream.Messag
 // a paused source must never hold up a checkpoint).
 func (s *TableSource) drainHeld(ctx context.Context) (stream.Message, bool, error) {
 	if s.emitted.seq < s.target && s.throttleOpen() {
-		if s.pending == nil {
+		if !s.hasPending() {
 			if err := s.fill(); err != nil {
 				return stream.Message{}, true, err
 			}
 		}
-		if s.pending != nil {
+		if s.hasPending() {
 			return s.emit(), true, nil
 		}
 		if !s.reader.atGate && s.reader.fetched < s.target {

@@ -40,6 +40,8 @@ type srcHarness struct {
 	thr   *stream.Throttle
 	chunk int
 	src   *TableSource
+	// freshRows builds the source with plan.TableSource.FreshRows.
+	freshRows bool
 }
 
 func newSrcHarness(t tb, store *storage.Store, chunk int) *srcHarness {
@@ -53,7 +55,7 @@ func (h *srcHarness) rebuild(t tb) {
 	h.inbox = make(chan *stream.Barrier, 16)
 	env := &stream.Env{Store: h.store, ActorID: srcActor, Throttle: h.thr, ChunkSize: h.chunk, Barriers: h.inbox}
 	n := &plan.Node{Kind: plan.KindTableSource, Schema: srcSchema,
-		TableSource: &plan.TableSource{TableID: srcTableID, OffsetTable: OffsetTable(srcOffsetID)}}
+		TableSource: &plan.TableSource{TableID: srcTableID, OffsetTable: OffsetTable(srcOffsetID), FreshRows: h.freshRows}}
 	ex, err := Build(env, nil, n, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,81 @@
+package stream
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
+)
+
+// A bulk load into a table keyed by a hidden row id reaches the table's
+// source as DML records of plain inserts with new, consecutive ids,
+// already in the value encoding the table stores. The source passes such
+// rows on still encoded (FreshRows, when its plan says the table's
+// materialize takes them); the hash dispatcher routes them by id; the
+// materialize stores them as they are and decodes them only when
+// something downstream reads its output (Downstream): with no view on the
+// table yet (the usual bulk load) no row is decoded into columns only to
+// be encoded again.
+
+// FreshRows is plain inserts still in value encoding: row k is
+// Rows.Buf[Rows.Spans[2k]:Rows.Spans[2k+1]], a row of the source's
+// schema whose row id (column IDCol) is IDs[k]; the ids rise and no row
+// ever had them.
+type FreshRows struct {
+	IDCol int
+	IDs   []int64
+	Rows  storage.EncodedRows
+}
+
+// Len returns the number of rows.
+func (f *FreshRows) Len() int { return len(f.IDs) }
+
+// Decode returns the rows (of column types ts) as a chunk of plain
+// inserts.
+func (f *FreshRows) Decode(ts []types.Type) (*types.Chunk, error) {
+	n := f.Len()
+	cols := make([]types.Column, len(ts))
+	for j, t := range ts {
+		cols[j] = types.MustColumn(t, n)
+	}
+	dec := codec.NewColumnDecoder(min(n, types.DefaultChunkSize))
+	for k := range n {
+		v := f.Rows.Buf[f.Rows.Spans[2*k]:f.Rows.Spans[2*k+1]]
+		if err := dec.DecodeInto(v, ts, cols); err != nil {
+			return nil, fmt.Errorf("stream: fresh row %d (id %d): %w", k, f.IDs[k], err)
+		}
+	}
+	return types.NewChunk(cols, make([]types.Op, n)), nil
+}
+
+// split returns the rows each of n outputs gets, by dest[k] (the output
+// of row k); nil for an output that gets none.
+func (f *FreshRows) split(dest []int, n int) []*FreshRows {
+	parts := make([]*FreshRows, n)
+	for k, o := range dest {
+		p := parts[o]
+		if p == nil {
+			p = &FreshRows{IDCol: f.IDCol, Rows: storage.EncodedRows{Buf: f.Rows.Buf}}
+			parts[o] = p
+		}
+		p.IDs = append(p.IDs, f.IDs[k])
+		p.Rows.Spans = append(p.Rows.Spans, f.Rows.Spans[2*k], f.Rows.Spans[2*k+1])
+	}
+	return parts
+}
+
+// Downstream records whether an actor's output reaches anyone, as the
+// actor adds and detaches dispatchers. A nil Downstream reports that it
+// does (the safe answer).
+type Downstream struct{ none atomic.Bool }
+
+// None reports whether the actor has no dispatcher at all.
+func (d *Downstream) None() bool { return d != nil && d.none.Load() }
+
+func (d *Downstream) note(dispatchers int) {
+	if d != nil {
+		d.none.Store(dispatchers == 0)
+	}
+}
