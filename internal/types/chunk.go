@@ -183,7 +183,7 @@ type Builder struct {
 }
 
 // minBuilderCap is the smallest capacity a builder's columns start with.
-const minBuilderCap = 16
+const minBuilderCap = 4
 
 // NewBuilder returns a builder of chunks with the given column types that
 // holds at most size rows per chunk.
@@ -191,7 +191,12 @@ func NewBuilder(ts []Type, size int) *Builder {
 	if size <= 0 {
 		size = DefaultChunkSize
 	}
-	return &Builder{types: ts, size: size, last: size}
+	// The first chunk starts small and grows as rows come: a builder made
+	// per statement or per message mostly holds a row or two, and sizing
+	// its columns for a whole chunk cost kilobytes a row (a third of the
+	// allocation of single-row INSERTs into a table with views). Later
+	// chunks start at the size of the one before.
+	return &Builder{types: ts, size: size, last: minBuilderCap}
 }
 
 // NewUnboundedBuilder returns a builder that never cuts a chunk: Take
@@ -199,7 +204,7 @@ func NewBuilder(ts []Type, size int) *Builder {
 // kept as column vectors).
 func NewUnboundedBuilder(ts []Type) *Builder {
 	b := NewBuilder(ts, DefaultChunkSize)
-	b.unbounded, b.last = true, minBuilderCap
+	b.unbounded = true
 	return b
 }
 
