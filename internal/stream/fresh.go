@@ -35,13 +35,18 @@ func (f *FreshRows) Len() int { return len(f.IDs) }
 // Decode returns the rows (of column types ts) as a chunk of plain
 // inserts.
 func (f *FreshRows) Decode(ts []types.Type) (*types.Chunk, error) {
-	n := f.Len()
+	return f.DecodeRange(ts, 0, f.Len())
+}
+
+// DecodeRange returns rows [lo, hi) as a chunk of plain inserts.
+func (f *FreshRows) DecodeRange(ts []types.Type, lo, hi int) (*types.Chunk, error) {
+	n := hi - lo
 	cols := make([]types.Column, len(ts))
 	for j, t := range ts {
 		cols[j] = types.MustColumn(t, n)
 	}
 	dec := codec.NewColumnDecoder(min(n, types.DefaultChunkSize))
-	for k := range n {
+	for k := lo; k < hi; k++ {
 		v := f.Rows.Buf[f.Rows.Spans[2*k]:f.Rows.Spans[2*k+1]]
 		if err := dec.DecodeInto(v, ts, cols); err != nil {
 			return nil, fmt.Errorf("stream: fresh row %d (id %d): %w", k, f.IDs[k], err)

@@ -29,7 +29,8 @@ func freshRows(t *testing.T, keys []int64, vals ...string) stream.Message {
 
 // TestTableTakesFreshRows: a table's materialize stores fresh rows as they
 // are encoded and emits them, decoded, only when its actor has a
-// downstream; a table not keyed for fresh rows takes them as a chunk. The
+// downstream, in chunks of at most the chunk size; a table not keyed for
+// fresh rows takes them as a chunk. The
 // committed table is the same every way.
 func TestTableTakesFreshRows(t *testing.T) {
 	ctx := context.Background()
@@ -41,8 +42,8 @@ func TestTableTakesFreshRows(t *testing.T) {
 		want       string
 	}{
 		{"no downstream", true, false, "barrier 1|barrier 2|barrier 3 stop"},
-		{"downstream", true, true, "barrier 1|+ 1 a\n+ 2 b\n+ 3 c|barrier 2|+ 7 g|barrier 3 stop"},
-		{"not a fresh table", false, false, "barrier 1|+ 1 a\n+ 2 b\n+ 3 c|barrier 2|+ 7 g|barrier 3 stop"},
+		{"downstream", true, true, "barrier 1|+ 1 a\n+ 2 b|+ 3 c|barrier 2|+ 7 g|barrier 3 stop"},
+		{"not a fresh table", false, false, "barrier 1|+ 1 a\n+ 2 b|+ 3 c|barrier 2|+ 7 g|barrier 3 stop"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := streamtest.OpenStore(t)
@@ -53,7 +54,7 @@ func TestTableTakesFreshRows(t *testing.T) {
 			}
 			var down stream.Downstream
 			stream.NewActor(testActor, 1, nil, ds, nil, nil).TrackDownstream(&down)
-			env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: 4, Downstream: &down}
+			env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: 4, ChunkSize: 2, Downstream: &down}
 			node := materializeNode(kvTable())
 			node.Materialize.FreshInserts = tc.fresh
 			src := stream.NewMockSource(ts, stream.NewBarrier(1),

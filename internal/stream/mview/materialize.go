@@ -150,19 +150,22 @@ func (m *Materialize) applyFreshRows(ctx context.Context, f *stream.FreshRows) e
 	if ok && m.downstream.None() {
 		return nil
 	}
-	c, err := f.Decode(m.schema)
-	if err != nil {
-		return fmt.Errorf("mview: decode fresh rows: %w", err)
-	}
 	if !ok {
+		c, err := f.Decode(m.schema)
+		if err != nil {
+			return fmt.Errorf("mview: decode fresh rows: %w", err)
+		}
 		return m.apply(ctx, c)
 	}
-	all := make([]int, c.Capacity())
-	for i := range all {
-		all[i] = i
-	}
-	m.emitRows(c, all)
+	// Stored as they are: emit them decoded straight into output chunks.
 	m.queue.Push(m.out.Take())
+	for lo := 0; lo < f.Len(); lo += m.chunkSize {
+		c, err := f.DecodeRange(m.schema, lo, min(lo+m.chunkSize, f.Len()))
+		if err != nil {
+			return fmt.Errorf("mview: decode fresh rows: %w", err)
+		}
+		m.queue.Push(c)
+	}
 	return nil
 }
 
