@@ -153,11 +153,16 @@ func (e *Engine) write(ctx context.Context, rel *catalog.Relation, c *types.Chun
 // marked as such, and reaches the table's state without being decoded
 // (stream.FreshRows).
 func encodeDML(rel *catalog.Relation, c *types.Chunk) ([]byte, error) {
+	return appendDML(nil, rel, c)
+}
+
+// appendDML is encodeDML into dst's storage.
+func appendDML(dst []byte, rel *catalog.Relation, c *types.Chunk) ([]byte, error) {
 	idCol := -1
 	if hasRowID(rel) {
 		idCol = len(rel.Columns) - 1
 	}
-	return source.EncodeTableDML(c, idCol)
+	return source.AppendTableDML(dst, c, idCol)
 }
 
 // encodedFresh locates a fresh record's rows in its payload, so that the

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -37,7 +38,11 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 	if err != nil {
 		return nil, err
 	}
-	payload, err := encodeDML(rel, full)
+	buf, _ := piecePayloads.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	payload, err := appendDML(*buf, rel, full)
 	if err != nil {
 		return nil, err
 	}
@@ -47,14 +52,23 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 	}
 	if w.Encoded != nil {
 		// The piece goes to its segment now and is held by nobody: the
-		// table's tail reads it back from there until its commit.
+		// table's tail reads it back from there until its commit, and
+		// the next piece is encoded into the same buffer.
 		if w.Segment, err = e.store.WriteSegment(rel.Table.ID, payload); err != nil {
 			return nil, err
 		}
 		w.Rows, w.Payload, w.Encoded.Buf = nil, nil, nil
+		*buf = payload[:0]
+		piecePayloads.Put(buf)
 	}
 	return &Prepared{rel: rel, write: w}, nil
 }
+
+// piecePayloads holds the buffers bulk pieces are encoded into before
+// they go to their segments (a 65 536-row piece of the bench's bids is
+// 9 MB: a new one per piece was a tenth of the COPY's encoding time, in
+// allocation and page faults).
+var piecePayloads sync.Pool
 
 // Release removes the segment of a piece that was never handed to a
 // write (the statement failed before it wrote its pieces).

@@ -224,10 +224,11 @@ func (e *encodedRows) row(k int) []byte { return e.buf[e.at[2*k]:e.at[2*k+1]] }
 // from the first row.
 func (t *StateTable) encodeRows(c *types.Chunk, rows []int) (encodedRows, error) {
 	e := encodedRows{at: make([]uint32, 0, 2*len(rows))}
+	enc := codec.NewRowEncoder(c.Cols)
 	for k, i := range rows {
 		start := len(e.buf)
 		var err error
-		if e.buf, err = codec.EncodeValueColumns(e.buf, c.Cols, i); err != nil {
+		if e.buf, err = enc.Append(e.buf, i); err != nil {
 			return encodedRows{}, fmt.Errorf("storage: table %d: encode row: %w", t.lay.desc.ID, err)
 		}
 		if len(e.buf) > math.MaxUint32 {

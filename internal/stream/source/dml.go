@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
@@ -44,8 +45,14 @@ func EncodeDML(c *types.Chunk) ([]byte, error) {
 }
 
 func encodeDML(c *types.Chunk, run *FreshRun) ([]byte, error) {
+	return appendPayload(nil, c, run)
+}
+
+// appendPayload appends c's payload to dst (grown to the payload's estimated
+// size first).
+func appendPayload(dst []byte, c *types.Chunk, run *FreshRun) ([]byte, error) {
 	ts := c.Types()
-	buf := make([]byte, 0, 32+len(ts)+encodedSize(c))
+	buf := slices.Grow(dst[:0], 32+len(ts)+encodedSize(c))
 	version := byte(dmlVersion)
 	if run != nil {
 		version = dmlVersionFresh
@@ -60,21 +67,40 @@ func encodeDML(c *types.Chunk, run *FreshRun) ([]byte, error) {
 		buf = binary.AppendVarint(buf, run.First)
 	}
 	buf = binary.AppendUvarint(buf, uint64(c.Cardinality()))
-	var val []byte
+	enc := codec.NewRowEncoder(c.Cols)
 	for i := range c.Capacity() {
 		if !c.Visible(i) {
 			continue
 		}
 		var err error
-		val, err = codec.EncodeValueColumns(val[:0], c.Cols, i)
-		if err != nil {
+		if buf, err = appendDMLRow(buf, enc, c.Op(i), i); err != nil {
 			return nil, fmt.Errorf("source: encode dml row %d: %w", i, err)
 		}
-		buf = append(buf, byte(c.Op(i)))
-		buf = binary.AppendUvarint(buf, uint64(len(val)))
-		buf = append(buf, val...)
 	}
 	return binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, crcTable)), nil
+}
+
+// appendDMLRow appends row i: its op, its length and its value encoding.
+// The value is encoded in place behind a one-byte length, moved along
+// when its length needs more bytes (a row of 128 bytes or more).
+func appendDMLRow(buf []byte, enc *codec.RowEncoder, op types.Op, i int) ([]byte, error) {
+	buf = append(buf, byte(op), 0)
+	at := len(buf)
+	buf, err := enc.Append(buf, i)
+	if err != nil {
+		return nil, err
+	}
+	n := len(buf) - at
+	if n < 0x80 {
+		buf[at-1] = byte(n)
+		return buf, nil
+	}
+	var lenBuf [binary.MaxVarintLen64]byte
+	k := binary.PutUvarint(lenBuf[:], uint64(n))
+	buf = append(buf, lenBuf[:k-1]...) // room for the longer length
+	copy(buf[at-1+k:], buf[at:at+n])
+	copy(buf[at-1:], lenBuf[:k])
+	return buf, nil
 }
 
 // encodedSize estimates the bytes of c's rows in a payload from its first

@@ -26,7 +26,13 @@ type FreshRun struct {
 // visible rows are plain inserts whose ids in that int64 column are
 // consecutive, marks the payload as a fresh run.
 func EncodeTableDML(c *types.Chunk, rowIDCol int) ([]byte, error) {
-	return encodeDML(c, freshRunOf(c, rowIDCol))
+	return AppendTableDML(nil, c, rowIDCol)
+}
+
+// AppendTableDML is EncodeTableDML writing into dst's storage (a buffer
+// reused once its payload is written out).
+func AppendTableDML(dst []byte, c *types.Chunk, rowIDCol int) ([]byte, error) {
+	return appendPayload(dst, c, freshRunOf(c, rowIDCol))
 }
 
 // freshRunOf returns c's fresh run header, or nil when c is not one.
