@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
-	"slices"
 
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
@@ -48,11 +47,15 @@ func encodeDML(c *types.Chunk, run *FreshRun) ([]byte, error) {
 	return appendPayload(nil, c, run)
 }
 
-// appendPayload appends c's payload to dst (grown to the payload's estimated
-// size first).
+// appendPayload writes c's payload into dst's storage, or into a new
+// buffer of the payload's estimated size when dst's is too small.
 func appendPayload(dst []byte, c *types.Chunk, run *FreshRun) ([]byte, error) {
 	ts := c.Types()
-	buf := slices.Grow(dst[:0], 32+len(ts)+encodedSize(c))
+	buf := dst[:0]
+	if need := 32 + len(ts) + encodedSize(c); cap(buf) < need {
+		// Not slices.Grow: it would copy dst's old capacity along.
+		buf = make([]byte, 0, need)
+	}
 	version := byte(dmlVersion)
 	if run != nil {
 		version = dmlVersionFresh

@@ -1,10 +1,12 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
@@ -190,4 +192,31 @@ func TestFreshWindowsCoverRecord(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestAppendTableDMLReusesBuffer: a buffer large enough holds the payload
+// (a bulk COPY encodes every piece into one); a buffer too small still
+// gives the right payload.
+func TestAppendTableDMLReusesBuffer(t *testing.T) {
+	b := types.NewBuilder(srcSchema, 2001)
+	for i := range 2000 {
+		b.Append(types.Insert, types.Row{int64(i), "some text of a row"})
+	}
+	c := b.Take()
+	want, err := EncodeTableDML(c, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 5, 2*len(want))
+	got, err := AppendTableDML(big, c, 0)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("into a large buffer: %v", err)
+	}
+	if unsafe.SliceData(got) != unsafe.SliceData(big) {
+		t.Fatal("a large enough buffer was not reused")
+	}
+	got, err = AppendTableDML(make([]byte, 3, 100), c, 0)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("into a small buffer: %v", err)
+	}
 }
