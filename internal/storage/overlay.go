@@ -77,6 +77,13 @@ func (o *overlay) put(key []byte, row types.Row) {
 	k := string(key)
 	i := int32(len(o.items))
 	o.pending[k] = i
+	if len(o.items) == cap(o.items) {
+		// Double: append grows a large slice by a quarter, so a bulk
+		// epoch's million writes copied the items four times over
+		// (pointers, so with write barriers): 0.8 of 9 CPU s of a
+		// million-row load into a group-by view.
+		o.items = slices.Grow(o.items, max(len(o.items), 64))
+	}
 	o.items = append(o.items, overlayItem{key: k, row: row})
 	o.pendingPeak = max(o.pendingPeak, len(o.items))
 	if o.index != nil {

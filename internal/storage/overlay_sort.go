@@ -24,6 +24,9 @@ type sortKey struct {
 func (o *overlay) sortedItems() []overlayItem {
 	items := o.items
 	keys := o.sortKeys[:0]
+	if cap(keys) < len(items) {
+		keys = make([]sortKey, 0, len(items)) // not grown by append: see put
+	}
 	for i, it := range items {
 		keys = append(keys, sortKey{head: keyHead(it.key), pos: int32(i)})
 	}
