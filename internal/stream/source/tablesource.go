@@ -151,8 +151,8 @@ func (s *TableSource) maybeLoad(ctx context.Context) error {
 }
 
 // fill cuts the next chunk from the log, if there is one: a fresh run's
-// rows still encoded when the consumer takes them and nothing throttles
-// the source (a rate limit counts rows in chunks of chunkSize).
+// rows still encoded when the plan asks for them (emitFresh) and nothing
+// throttles the source (a rate limit counts rows in chunks of chunkSize).
 func (s *TableSource) fill() error {
 	if s.emitFresh && s.throttleOpen() {
 		f, after, err := s.reader.takeFresh(decodeWindow)
