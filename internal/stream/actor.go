@@ -47,7 +47,7 @@ func (a *Actor) TrackDownstream(d *Downstream) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.mu.downstream = d
-	d.note(len(a.mu.dispatchers))
+	d.note(a.mu.dispatchers)
 }
 
 // ErrStopped is the cause of an actor's cancellation by an immediate drop.
@@ -104,7 +104,7 @@ func (a *Actor) handleBarrier(ctx context.Context, b *Barrier) (stop bool, err e
 		if ds := add.Dispatchers[a.ID]; len(ds) > 0 {
 			a.mu.Lock()
 			a.mu.dispatchers = append(append([]Dispatcher(nil), a.mu.dispatchers...), ds...)
-			a.mu.downstream.note(len(a.mu.dispatchers))
+			a.mu.downstream.note(a.mu.dispatchers)
 			a.mu.Unlock()
 		}
 	}

@@ -84,6 +84,6 @@ func (a *Actor) handleDetach(down map[ActorID]bool) {
 		}
 	}
 	a.mu.dispatchers = kept
-	a.mu.downstream.note(len(kept))
+	a.mu.downstream.note(kept)
 	a.mu.Unlock()
 }

@@ -71,16 +71,40 @@ func (f *FreshRows) split(dest []int, n int) []*FreshRows {
 	return parts
 }
 
-// Downstream records whether an actor's output reaches anyone, as the
-// actor adds and detaches dispatchers. A nil Downstream reports that it
-// does (the safe answer).
-type Downstream struct{ none atomic.Bool }
+// Downstream records whether an actor's output reaches anyone, and how,
+// as the actor adds and detaches dispatchers. A nil Downstream reports
+// that it does, by dispatchers that cannot carry fresh rows (the safe
+// answer).
+type Downstream struct{ none, simple atomic.Bool }
 
 // None reports whether the actor has no dispatcher at all.
 func (d *Downstream) None() bool { return d != nil && d.none.Load() }
 
-func (d *Downstream) note(dispatchers int) {
-	if d != nil {
-		d.none.Store(dispatchers == 0)
+// CarriesFresh reports whether the actor has dispatchers and every one
+// of them passes messages on unchanged to one actor (no-shuffle), so fresh
+// rows reach the downstream actors that own them; their Merge decodes
+// them unless the chain above it takes them (FreshPassing).
+func (d *Downstream) CarriesFresh() bool { return d != nil && d.simple.Load() }
+
+func (d *Downstream) note(ds []Dispatcher) {
+	if d == nil {
+		return
 	}
+	simple := len(ds) > 0
+	for _, x := range ds {
+		if _, ok := x.(*SimpleDispatcher); !ok {
+			simple = false
+		}
+	}
+	d.none.Store(len(ds) == 0)
+	d.simple.Store(simple)
+}
+
+// FreshPassing is an executor that can hand its consumer FreshRows from
+// its input unchanged. PassFresh is called once, when the chain is built;
+// take is asked before each message and may answer differently as the
+// consumer's state changes (a backfill that finishes). Whatever is not
+// taken is decoded into a chunk at the Merge that received it.
+type FreshPassing interface {
+	PassFresh(take func() bool)
 }

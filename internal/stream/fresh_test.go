@@ -136,3 +136,65 @@ func TestDownstreamFollowsDispatchers(t *testing.T) {
 		t.Fatal("an untracked downstream says none")
 	}
 }
+
+// TestMergeDecodesFreshRowsNotTaken: a Merge hands fresh rows on as they
+// are only while the chain above takes them; otherwise, and by default,
+// it decodes them, so no other executor ever sees them.
+func TestMergeDecodesFreshRowsNotTaken(t *testing.T) {
+	ctx := context.Background()
+	out, in := NewChannel(1, 2, 8)
+	m := NewMerge(ii, []*Input{in})
+	send := func() {
+		if err := out.Send(ctx, Message{Fresh: freshOf(t, []int64{4, 9})}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := func() Message {
+		msg, err := m.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msg
+	}
+	send()
+	if msg := next(); msg.Fresh != nil || msg.Chunk == nil || msg.Chunk.String() != "+ 4 40\n+ 9 90\n" {
+		t.Fatalf("by default: %v", msg)
+	}
+	take := false
+	m.PassFresh(func() bool { return take })
+	send()
+	if msg := next(); msg.Chunk == nil {
+		t.Fatalf("not taken: %v", msg)
+	}
+	take = true
+	send()
+	if msg := next(); msg.Fresh == nil || !slices.Equal(msg.Fresh.IDs, []int64{4, 9}) {
+		t.Fatalf("taken: %v", msg)
+	}
+}
+
+// TestDownstreamCarriesFreshOnlyNoShuffle: fresh rows go on as they are
+// only when every dispatcher is no-shuffle.
+func TestDownstreamCarriesFreshOnlyNoShuffle(t *testing.T) {
+	o1, _ := NewChannel(1, 2, 4)
+	o2, _ := NewChannel(1, 3, 4)
+	h, err := NewHashDispatcher([]*Output{o2}, []int{0}, EvenVNodeOwners(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ds   []Dispatcher
+		want bool
+	}{
+		{nil, false},
+		{[]Dispatcher{&SimpleDispatcher{Out: o1}}, true},
+		{[]Dispatcher{&SimpleDispatcher{Out: o1}, h}, false},
+		{[]Dispatcher{&BroadcastDispatcher{Outs: []*Output{o1}}}, false},
+	} {
+		var d Downstream
+		NewActor(1, 1, nil, tc.ds, nopSink{}, NewThrottle()).TrackDownstream(&d)
+		if d.CarriesFresh() != tc.want {
+			t.Errorf("%d dispatchers: carries fresh %v, want %v", len(tc.ds), d.CarriesFresh(), tc.want)
+		}
+	}
+}

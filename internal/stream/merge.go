@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -13,6 +14,10 @@ import (
 type Merge struct {
 	schema []types.Type
 	al     *aligner
+	// fresh says whether the chain above takes FreshRows as they are
+	// (PassFresh); otherwise they are decoded here, so no other executor
+	// ever sees them.
+	fresh func() bool
 }
 
 // NewMerge returns a merge over inputs, whose messages have schema.
@@ -31,8 +36,18 @@ func (m *Merge) Next(ctx context.Context) (Message, error) {
 		return Message{}, ctx.Err()
 	}
 	_, msg, err := m.al.nextMsg(ctx)
-	return msg, err
+	if err != nil || msg.Fresh == nil || (m.fresh != nil && m.fresh()) {
+		return msg, err
+	}
+	c, err := msg.Fresh.Decode(m.schema)
+	if err != nil {
+		return Message{}, fmt.Errorf("stream: merge: %w", err)
+	}
+	return ChunkMsg(c), nil
 }
+
+// PassFresh implements FreshPassing.
+func (m *Merge) PassFresh(take func() bool) { m.fresh = take }
 
 // Schema returns the column types.
 func (m *Merge) Schema() []types.Type { return m.schema }

@@ -35,6 +35,12 @@ func Build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 	m := newMaterialize(inputs[0], table, t, env.ChunkSizeOrDefault(), env.CacheOrDefault())
 	m.fresh = n.Materialize.FreshInserts
 	m.downstream = env.Downstream
+	if in, ok := inputs[0].(stream.FreshPassing); ok {
+		// A table's Merge from its source, or a view's input over its
+		// upstream table (SELECT *), may hand over fresh rows as they
+		// are; applyFreshRows takes them whatever the table holds.
+		in.PassFresh(func() bool { return true })
+	}
 	if n.Materialize.View {
 		// A view's input inserts only keys the view does not hold. A
 		// table's materialize keeps reading: its writers may overwrite.

@@ -28,29 +28,38 @@ func freshRows(t *testing.T, keys []int64, vals ...string) stream.Message {
 }
 
 // TestTableTakesFreshRows: a table's materialize stores fresh rows as they
-// are encoded and emits them, decoded, only when its actor has a
-// downstream, in chunks of at most the chunk size; a table not keyed for
-// fresh rows takes them as a chunk. The
-// committed table is the same every way.
+// are encoded; it passes them on as they are when every dispatcher of its
+// actor is no-shuffle, emits them decoded (in chunks of at most the chunk
+// size) to other dispatchers, and emits nothing without a downstream; a
+// table not keyed for fresh rows takes them as a chunk. The committed
+// table is the same every way.
 func TestTableTakesFreshRows(t *testing.T) {
 	ctx := context.Background()
 	ts := kvTable().Types
 	for _, tc := range []struct {
 		name       string
-		fresh      bool // plan.Materialize.FreshInserts
-		downstream bool
+		fresh      bool   // plan.Materialize.FreshInserts
+		downstream string // "", "simple" or "hash"
 		want       string
 	}{
-		{"no downstream", true, false, "barrier 1|barrier 2|barrier 3 stop"},
-		{"downstream", true, true, "barrier 1|+ 1 a\n+ 2 b|+ 3 c|barrier 2|+ 7 g|barrier 3 stop"},
-		{"not a fresh table", false, false, "barrier 1|+ 1 a\n+ 2 b|+ 3 c|barrier 2|+ 7 g|barrier 3 stop"},
+		{"no downstream", true, "", "barrier 1|barrier 2|barrier 3 stop"},
+		{"no-shuffle downstream", true, "simple", "barrier 1|fresh ids [1 2 3]|barrier 2|fresh ids [7]|barrier 3 stop"},
+		{"hash downstream", true, "hash", "barrier 1|+ 1 a\n+ 2 b|+ 3 c|barrier 2|+ 7 g|barrier 3 stop"},
+		{"not a fresh table", false, "", "barrier 1|+ 1 a\n+ 2 b|+ 3 c|barrier 2|+ 7 g|barrier 3 stop"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := streamtest.OpenStore(t)
 			var ds []stream.Dispatcher
-			if tc.downstream {
-				out, _ := stream.NewChannel(testActor, testActor+1, 1)
+			out, _ := stream.NewChannel(testActor, testActor+1, 1)
+			switch tc.downstream {
+			case "simple":
 				ds = append(ds, &stream.SimpleDispatcher{Out: out})
+			case "hash":
+				d, err := stream.NewHashDispatcher([]*stream.Output{out}, []int{0}, stream.EvenVNodeOwners(1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ds = append(ds, d)
 			}
 			var down stream.Downstream
 			stream.NewActor(testActor, 1, nil, ds, nil, nil).TrackDownstream(&down)
@@ -84,5 +93,101 @@ func TestTableTakesFreshRows(t *testing.T) {
 				t.Fatalf("table:\n%s", g)
 			}
 		})
+	}
+}
+
+// TestViewTakesFreshRows: a trusted view keeps fresh rows handed through
+// from its table as they are while its table holds no other uncommitted
+// write, and applies them decoded, one by one, when it does; either way
+// the rows are stored and emitted to a downstream that cannot carry them.
+func TestViewTakesFreshRows(t *testing.T) {
+	ctx := context.Background()
+	ts := kvTable().Types
+	for _, tc := range []struct {
+		name  string
+		first []stream.Message // before the fresh rows, in epoch 2
+		want  string
+	}{
+		{"idle table", nil, "barrier 1|+ 1 a\n+ 2 b|+ 3 c|barrier 2 stop"},
+		{"after a write", []stream.Message{stream.TextChunk(ts, "U- 50 x\nU+ 50 y")},
+			"barrier 1|+ 50 y|+ 1 a\n+ 2 b|+ 3 c|barrier 2 stop"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := streamtest.OpenStore(t)
+			out, _ := stream.NewChannel(testActor, testActor+1, 1)
+			d, err := stream.NewHashDispatcher([]*stream.Output{out}, []int{0}, stream.EvenVNodeOwners(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var down stream.Downstream
+			stream.NewActor(testActor, 1, nil, []stream.Dispatcher{d}, nil, nil).TrackDownstream(&down)
+			env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: 4, ChunkSize: 2, Downstream: &down}
+			node := materializeNode(kvTable())
+			node.Materialize.View = true
+			msgs := append([]stream.Message{stream.NewBarrier(1)}, tc.first...)
+			msgs = append(msgs, freshRows(t, []int64{1, 2, 3}, "a", "b", "c"), stream.NewStopBarrier(2, testActor))
+			e, err := Build(env, nil, node, []stream.Executor{stream.NewMockSource(ts, msgs...)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for epoch := range uint64(2) {
+				for _, m := range streamtest.PullUntilBarrier(ctx, t, e) {
+					got = append(got, streamtest.Render(m, testActor))
+				}
+				if err := store.Commit(ctx, epoch+1, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if g := strings.Join(got, "|"); g != tc.want {
+				t.Fatalf("output %q, want %q", g, tc.want)
+			}
+			rows, err := ScanAll(ctx, store, kvTable())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "1 a\n2 b\n3 c\n"
+			if tc.first != nil {
+				want += "50 y\n"
+			}
+			if g := formatRows(sortedByKey(rows), ts); g != want {
+				t.Fatalf("table:\n%s", g)
+			}
+		})
+	}
+}
+
+// TestMaterializeTakesFreshRowsFromMerge: a materialize asks the Merge below
+// it for fresh rows as they are (a table's actors receive their source's
+// rows through one): with a no-shuffle downstream they leave as fresh
+// rows, not as the chunk the Merge would otherwise decode.
+func TestMaterializeTakesFreshRowsFromMerge(t *testing.T) {
+	ctx := context.Background()
+	store := streamtest.OpenStore(t)
+	up, in := stream.NewChannel(testActor-1, testActor, 8)
+	merge := stream.NewMerge(kvTable().Types, []*stream.Input{in})
+	out, _ := stream.NewChannel(testActor, testActor+1, 1)
+	var down stream.Downstream
+	stream.NewActor(testActor, 1, nil, []stream.Dispatcher{&stream.SimpleDispatcher{Out: out}}, nil, nil).TrackDownstream(&down)
+	env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: 4, Downstream: &down}
+	node := materializeNode(kvTable())
+	node.Materialize.FreshInserts = true
+	e, err := Build(env, nil, node, []stream.Executor{merge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []stream.Message{stream.NewBarrier(1), freshRows(t, []int64{1, 2}, "a", "b"), stream.NewBarrier(2)} {
+		if err := up.Send(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for range 2 {
+		for _, m := range streamtest.PullUntilBarrier(ctx, t, e) {
+			got = append(got, streamtest.Render(m, testActor))
+		}
+	}
+	if g := strings.Join(got, "|"); g != "barrier 1|fresh ids [1 2]|barrier 2" {
+		t.Fatalf("output %q", g)
 	}
 }

@@ -81,8 +81,9 @@ func (m *Materialize) Next(ctx context.Context) (stream.Message, error) {
 				return stream.Message{}, err
 			}
 		case msg.Fresh != nil:
-			if err := m.applyFreshRows(ctx, msg.Fresh); err != nil {
-				return stream.Message{}, err
+			forward, err := m.applyFreshRows(ctx, msg.Fresh)
+			if err != nil || forward {
+				return msg, err
 			}
 		case msg.Barrier != nil:
 			// Nothing is buffered here: the queue is empty whenever an
@@ -136,37 +137,56 @@ func (m *Materialize) apply(ctx context.Context, c *types.Chunk) error {
 	return nil
 }
 
-// applyFreshRows stores fresh rows as they are encoded, and decodes them
-// only to emit them when something downstream reads them. A table that
-// cannot keep them as a run gets them decoded, as a chunk.
-func (m *Materialize) applyFreshRows(ctx context.Context, f *stream.FreshRows) error {
-	ok := false
-	if m.fresh {
-		var err error
-		if ok, err = m.table.InsertFreshEncoded(f.IDs, f.IDCol, f.Rows); err != nil {
-			return fmt.Errorf("mview: write table: %w", err)
-		}
-	}
-	if ok && m.downstream.None() {
-		return nil
+// applyFreshRows stores fresh rows as they are encoded when the table
+// can keep them so, and reports whether to pass them on as they are (a
+// downstream that only takes no-shuffle dispatchers: each downstream Merge
+// decodes what its chain does not take). Otherwise it decodes them only
+// to emit them, and not at all with no downstream. Rows the table cannot
+// keep as a run are decoded and applied as a chunk.
+func (m *Materialize) applyFreshRows(ctx context.Context, f *stream.FreshRows) (forward bool, err error) {
+	ok, err := m.storeFresh(f)
+	if err != nil {
+		return false, err
 	}
 	if !ok {
 		c, err := f.Decode(m.schema)
 		if err != nil {
-			return fmt.Errorf("mview: decode fresh rows: %w", err)
+			return false, fmt.Errorf("mview: decode fresh rows: %w", err)
 		}
-		return m.apply(ctx, c)
+		return false, m.apply(ctx, c)
 	}
-	// Stored as they are: emit them decoded straight into output chunks.
-	m.queue.Push(m.out.Take())
+	switch {
+	case m.downstream.None():
+		return false, nil
+	case m.downstream.CarriesFresh():
+		return true, nil
+	}
 	for lo := 0; lo < f.Len(); lo += m.chunkSize {
 		c, err := f.DecodeRange(m.schema, lo, min(lo+m.chunkSize, f.Len()))
 		if err != nil {
-			return fmt.Errorf("mview: decode fresh rows: %w", err)
+			return false, fmt.Errorf("mview: decode fresh rows: %w", err)
 		}
 		m.queue.Push(c)
 	}
-	return nil
+	return false, nil
+}
+
+// storeFresh keeps fresh rows as they are encoded when the table can: a
+// table's inserts of new row ids, or a view's trusted inserts while its
+// table holds no other uncommitted write (as applyTrustedRun).
+func (m *Materialize) storeFresh(f *stream.FreshRows) (bool, error) {
+	switch {
+	case m.fresh:
+	case m.trusted && m.table.HoldsNoWrites():
+		m.rows.forget()
+	default:
+		return false, nil
+	}
+	ok, err := m.table.InsertFreshEncoded(f.IDs, f.IDCol, f.Rows)
+	if err != nil {
+		return false, fmt.Errorf("mview: write table: %w", err)
+	}
+	return ok, nil
 }
 
 // applyInsert stores row; over an existing row it is an update. old is

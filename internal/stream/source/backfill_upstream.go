@@ -57,6 +57,16 @@ func (b *Backfill) handleUpstream(m stream.Message, open bool) (stream.Message, 
 	case m.Barrier != nil:
 		msg, err := b.onBarrier(m.Barrier)
 		return msg, err == nil, err
+	case m.Fresh != nil && b.done:
+		return m, true, nil // PassFresh: the columns are the table's
+	case m.Fresh != nil:
+		// Taken just as the scan finished: cannot happen (done is set
+		// before finished), but a chunk is always safe.
+		c, err := m.Fresh.Decode(b.input.Schema())
+		if err != nil {
+			return stream.Message{}, false, fmt.Errorf("source: backfill: %w", err)
+		}
+		return b.handleUpstream(stream.ChunkMsg(c), true)
 	case m.Chunk != nil:
 		c, err := b.forward(m.Chunk)
 		if err != nil || c == nil {
@@ -88,6 +98,22 @@ func (b *Backfill) onBarrier(br *stream.Barrier) (stream.Message, error) {
 	}
 	b.epoch, b.wantSnap, b.cursor, b.permit = br.Epoch, br.Checkpoint, 0, false
 	return stream.BarrierMsg(br), nil
+}
+
+// PassFresh implements stream.FreshPassing: once the scan is done, a
+// backfill that keeps every column of the table in order passes the
+// table's fresh rows on unchanged.
+func (b *Backfill) PassFresh(take func() bool) {
+	in, ok := b.input.(stream.FreshPassing)
+	if !ok || len(b.columns) != len(b.input.Schema()) {
+		return
+	}
+	for i, c := range b.columns {
+		if c != i {
+			return
+		}
+	}
+	in.PassFresh(func() bool { return b.finished.Load() && take() })
 }
 
 // forward returns the part of an upstream chunk the backfill passes on,

@@ -21,6 +21,9 @@ type Project struct {
 	// passCol[i] is the output column that is input column i unchanged, or
 	// -1: a watermark on input column i survives only through it.
 	passCol []int
+	// identity: the output is the input's columns in order (SELECT *),
+	// so fresh rows pass unchanged (PassFresh).
+	identity bool
 }
 
 func newProject(env *stream.Env, n *plan.Node, input stream.Executor) (*Project, error) {
@@ -46,7 +49,19 @@ func newProject(env *stream.Env, n *plan.Node, input stream.Executor) (*Project,
 	if err := checkSchema(n, p.schema); err != nil {
 		return nil, err
 	}
+	p.identity = len(p.exprs) == len(in)
+	for i, c := range p.passCol {
+		p.identity = p.identity && c == i
+	}
 	return p, nil
+}
+
+// PassFresh implements stream.FreshPassing: an identity projection passes
+// fresh rows unchanged when its input can hand them over.
+func (p *Project) PassFresh(take func() bool) {
+	if in, ok := p.input.(stream.FreshPassing); ok && p.identity {
+		in.PassFresh(take)
+	}
 }
 
 // Schema returns the expressions' types.
@@ -66,6 +81,8 @@ func (p *Project) Next(ctx context.Context) (stream.Message, error) {
 				return stream.Message{}, err
 			}
 			return stream.ChunkMsg(c), nil
+		case msg.Fresh != nil && !p.identity:
+			return stream.Message{}, fmt.Errorf("stateless: fresh rows reached a projection that changes them")
 		case msg.Watermark != nil:
 			if w, ok := p.mapWatermark(msg.Watermark); ok {
 				return stream.Message{Watermark: w}, nil

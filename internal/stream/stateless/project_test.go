@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
 	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
@@ -141,3 +142,45 @@ func TestBuildErrors(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// passingSource is a mock source that records the take PassFresh gives it.
+type passingSource struct {
+	*stream.MockSource
+	take func() bool
+}
+
+func (p *passingSource) PassFresh(take func() bool) { p.take = take }
+
+// TestProjectPassesFreshOnlyAsIdentity: only a projection that keeps its
+// input's columns in order hands fresh rows through, and one that changes
+// them refuses fresh rows that reach it anyway.
+func TestProjectPassesFreshOnlyAsIdentity(t *testing.T) {
+	schema := []types.Type{i64, str}
+	for _, tc := range []struct {
+		exprs    []expr.Desc
+		identity bool
+	}{
+		{[]expr.Desc{in(0, i64), in(1, str)}, true},
+		{[]expr.Desc{in(1, str), in(0, i64)}, false},
+		{[]expr.Desc{in(0, i64)}, false},
+		{[]expr.Desc{in(0, i64), in(1, str), in(0, i64)}, false},
+	} {
+		src := &passingSource{MockSource: stream.NewMockSource(schema,
+			stream.Message{Fresh: &stream.FreshRows{IDs: []int64{1}, Rows: storage.EncodedRows{Buf: []byte{0, 2, 0}, Spans: []uint32{0, 3}}}})}
+		e, err := Build(&stream.Env{}, nil, projectNode(tc.exprs...), []stream.Executor{src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.(stream.FreshPassing).PassFresh(func() bool { return true })
+		if (src.take != nil) != tc.identity {
+			t.Fatalf("%v: passed on %v, want %v", tc.exprs, src.take != nil, tc.identity)
+		}
+		msg, err := e.Next(context.Background())
+		if tc.identity && (err != nil || msg.Fresh == nil) {
+			t.Fatalf("%v: %v, %v; want the fresh rows", tc.exprs, msg, err)
+		}
+		if !tc.identity && err == nil {
+			t.Fatalf("%v: fresh rows through a changing projection: %v", tc.exprs, msg)
+		}
+	}
+}

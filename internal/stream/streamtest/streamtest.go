@@ -87,6 +87,8 @@ func Render(msg stream.Message, actor stream.ActorID) string {
 		return fmt.Sprintf("barrier %d", msg.Barrier.Epoch)
 	case msg.Watermark != nil:
 		return fmt.Sprintf("watermark %d %v", msg.Watermark.Col, msg.Watermark.Value)
+	case msg.Fresh != nil:
+		return fmt.Sprintf("fresh ids %v", msg.Fresh.IDs)
 	}
 	return "empty"
 }
