@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
 	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
@@ -25,6 +26,32 @@ func freshRows(t *testing.T, keys []int64, vals ...string) stream.Message {
 		f.Rows.Spans = append(f.Rows.Spans, uint32(start), uint32(len(f.Rows.Buf)))
 	}
 	return stream.Message{Fresh: f}
+}
+
+// pullEpochs pulls e through n barriers, committing each epoch, and
+// renders what came out, messages joined by "|".
+func pullEpochs(ctx context.Context, t *testing.T, store *storage.Store, e stream.Executor, n uint64) string {
+	t.Helper()
+	var got []string
+	for epoch := range n {
+		for _, m := range streamtest.PullUntilBarrier(ctx, t, e) {
+			got = append(got, streamtest.Render(m, testActor))
+		}
+		if err := store.Commit(ctx, epoch+1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return strings.Join(got, "|")
+}
+
+// committedRows renders kvTable's committed rows in key order.
+func committedRows(ctx context.Context, t *testing.T, store *storage.Store) string {
+	t.Helper()
+	rows, err := ScanAll(ctx, store, kvTable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return formatRows(sortedByKey(rows), kvTable().Types)
 }
 
 // TestTableTakesFreshRows: a table's materialize stores fresh rows as they
@@ -73,23 +100,10 @@ func TestTableTakesFreshRows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for epoch := range uint64(3) {
-				for _, m := range streamtest.PullUntilBarrier(ctx, t, e) {
-					got = append(got, streamtest.Render(m, testActor))
-				}
-				if err := store.Commit(ctx, epoch+1, nil); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if g := strings.Join(got, "|"); g != tc.want {
+			if g := pullEpochs(ctx, t, store, e, 3); g != tc.want {
 				t.Fatalf("output %q, want %q", g, tc.want)
 			}
-			rows, err := ScanAll(ctx, store, kvTable())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if g := formatRows(sortedByKey(rows), ts); g != "1 a\n2 b\n3 c\n7 g\n" {
+			if g := committedRows(ctx, t, store); g != "1 a\n2 b\n3 c\n7 g\n" {
 				t.Fatalf("table:\n%s", g)
 			}
 		})
@@ -130,27 +144,14 @@ func TestViewTakesFreshRows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for epoch := range uint64(2) {
-				for _, m := range streamtest.PullUntilBarrier(ctx, t, e) {
-					got = append(got, streamtest.Render(m, testActor))
-				}
-				if err := store.Commit(ctx, epoch+1, nil); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if g := strings.Join(got, "|"); g != tc.want {
+			if g := pullEpochs(ctx, t, store, e, 2); g != tc.want {
 				t.Fatalf("output %q, want %q", g, tc.want)
-			}
-			rows, err := ScanAll(ctx, store, kvTable())
-			if err != nil {
-				t.Fatal(err)
 			}
 			want := "1 a\n2 b\n3 c\n"
 			if tc.first != nil {
 				want += "50 y\n"
 			}
-			if g := formatRows(sortedByKey(rows), ts); g != want {
+			if g := committedRows(ctx, t, store); g != want {
 				t.Fatalf("table:\n%s", g)
 			}
 		})
