@@ -22,8 +22,8 @@
 //     vnodes, broadcast, simple) into bounded exchange channels (Output →
 //     Input). A full channel blocks the sender: back-pressure. A bulk
 //     load's rows may travel still encoded (FreshRows, fresh.go) from a
-//     table's source to its materialize, which decodes them only for a
-//     downstream.
+//     table's source to its materialize and on to its views, whose Merge
+//     decodes them unless the chain above takes them as they are.
 //
 // Control never waits for data. Each actor has a control channel
 // (Actor.HandleControl) that acts at once: ControlStop cancels the actor's

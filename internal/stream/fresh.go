@@ -12,12 +12,14 @@ import (
 // A bulk load into a table keyed by a hidden row id reaches the table's
 // source as DML records of plain inserts with new, consecutive ids,
 // already in the value encoding the table stores. The source passes such
-// rows on still encoded (FreshRows, when its plan says the table's
-// materialize takes them); the hash dispatcher routes them by id; the
-// materialize stores them as they are and decodes them only when
-// something downstream reads its output (Downstream): with no view on the
-// table yet (the usual bulk load) no row is decoded into columns only to
-// be encoded again.
+// rows on still encoded (FreshRows, when its plan says so); the hash
+// dispatcher routes them by id; the table's materialize stores them as
+// they are. With no view on the table (the usual bulk load) that is all;
+// with views (no-shuffle dispatchers, Downstream.CarriesFresh) it passes
+// them on unchanged, and each view's Merge decodes them unless the chain
+// above it takes them (FreshPassing: a SELECT * view stores them as they
+// are too). No row is decoded into columns only to be encoded again, and
+// every Merge hands other executors chunks only.
 
 // FreshRows is plain inserts still in value encoding: row k is
 // Rows.Buf[Rows.Spans[2k]:Rows.Spans[2k+1]], a row of the source's
