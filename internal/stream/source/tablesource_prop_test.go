@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/stream"
 	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"pgregory.net/rapid"
 )
@@ -17,7 +18,9 @@ import (
 // every appended row, in order, exactly once, and the committed offset must
 // be the position of the last committed row. A barrier pushed while the
 // source runs unthrottled must come after every record appended before it
-// (read-your-writes); a throttled source must pass it at once.
+// (read-your-writes); a throttled source must pass it at once. With the
+// plan's FreshRows, records of plain inserts leave as fresh rows, in
+// windows, under the same rules.
 func TestTableSourceExactlyOnceProperty(t *testing.T) {
 	defer func(n int) { decodeWindow = n }(decodeWindow)
 	rapid.Check(t, func(t *rapid.T) {
@@ -25,7 +28,9 @@ func TestTableSourceExactlyOnceProperty(t *testing.T) {
 		chunk := rapid.IntRange(1, 4).Draw(t, "chunk")
 		// Records are decoded a window at a time; small windows cut them.
 		decodeWindow = rapid.IntRange(1, 12).Draw(t, "window")
-		m := &srcModel{store: store, h: newSrcHarness(t, store, chunk), chunk: chunk, epoch: 1, mode: modeRunning}
+		h := &srcHarness{store: store, thr: stream.NewThrottle(), chunk: chunk, freshRows: rapid.Bool().Draw(t, "fresh")}
+		h.rebuild(t)
+		m := &srcModel{store: store, h: h, chunk: chunk, epoch: 1, mode: modeRunning}
 		m.h.barrier(m.epoch)
 		expectText(t, next(t, m.h.src), fmt.Sprintf("barrier %d", m.epoch))
 		t.Repeat(map[string]func(*rapid.T){
@@ -94,7 +99,11 @@ func (m *srcModel) append(t *rapid.T) {
 		}
 		lines = append(lines, fmt.Sprintf("+ %d x", m.id))
 	}
-	appendDML(t, m.store, strings.Join(quote(lines), "\n"))
+	if m.h.freshRows {
+		appendTableDML(t, m.store, strings.Join(quote(lines), "\n"))
+	} else {
+		appendDML(t, m.store, strings.Join(quote(lines), "\n"))
+	}
 	m.appended = append(m.appended, lines...)
 	m.recEnd = append(m.recEnd, len(m.appended))
 }
@@ -106,10 +115,39 @@ func (m *srcModel) pull(t *rapid.T) {
 		return
 	}
 	msg := next(t, m.h.src)
-	if msg.Chunk == nil {
-		t.Fatalf("expected a chunk, got %v", msg)
+	if msg.Chunk == nil && msg.Fresh == nil {
+		t.Fatalf("expected rows, got %v", msg)
 	}
-	m.checkChunk(t, msg.Chunk.String())
+	m.checkRows(t, msg)
+}
+
+// checkRows checks a chunk (checkChunk) or fresh rows: plain inserts, at
+// most a decode window of them, the next ones of the log, each with its
+// own id.
+func (m *srcModel) checkRows(t *rapid.T, msg stream.Message) {
+	if msg.Fresh == nil {
+		m.checkChunk(t, msg.Chunk.String())
+		return
+	}
+	if !m.h.freshRows || msg.Fresh.Len() > decodeWindow {
+		t.Fatalf("fresh rows %v (fresh rows wanted %v, window %d)", msg.Fresh.IDs, m.h.freshRows, decodeWindow)
+	}
+	c, err := msg.Fresh.Decode(srcSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, id := range msg.Fresh.IDs {
+		if c.Row(k)[0] != id {
+			t.Fatalf("fresh row %v carries id %d", c.Row(k), id)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(c.String()), "\n") {
+		at := m.emitted()
+		if at >= len(m.appended) || line != m.appended[at] {
+			t.Fatalf("fresh row %d is %q, want %q", at, line, m.appended[min(at, len(m.appended)-1)])
+		}
+		m.pending++
+	}
 }
 
 // checkChunk checks a chunk's rows are the next ones of the log, that it
@@ -148,7 +186,7 @@ func (m *srcModel) barrier(t *rapid.T, doCommit bool) {
 		if m.mode != modeRunning {
 			t.Fatalf("%s source returned a chunk before barrier %d: %v", m.mode, m.epoch, msg)
 		}
-		m.checkChunk(t, msg.Chunk.String())
+		m.checkRows(t, msg)
 	}
 	if m.mode == modeRunning && m.emitted() < appendedBefore {
 		t.Fatalf("barrier %d came after %d rows; %d were appended before it", m.epoch, m.emitted(), appendedBefore)
