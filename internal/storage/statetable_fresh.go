@@ -68,8 +68,9 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 // InsertFreshEncoded is InsertFresh for rows already in the table's value
 // encoding (stream.FreshRows: a bulk load's DML records): row k is
 // rows.Buf[rows.Spans[2k]:rows.Spans[2k+1]], a plain insert whose row id,
-// in key column idCol, is ids[k]. The table keeps ids and a reference to
-// rows.Buf, which must not change.
+// in key column idCol, is ids[k]. The table keeps ids, rows.Spans and
+// rows.Buf, which must not change (a table's materialize passes the same
+// rows on to its views, which keep them too).
 func (t *StateTable) InsertFreshEncoded(ids []int64, idCol int, rows EncodedRows) (bool, error) {
 	if !t.takesFresh(len(ids)) || idCol != t.lay.desc.PK[0] || len(rows.Spans) != 2*len(ids) {
 		return false, t.broken
@@ -94,8 +95,7 @@ func (t *StateTable) takesFresh(n int) bool {
 // addFresh keeps rows with rising ids as one fresh chunk.
 func (t *StateTable) addFresh(ids []int64, vals encodedRows) error {
 	t.maybePrune()
-	col := &types.Vec[int64]{Typ: t.lay.pkTypes[0], Vals: ids}
-	hashes := codec.HashColumns(types.NewChunk([]types.Column{col}, nil), []int{0}, nil)
+	hashes := codec.HashInt64s(ids, nil) // takesFresh: the key is one bigint
 	fc := freshChunk{ids: ids, vnodes: make([]uint16, len(ids)), vals: vals}
 	for k, h := range hashes {
 		v := codec.VNodeOf(h)

@@ -124,8 +124,7 @@ func (d *HashDispatcher) dispatchFresh(ctx context.Context, f *FreshRows) error 
 	if len(d.Outs) == 1 {
 		return d.Outs[0].Send(ctx, Message{Fresh: f})
 	}
-	ids := &types.Vec[int64]{Typ: types.TInt64, Vals: f.IDs}
-	d.hashes = codec.HashColumns(types.NewChunk([]types.Column{ids}, nil), []int{0}, d.hashes[:0])
+	d.hashes = codec.HashInt64s(f.IDs, d.hashes[:0])
 	dest := make([]int, len(d.hashes))
 	for k, h := range d.hashes {
 		dest[k] = d.VNodeOwner[codec.VNodeOf(h)]

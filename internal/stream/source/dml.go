@@ -210,22 +210,8 @@ func openDML(b []byte, ts []types.Type) (*dmlCursor, error) {
 
 // skip passes over the next k rows without decoding them.
 func (c *dmlCursor) skip(k int) error {
-	for range min(k, c.rows-c.next) {
-		if len(c.r.b) == 0 {
-			return corrupt("missing op")
-		}
-		c.r.b = c.r.b[1:]
-		n, err := c.r.uvarint("row length")
-		if err != nil {
-			return err
-		}
-		if n > uint64(len(c.r.b)) {
-			return corrupt("row length %d exceeds payload", n)
-		}
-		c.r.b = c.r.b[n:]
-		c.next++
-	}
-	return c.checkEnd()
+	_, err := c.spans(min(k, c.rows-c.next), false)
+	return err
 }
 
 // window decodes the next max rows, or one more so as not to end on the

@@ -76,6 +76,14 @@ func HashColumns(c *types.Chunk, cols []int, out []uint64) []uint64 {
 	return out
 }
 
+// HashInt64s is HashColumns of a chunk whose one column is a bigint
+// column of ids: the hashes, and so the vnodes, of rows keyed and
+// distributed by those ids.
+func HashInt64s(ids []int64, out []uint64) []uint64 {
+	col := &types.Vec[int64]{Typ: types.TInt64, Vals: ids}
+	return HashColumns(types.NewChunk([]types.Column{col}, nil), []int{0}, out)
+}
+
 func combineHash(h, col uint64) uint64 {
 	return bits.RotateLeft64((h^col)*hashPrime1, 31)
 }
