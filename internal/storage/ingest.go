@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
 )
 
@@ -170,7 +169,7 @@ func (s *Store) writeSST(name string, fill func(add func(k, v []byte) error) err
 		return nil, err
 	}
 	out := &ingestFile{path: name}
-	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), s.writerOpts)
+	w := sstable.NewWriter(newBufferedWritable(f), s.writerOpts)
 	err = fill(func(k, v []byte) error {
 		if out.lo == nil {
 			out.lo = slices.Clone(k)
