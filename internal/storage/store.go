@@ -137,7 +137,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.ingestFrom = defaultIngestFrom
 	}
 	popts.EnsureDefaults()
-	s.writerOpts = popts.MakeWriterOptions(0, db.TableFormat())
+	s.writerOpts = popts.MakeWriterOptions(0, min(db.TableFormat(), bulkTableFormat))
 	s.readerOpts = popts.MakeReaderOptions()
 	s.mu.staged = make(map[uint64][]*stagedBatch)
 	s.mu.stagedMeta = make(map[uint64]map[string][]byte)
@@ -193,6 +193,14 @@ func pebbleOptions(fs vfs.FS, logger *slog.Logger) *pebble.Options {
 // separateValuesFrom is the smallest value kept in a blob file rather than
 // an sstable's data block.
 const separateValuesFrom = 64 << 10
+
+// bulkTableFormat is the format of the sstables the store writes itself
+// (bulk seals, ingested): Pebble's last row-block format. Its writer is a
+// third cheaper than the columnar one (BenchmarkWriteSST: 16.8 ms against
+// 26.5 ms for 100 000 rows), and a million-row seal is mostly that writer.
+// Pebble reads and ingests it at every format version we open; its own
+// flushes and compactions keep writing the columnar format.
+const bulkTableFormat = sstable.TableFormatPebblev4
 
 // blockCacheBytes is the size of Pebble's block cache (allocated as used).
 const blockCacheBytes = 64 << 20
