@@ -91,6 +91,16 @@ func (o *overlay) put(key []byte, row types.Row) {
 	}
 }
 
+// unsealedRow returns key's unsealed write (nil for a tombstone), if any.
+// The row is the overlay's own: a caller may update it in place.
+func (o *overlay) unsealedRow(key []byte) (types.Row, bool) {
+	i, ok := o.pending[string(key)]
+	if !ok {
+		return nil, false
+	}
+	return o.items[i].row, true
+}
+
 // get returns the newest uncommitted write of key, if any.
 func (o *overlay) get(key []byte) (overlayItem, bool) {
 	if i, ok := o.pending[string(key)]; ok {

@@ -26,42 +26,20 @@ func newValueTable(t *storage.StateTable, cols []int, nGroup int) *valueTable {
 // bump adds delta to the multiplicity of (group, vals) and returns the
 // multiplicity before and after. newGroup says the group has no committed
 // row (group.isNew), so neither has its multiset: only uncommitted writes
-// are read.
+// are read. A multiplicity falling to zero or below deletes the row (a
+// negative one means a delete of a row never inserted: dropped rather than
+// kept, so a bad upstream cannot poison the group forever).
 func (v *valueTable) bump(ctx context.Context, group, vals types.Row, delta int64, newGroup bool) (before, after int64, err error) {
 	pk := v.scr[:0]
 	pk = append(pk, group...)
 	pk = append(pk, vals...)
-	var old types.Row
-	var ok bool
-	if newGroup {
-		old, ok, err = v.t.GetUncommitted(pk)
-	} else {
-		old, ok, err = v.t.Get(ctx, pk)
-	}
+	v.scr = pk[:0]
+	before, after, err = v.t.AddCount(ctx, pk, delta, newGroup)
+	clear(pk)
 	if err != nil {
 		return 0, 0, fmt.Errorf("agg: value table: %w", err)
 	}
-	if ok {
-		before, _ = old[len(pk)].(int64)
-	}
-	after = before + delta
-	// The table copies the row it keeps, so the scratch can carry the
-	// multiplicity too.
-	row := append(pk, after)
-	v.scr = row[:0]
-	switch {
-	case after > 0:
-		err = v.t.Insert(row)
-	case ok:
-		// A negative multiplicity means a delete of a row never inserted;
-		// the row is dropped rather than kept negative, so a bad upstream
-		// cannot poison the group forever.
-		err = v.t.Delete(row)
-	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("agg: value table: %w", err)
-	}
-	return before, max(after, 0), nil
+	return before, after, nil
 }
 
 // cancelEvery is how many groups a flush walks, or value rows a scan
