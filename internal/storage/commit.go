@@ -147,6 +147,7 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, meta map[string][]byte
 	if err := b.Set(keyCommittedEpoch, binary.BigEndian.AppendUint64(nil, epoch), nil); err != nil {
 		return fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
 	}
+	s.markerWrites.Add(1)
 	if len(files) > 0 {
 		var kept bool
 		if kept, err = s.commitIngest(ctx, epoch, files, b); kept {
@@ -158,9 +159,11 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, meta map[string][]byte
 		err = b.Commit(pebble.Sync)
 	}
 	if err != nil {
+		// markerWrites stays odd: snapshots read the marker from now on.
 		return fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
 	}
 	s.becomeCommitted(epoch)
+	s.markerWrites.Add(1)
 	return nil
 }
 

@@ -48,6 +48,10 @@ type Store struct {
 	// epoch's batch is synced and applied, so a reader that sees epoch e in
 	// committed also sees e's data in Pebble.
 	committed atomic.Uint64
+	// markerWrites is odd while a commit may be writing the committed-
+	// epoch marker, and stays odd after a commit that failed (the marker
+	// Pebble holds is then unknown): see snapshotAt.
+	markerWrites atomic.Uint64
 	// generation is bumped by AbortUncommitted; tables opened before it can
 	// no longer seal, because their overlays hold writes that were thrown
 	// away.
