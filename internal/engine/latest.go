@@ -96,6 +96,19 @@ func (w *TableWriter) Close() {
 	}
 }
 
+// LatestRows reads tables' latest state by primary key without a
+// snapshot (storage.Store.LatestGet), for a statement that holds the
+// table's write lock and only checks keys.
+type LatestRows struct{ store *storage.Store }
+
+// LatestRows returns the engine's LatestRows.
+func (e *Engine) LatestRows() LatestRows { return LatestRows{e.store} }
+
+// Get reads the row of desc with primary key pk, if any.
+func (r LatestRows) Get(ctx context.Context, desc storage.TableDesc, pk types.Row) (types.Row, bool, error) {
+	return r.store.LatestGet(ctx, desc, pk)
+}
+
 // LatestSnapshot returns a snapshot holding every table's latest state
 // (views as of the committed epoch). With durable, every write it holds is
 // synced before it returns.

@@ -118,6 +118,7 @@ func TestLatestSnapshotMatchesModel(t *testing.T) {
 			}
 			checkSnapshot(rt, s, desc, true, latest, nil)
 			checkSnapshot(rt, s, desc, false, committed, nil)
+			checkLatestGet(rt, s, desc, latest)
 			withOwn := maps.Clone(latest)
 			for k, r := range ownRows {
 				if r == nil {
@@ -174,6 +175,22 @@ func checkSnapshot(rt *rapid.T, s *Store, desc TableDesc, latest bool, want map[
 		w, wok := want[fmt.Sprint(k, "/x")]
 		if ok != wok || (ok && fmt.Sprint(r) != fmt.Sprint(w)) {
 			rt.Fatalf("latest=%v get %d = %v %v, want %v %v", latest, k, r, ok, w, wok)
+		}
+	}
+}
+
+// checkLatestGet reads every key through LatestGet and checks it against
+// the latest model: a row in the tail, a tombstone in the tail over a
+// committed row, a row the tail was pruned of, and no row at all.
+func checkLatestGet(rt *rapid.T, s *Store, desc TableDesc, want map[string]types.Row) {
+	for k := range int64(7) {
+		r, ok, err := s.LatestGet(context.Background(), desc, types.Row{k, "x"})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		w, wok := want[fmt.Sprint(k, "/x")]
+		if ok != wok || (ok && fmt.Sprint(r) != fmt.Sprint(w)) {
+			rt.Fatalf("LatestGet %d = %v %v, want %v %v", k, r, ok, w, wok)
 		}
 	}
 }

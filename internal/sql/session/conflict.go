@@ -21,12 +21,19 @@ import (
 // 23505, is skipped (ON CONFLICT DO NOTHING), or updates the stored row
 // (DO UPDATE, an update pair). n counts the rows inserted or updated. A
 // table without a declared primary key (hidden row ids) takes every row.
-func (s *Session) insertChanges(ctx context.Context, sn *storage.Snapshot, ins *planner.Insert, rows []types.Row) (*types.Chunk, int, error) {
+func (s *Session) insertChanges(ctx context.Context, sn keyReader, ins *planner.Insert, rows []types.Row) (*types.Chunk, int, error) {
 	b := types.NewUnboundedBuilder(visibleTypes(ins.Table))
 	for _, r := range rows {
 		b.Append(types.Insert, r)
 	}
 	return s.insertChunk(ctx, sn, ins, b.Take())
+}
+
+// keyReader reads a table's rows by primary key: a snapshot of the latest
+// state, or that state read directly (engine.LatestRows) by a statement
+// that holds the table's write lock and reads nothing else.
+type keyReader interface {
+	Get(ctx context.Context, desc storage.TableDesc, pk types.Row) (types.Row, bool, error)
 }
 
 // hasDeclaredPK reports whether rel's primary key is its own columns (not
@@ -37,7 +44,7 @@ func hasDeclaredPK(rel *catalog.Relation) bool {
 
 // insertChunk is insertChanges over proposed rows held as a chunk of
 // inserts (COPY's).
-func (s *Session) insertChunk(ctx context.Context, sn *storage.Snapshot, ins *planner.Insert, in *types.Chunk) (*types.Chunk, int, error) {
+func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.Insert, in *types.Chunk) (*types.Chunk, int, error) {
 	if in == nil {
 		return nil, 0, nil
 	}

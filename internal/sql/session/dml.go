@@ -24,18 +24,18 @@ import (
 // insert writes the new rows (constant VALUES or a query's result),
 // checking them against the table's primary key (conflict.go).
 func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.ResultWriter) error {
-	tw, sn, done, err := s.lockAndRead(ctx, ins.Table)
+	tw, rd, done, err := s.lockForInsert(ctx, ins)
 	if err != nil {
 		return err
 	}
 	defer done()
 	rows := ins.Rows
 	if ins.Query != nil {
-		if rows, err = s.collectOn(ctx, sn, ins.Query); err != nil {
+		if rows, err = s.collectOn(ctx, rd.(*storage.Snapshot), ins.Query); err != nil {
 			return err
 		}
 	}
-	c, n, err := s.insertChanges(ctx, sn, ins, rows)
+	c, n, err := s.insertChanges(ctx, rd, ins, rows)
 	if err != nil {
 		return err
 	}
@@ -230,6 +230,22 @@ func (s *Session) retryLocked(ctx context.Context, run func() error) error {
 			return err
 		}
 	}
+}
+
+// lockForInsert takes the write lock of ins's table and returns what the
+// INSERT reads through: a snapshot of the latest state when it runs a
+// query or is inside a transaction block (whose own writes the snapshot
+// carries), else the latest state read key by key, which takes no
+// snapshot (engine.LatestRows).
+func (s *Session) lockForInsert(ctx context.Context, ins *planner.Insert) (*engine.TableWriter, keyReader, func(), error) {
+	if ins.Query != nil || s.tx != nil {
+		return s.lockAndRead(ctx, ins.Table)
+	}
+	tw, done, err := s.lockTable(ctx, ins.Table)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return tw, s.e.LatestRows(), done, nil
 }
 
 // lockAndRead takes rel's write lock and then a snapshot of the latest

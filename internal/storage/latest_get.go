@@ -1,0 +1,79 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// LatestGet reads the row with primary key pk from the table's latest
+// state, its tail over committed data, without taking a snapshot. It is
+// for a statement that holds the table's write lock and only reads keys
+// (an INSERT's check of its primary keys): LatestSnapshot clones every
+// tail, and the next write to a cloned tail copies its path of the tree,
+// 0.31 of 6.8 CPU s over 40 000 single-row INSERTs.
+//
+// The tail is read first, under its lock, then Pebble: an entry leaves
+// the tail only after the commit that holds it is visible in Pebble, so a
+// key missing from the tail is in Pebble by the time it is read there,
+// unless it is absent. A newer write cannot come in between: the caller
+// holds the table's write lock.
+//
+// The table must have no fresh runs (they are for tables keyed by a hidden
+// row id, which have no key to check).
+func (s *Store) LatestGet(ctx context.Context, desc TableDesc, pk types.Row) (types.Row, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	lay, err := newLayout(desc)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(pk) != len(lay.pkTypes) {
+		return nil, false, fmt.Errorf("storage: table %d: pk has %d columns, want %d", desc.ID, len(pk), len(lay.pkTypes))
+	}
+	vnode, _ := lay.vnodeOf(pk)
+	key, err := lay.appendKey(nil, vnode, pk)
+	if err != nil {
+		return nil, false, err
+	}
+	if row, found, inTail, err := s.tailGet(desc.ID, key); err != nil || inTail {
+		return row, found, err
+	}
+	s.visMu.RLock()
+	defer s.visMu.RUnlock()
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("storage: table %d get: %w", desc.ID, err)
+	}
+	defer closer.Close()
+	row, err := lay.decodeValue(v)
+	return row, err == nil, err
+}
+
+// tailGet looks key up in the table's tail: inTail says the tail decided
+// (a row, decoded with the tail's layout as Snapshot.Get does, or a
+// tombstone).
+func (s *Store) tailGet(table uint32, key []byte) (row types.Row, found, inTail bool, err error) {
+	s.tails.mu.Lock()
+	defer s.tails.mu.Unlock()
+	t := s.tails.mu.tables[table]
+	if t == nil {
+		return nil, false, false, nil
+	}
+	if len(t.fresh) > 0 {
+		return nil, false, false, fmt.Errorf("storage: table %d: LatestGet over fresh rows", table)
+	}
+	_, e, ok := t.tree.Get(string(key))
+	if !ok || e.val == nil {
+		return nil, false, ok, nil
+	}
+	row, err = t.lay.decodeValue(e.val)
+	return row, err == nil, true, err
+}
