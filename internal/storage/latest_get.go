@@ -2,10 +2,8 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -32,11 +30,7 @@ func (s *Store) LatestGet(ctx context.Context, desc TableDesc, pk types.Row) (ty
 	if err != nil {
 		return nil, false, err
 	}
-	if len(pk) != len(lay.pkTypes) {
-		return nil, false, fmt.Errorf("storage: table %d: pk has %d columns, want %d", desc.ID, len(pk), len(lay.pkTypes))
-	}
-	vnode, _ := lay.vnodeOf(pk)
-	key, err := lay.appendKey(nil, vnode, pk)
+	key, err := lay.pkKey(pk)
 	if err != nil {
 		return nil, false, err
 	}
@@ -45,16 +39,7 @@ func (s *Store) LatestGet(ctx context.Context, desc TableDesc, pk types.Row) (ty
 	}
 	s.visMu.RLock()
 	defer s.visMu.RUnlock()
-	v, closer, err := s.db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("storage: table %d get: %w", desc.ID, err)
-	}
-	defer closer.Close()
-	row, err := lay.decodeValue(v)
-	return row, err == nil, err
+	return getRow(s.db, lay, key)
 }
 
 // tailGet looks key up in the table's tail: inTail says the tail decided

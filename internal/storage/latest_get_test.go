@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/types"
@@ -28,41 +27,23 @@ func TestLatestGetDuringCommits(t *testing.T) {
 		return seq
 	}
 	write(0)
-	const rounds = 300
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(done)
-		for e := uint64(1); e <= rounds; e++ {
-			seq := write(int64(e))
-			if err := tbl.Insert(row(int64(e))); err != nil {
-				t.Error(err)
-				return
-			}
-			if err := tbl.Seal(e); err != nil {
-				t.Error(err)
-				return
-			}
-			if err := s.Commit(ctx, e, nil); err != nil {
-				t.Error(err)
-				return
-			}
-			s.PruneTail(desc.ID, seq)
+	step := func(e uint64) error {
+		seq := write(int64(e))
+		if err := tbl.Insert(row(int64(e))); err != nil {
+			return err
 		}
-	}()
-	reads := 0
-	for stop := false; !stop; reads++ {
-		select {
-		case <-done:
-			stop = true
-		default:
+		if err := tbl.Seal(e); err != nil {
+			return err
 		}
+		if err := s.Commit(ctx, e, nil); err != nil {
+			return err
+		}
+		s.PruneTail(desc.ID, seq)
+		return nil
+	}
+	whileCommitting(t, 300, step, func(reads int) {
 		if _, ok, err := s.LatestGet(ctx, desc, types.Row{int64(1), "x"}); err != nil || !ok {
 			t.Fatalf("LatestGet after %d reads: found %v, err %v", reads, ok, err)
 		}
-	}
-	wg.Wait()
-	t.Logf("%d reads over %d commits", reads, rounds)
+	})
 }

@@ -2,10 +2,8 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -105,14 +103,5 @@ func (t *StateTable) readKey(ctx context.Context, key []byte, pk types.Row, unco
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
-	v, closer, err := t.store.db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("storage: table %d get: %w", t.lay.desc.ID, err)
-	}
-	defer closer.Close()
-	row, err := t.lay.decodeValue(v)
-	return row, err == nil, err
+	return getRow(t.store.db, t.lay, key)
 }

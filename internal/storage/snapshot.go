@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -195,11 +194,7 @@ func (sn *Snapshot) Get(ctx context.Context, desc TableDesc, pk types.Row) (type
 	if err != nil {
 		return nil, false, err
 	}
-	if len(pk) != len(lay.pkTypes) {
-		return nil, false, fmt.Errorf("storage: table %d: pk has %d columns, want %d", desc.ID, len(pk), len(lay.pkTypes))
-	}
-	vnode, _ := lay.vnodeOf(pk)
-	key, err := lay.appendKey(nil, vnode, pk)
+	key, err := lay.pkKey(pk)
 	if err != nil {
 		return nil, false, err
 	}
@@ -212,16 +207,7 @@ func (sn *Snapshot) Get(ctx context.Context, desc TableDesc, pk types.Row) (type
 			return row, ok, err
 		}
 	}
-	v, closer, err := sn.snap.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("storage: table %d get: %w", desc.ID, err)
-	}
-	defer closer.Close()
-	row, err := lay.decodeValue(v)
-	return row, err == nil, err
+	return getRow(sn.snap, lay, key)
 }
 
 // Meta returns a meta entry as of the snapshot's epoch.

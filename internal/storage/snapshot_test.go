@@ -8,6 +8,36 @@ import (
 	"github.com/sluice-db/sluice/internal/types"
 )
 
+// whileCommitting runs step for epochs 1..n on a goroutine of its own and
+// calls read, on the test's goroutine, until the last step is done.
+func whileCommitting(t *testing.T, n uint64, step func(e uint64) error, read func(reads int)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(done)
+		for e := uint64(1); e <= n; e++ {
+			if err := step(e); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	reads := 0
+	for stop := false; !stop; reads++ {
+		select {
+		case <-done:
+			stop = true
+		default:
+		}
+		read(reads)
+	}
+	wg.Wait()
+	t.Logf("%d reads over %d commits", reads, n)
+}
+
 // TestSnapshotEpochMatchesMarker takes snapshots while epochs commit and
 // checks that the epoch each one reports is the marker it holds, so that
 // snapshotAt's shortcut never labels a snapshot with an epoch it does not
@@ -16,42 +46,20 @@ func TestSnapshotEpochMatchesMarker(t *testing.T) {
 	ctx := context.Background()
 	s := openMem(t, nil)
 	tbl := mustOpenTable(t, s, kvDesc(1), 1, nil)
-	const epochs = 300
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(done)
-		for e := uint64(1); e <= epochs; e++ {
-			if err := tbl.Insert(types.Row{int64(e), "x", int64(e)}); err != nil {
-				t.Error(err)
-				return
-			}
-			if err := tbl.Seal(e); err != nil {
-				t.Error(err)
-				return
-			}
-			if err := s.Commit(ctx, e, nil); err != nil {
-				t.Error(err)
-				return
-			}
+	commit := func(e uint64) error {
+		if err := tbl.Insert(types.Row{int64(e), "x", int64(e)}); err != nil {
+			return err
 		}
-	}()
-	checks := 0
-	for stop := false; !stop; checks++ {
-		select {
-		case <-done:
-			stop = true
-		default:
+		if err := tbl.Seal(e); err != nil {
+			return err
 		}
+		return s.Commit(ctx, e, nil)
+	}
+	whileCommitting(t, 300, commit, func(int) {
 		for _, latest := range []bool{false, true} {
-			var sn *Snapshot
-			var err error
+			sn, err := s.Snapshot()
 			if latest {
 				sn, err = s.LatestSnapshot(ctx, false)
-			} else {
-				sn, err = s.Snapshot()
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -65,7 +73,5 @@ func TestSnapshotEpochMatchesMarker(t *testing.T) {
 			}
 			_ = sn.Close()
 		}
-	}
-	wg.Wait()
-	t.Logf("%d checks over %d commits", checks, epochs)
+	})
 }

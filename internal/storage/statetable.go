@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -159,16 +158,7 @@ func (t *StateTable) Get(ctx context.Context, pk types.Row) (types.Row, bool, er
 	if done || err != nil {
 		return row, ok, err
 	}
-	v, closer, err := t.store.db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("storage: table %d get: %w", t.lay.desc.ID, err)
-	}
-	defer closer.Close()
-	row, err = t.lay.decodeValue(v)
-	return row, err == nil, err
+	return getRow(t.store.db, t.lay, key)
 }
 
 // GetUncommitted is Get for a caller that knows the key holds no committed
