@@ -106,6 +106,11 @@ func (o *overlay) get(key []byte) (overlayItem, bool) {
 	if i, ok := o.pending[string(key)]; ok {
 		return o.items[i], true
 	}
+	return o.sealedGet(key)
+}
+
+// sealedGet returns the newest sealed, uncommitted write of key, if any.
+func (o *overlay) sealedGet(key []byte) (overlayItem, bool) {
 	for r := len(o.runs) - 1; r >= 0; r-- {
 		if it, ok := o.runs[r].find(key); ok {
 			return it, true
