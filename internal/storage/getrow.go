@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -21,6 +22,20 @@ func getRow(r pebble.Reader, lay *layout, key []byte) (types.Row, bool, error) {
 	defer closer.Close()
 	row, err := lay.decodeValue(v)
 	return row, err == nil, err
+}
+
+// pointKey starts a point read of pk in desc's table: it checks ctx and
+// returns the table's layout and pk's full key.
+func pointKey(ctx context.Context, desc TableDesc, pk types.Row) (*layout, []byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	lay, err := newLayout(desc)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := lay.pkKey(pk)
+	return lay, key, err
 }
 
 // pkKey encodes the full key of pk, a complete primary key of lay's table.

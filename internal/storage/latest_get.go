@@ -23,14 +23,7 @@ import (
 // The table must have no fresh runs (they are for tables keyed by a hidden
 // row id, which have no key to check).
 func (s *Store) LatestGet(ctx context.Context, desc TableDesc, pk types.Row) (types.Row, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, false, err
-	}
-	lay, err := newLayout(desc)
-	if err != nil {
-		return nil, false, err
-	}
-	key, err := lay.pkKey(pk)
+	lay, key, err := pointKey(ctx, desc, pk)
 	if err != nil {
 		return nil, false, err
 	}

@@ -187,14 +187,7 @@ func (sn *Snapshot) ScanFrom(ctx context.Context, desc TableDesc, vnode uint16, 
 
 // Get returns the committed row with primary key pk.
 func (sn *Snapshot) Get(ctx context.Context, desc TableDesc, pk types.Row) (types.Row, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, false, err
-	}
-	lay, err := newLayout(desc)
-	if err != nil {
-		return nil, false, err
-	}
-	key, err := lay.pkKey(pk)
+	lay, key, err := pointKey(ctx, desc, pk)
 	if err != nil {
 		return nil, false, err
 	}
