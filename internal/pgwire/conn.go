@@ -26,6 +26,7 @@ const shutdownWriteGrace = 100 * time.Millisecond
 type conn struct {
 	srv    *Server
 	nc     net.Conn
+	rd     connReader // the Backend's reader: see connread.go
 	be     *pgproto3.Backend
 	handle *connHandle
 	sess   Session
@@ -42,10 +43,11 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{
 		srv:     s,
 		nc:      nc,
-		be:      pgproto3.NewBackend(nc, nc),
+		rd:      connReader{r: nc},
 		stmts:   make(map[string]*prepared),
 		portals: make(map[string]*portal),
 	}
+	c.be = pgproto3.NewBackend(&c.rd, nc)
 	c.be.SetMaxBodyLen(s.cfg.MaxMessageSize)
 	c.w.c = c
 	return c

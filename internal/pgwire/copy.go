@@ -59,8 +59,10 @@ func (r *copyReader) next() {
 	}
 }
 
+// fail ends the COPY sub-protocol: what follows is messages again.
 func (r *copyReader) fail(err error) {
 	r.done, r.err, r.buf = true, err, nil
+	r.c.rd.setBulk(false)
 }
 
 // drain discards the rest of the client's COPY data. It reports a
