@@ -128,7 +128,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	exists, err := classifyDir(fs, dir)
+	if err != nil {
+		return nil, err
+	}
 	popts := pebbleOptions(fs, logger)
+	popts.ErrorIfNotExists = exists // a store whose marker vanishes mid-open is not remade
 	db, err := pebble.Open(dir, popts)
 	popts.Cache.Unref()
 	if err != nil {
