@@ -8,8 +8,11 @@ import (
 )
 
 // maxDepth bounds Desc nesting so that a hostile or corrupt plan cannot
-// exhaust the stack.
-const maxDepth = 1000
+// exhaust the stack. It is above what the parser lets through (its
+// maxNesting bounds a statement's tokens per path, two per level of a
+// chain of operators), so SQL meets the parser's limit first: Postgres
+// evaluates 1+1+…+1 up to about 4 000 terms, and so does Sluice.
+const maxDepth = 6000
 
 // Build type-checks d against the input column types and returns the
 // evaluable Expr. A malformed Desc (unknown kind or function, wrong arity,
@@ -41,7 +44,7 @@ type builder struct {
 
 func (b *builder) build(d Desc, depth int) (Expr, error) {
 	if depth > maxDepth {
-		return nil, errBuild("expression nested deeper than %d", maxDepth)
+		return nil, sqlerr.Errorf(sqlerr.StatementTooComplex, "statement too complex: an expression nests more than %d levels deep", maxDepth)
 	}
 	if d.Type.ID != types.Unknown && !d.Type.Valid() {
 		return nil, errBuild("%s node has invalid type %d", d.Kind, d.Type.ID)

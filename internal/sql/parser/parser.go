@@ -161,6 +161,9 @@ func parsePiece(sql string, p piece) (Statement, error) {
 	if ok, err := parseCustom(&st, words); ok || err != nil {
 		return st, err
 	}
+	if err := checkNesting(sql, p); err != nil {
+		return st, err
+	}
 	text := blankOutside(sql, p.start, p.end)
 	if at, ok := appendOnly(words); ok {
 		st.AppendOnly = true
@@ -170,7 +173,7 @@ func parsePiece(sql string, p piece) (Statement, error) {
 		st.Graceful = true
 		text = blankRange(text, at.start, at.end)
 	}
-	tree, err := pg_query.Parse(text)
+	tree, err := parseTree(text)
 	if err != nil {
 		return st, parseError(sql, p.start, err)
 	}
@@ -207,6 +210,9 @@ func blankRange(s string, start, end int) string {
 // first start bytes were blanked to one-byte spaces, so its cursor
 // counts bytes up to start and characters after.
 func parseError(sql string, start int, err error) error {
+	if se, ok := sqlerr.As(err); ok {
+		return se
+	}
 	pe, ok := err.(*pgparser.Error)
 	if !ok {
 		return sqlerr.Errorf(sqlerr.SyntaxError, "%v", err)
