@@ -13,37 +13,30 @@ import (
 // hidden branch number plus one hidden slot per branch stream-key column
 // (NULL in the other branches), which together are the union's stream
 // key. UNION removes duplicates with a Distinct over the visible columns,
-// which then are the key.
+// which then are the key. A chain of UNIONs (a UNION b UNION c …, which
+// the grammar nests one level per operator) is planned as one union of
+// all its operands: nested, every row passed through one projection per
+// level, each wider than the last, and 1 000 operands took 10 s.
 func (q *query) setOp(s *pg_query.SelectStmt, top bool) (*relExpr, *ordering, error) {
 	opName := s.Op.String()[len("SETOP_"):]
 	if s.Op != pg_query.SetOperation_SETOP_UNION && s.All {
 		return nil, nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "%s ALL is not supported", opName)
 	}
-	l, _, err := q.selectStmt(s.Larg, false)
+	operands := []*pg_query.SelectStmt{s.Larg, s.Rarg}
+	if s.Op == pg_query.SetOperation_SETOP_UNION {
+		operands = unionOperands(s)
+	}
+	branches := make([]*relExpr, len(operands))
+	for i, o := range operands {
+		var err error
+		if branches[i], _, err = q.selectStmt(o, false); err != nil {
+			return nil, nil, err
+		}
+	}
+	common, err := commonTypes(branches, opName)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, _, err := q.selectStmt(s.Rarg, false)
-	if err != nil {
-		return nil, nil, err
-	}
-	lv, rv := l.visible(), r.visible()
-	if len(lv) != len(rv) {
-		return nil, nil, sqlerr.Errorf(sqlerr.SyntaxError, "each %s query must have the same number of columns", opName)
-	}
-	common := make([]types.Type, len(lv))
-	for i := range lv {
-		a, b := l.cols[lv[i]].typ, r.cols[rv[i]].typ
-		t, ok := expr.CommonType(a, b)
-		if !ok {
-			return nil, nil, sqlerr.Errorf(sqlerr.DatatypeMismatch, "%s types %s and %s cannot be matched", opName, a, b)
-		}
-		if t.ID == types.Unknown {
-			t = types.TVarchar
-		}
-		common[i] = t
-	}
-	branches := []*relExpr{l, r}
 	var u *relExpr
 	switch {
 	case s.Op != pg_query.SetOperation_SETOP_UNION:
@@ -56,10 +49,77 @@ func (q *query) setOp(s *pg_query.SelectStmt, top bool) (*relExpr, *ordering, er
 	if err != nil {
 		return nil, nil, err
 	}
-	for i, c := range lv {
+	l := branches[0]
+	for i, c := range l.visible() {
 		u.cols[i].name = l.cols[c].name
 	}
-	return q.finish(u, s, nil, len(lv), false, top)
+	return q.finish(u, s, nil, len(common), false, top)
+}
+
+// unionOperands returns the operands of the UNION s, left to right, with
+// the operands of the UNIONs nested in it that can merge into it: a
+// UNION ALL takes in only UNION ALLs, a UNION any UNION (duplicates go
+// either way), and neither one that sorts, limits or has a WITH.
+func unionOperands(s *pg_query.SelectStmt) []*pg_query.SelectStmt {
+	var rights []*pg_query.SelectStmt // the left spine's right operands, last first
+	left := s
+	for mergesInto(left, s) {
+		rights = append(rights, left.Rarg)
+		left = left.Larg
+	}
+	out := []*pg_query.SelectStmt{left}
+	for i := len(rights) - 1; i >= 0; i-- {
+		if r := rights[i]; mergesInto(r, s) {
+			out = append(out, unionOperands(r)...)
+		} else {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// mergesInto reports whether the operand o of the UNION s (or s itself)
+// can be planned as part of s.
+func mergesInto(o, s *pg_query.SelectStmt) bool {
+	if o == s {
+		return true
+	}
+	if o.Op != pg_query.SetOperation_SETOP_UNION || s.All && !o.All {
+		return false
+	}
+	return len(o.SortClause) == 0 && o.LimitCount == nil && o.LimitOffset == nil &&
+		o.WithClause == nil && len(o.LockingClause) == 0
+}
+
+// commonTypes resolves the branches' column types pairwise from the left,
+// as Postgres does for a chain of set operations: at each step the types
+// so far and the next branch's must have a common type, and an unknown
+// one (NULL or a literal in both) becomes varchar.
+func commonTypes(branches []*relExpr, opName string) ([]types.Type, error) {
+	first := branches[0]
+	fv := first.visible()
+	common := make([]types.Type, len(fv))
+	for i, c := range fv {
+		common[i] = first.cols[c].typ
+	}
+	for _, br := range branches[1:] {
+		bv := br.visible()
+		if len(bv) != len(common) {
+			return nil, sqlerr.Errorf(sqlerr.SyntaxError, "each %s query must have the same number of columns", opName)
+		}
+		for i, c := range bv {
+			a, b := common[i], br.cols[c].typ
+			t, ok := expr.CommonType(a, b)
+			if !ok {
+				return nil, sqlerr.Errorf(sqlerr.DatatypeMismatch, "%s types %s and %s cannot be matched", opName, a, b)
+			}
+			if t.ID == types.Unknown {
+				t = types.TVarchar
+			}
+			common[i] = t
+		}
+	}
+	return common, nil
 }
 
 // branchColumns returns br's visible columns cast to the common types.
@@ -77,30 +137,26 @@ func (q *query) branchColumns(br *relExpr, common []types.Type) ([]outCol, error
 }
 
 func (q *query) unionAll(branches []*relExpr, common []types.Type) (*relExpr, error) {
-	var slotTypes []types.Type
-	for _, br := range branches {
-		for _, k := range br.node.StreamKey {
-			slotTypes = append(slotTypes, br.cols[k].typ)
-		}
-	}
+	slotTypes, slotsOf := keySlots(branches)
 	n := len(common)
 	u := &relExpr{}
-	slot := 0
 	for j, br := range branches {
 		outs, err := q.branchColumns(br, common)
 		if err != nil {
 			return nil, err
 		}
 		outs = append(outs, outCol{t: lit(itoa(j), types.TInt32), name: "_branch", hidden: true})
+		keyAt := make(map[int]int, len(br.node.StreamKey)) // slot → the branch's column
+		for i, k := range br.node.StreamKey {
+			keyAt[slotsOf[j][i]] = k
+		}
 		for s, st := range slotTypes {
 			d := expr.Null(st)
-			if s >= slot && s < slot+len(br.node.StreamKey) {
-				k := br.node.StreamKey[s-slot]
+			if k, ok := keyAt[s]; ok {
 				d = expr.Input(k, st)
 			}
 			outs = append(outs, outCol{t: typed{d, st}, name: "_key", hidden: true})
 		}
-		slot += len(br.node.StreamKey)
 		p := q.project(br, outs, false)
 		u.node = appendInput(u.node, p.node)
 		if j == 0 {
@@ -109,6 +165,33 @@ func (q *query) unionAll(branches []*relExpr, common []types.Type) (*relExpr, er
 	}
 	u.node.StreamKey = seq(len(u.cols))[n:]
 	return u, nil
+}
+
+// keySlots lays out the union's hidden key slots: branch j's i-th stream
+// key column goes to slot slotsOf[j][i], of its type. Branches share
+// slots (the branch number tells their rows apart), so there are as many
+// slots of a type as the most any one branch needs, not one per branch:
+// a thousand-branch union of one-key branches has one slot, not a
+// thousand-column key on every row.
+func keySlots(branches []*relExpr) (slotTypes []types.Type, slotsOf [][]int) {
+	slotsOf = make([][]int, len(branches))
+	for j, br := range branches {
+		used := make([]bool, len(slotTypes))
+		for _, k := range br.node.StreamKey {
+			t := br.cols[k].typ
+			s := 0
+			for s < len(slotTypes) && (used[s] || slotTypes[s] != t) {
+				s++
+			}
+			if s == len(slotTypes) {
+				slotTypes = append(slotTypes, t)
+				used = append(used, false)
+			}
+			used[s] = true
+			slotsOf[j] = append(slotsOf[j], s)
+		}
+	}
+	return slotTypes, slotsOf
 }
 
 func (q *query) unionDistinct(branches []*relExpr, common []types.Type) (*relExpr, error) {
