@@ -1,6 +1,8 @@
 package parser
 
 import (
+	"sync/atomic"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
 	"google.golang.org/protobuf/proto"
@@ -125,8 +127,13 @@ func checkNesting(sql string, p piece) error {
 // that Postgres and checkNesting accept.
 var unmarshalTree = proto.UnmarshalOptions{RecursionLimit: 8 * maxNesting}
 
+// treesParsed counts parseTree's calls (tests check that a text is
+// parsed once).
+var treesParsed atomic.Int64
+
 // parseTree is pg_query.Parse with unmarshalTree.
 func parseTree(sql string) (*pg_query.ParseResult, error) {
+	treesParsed.Add(1)
 	buf, err := pgparser.ParseToProtobuf(sql)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,9 @@
 package parser
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -74,7 +77,7 @@ func TestMultiStatementOffsets(t *testing.T) {
 		t.Errorf("second statement text %q", got)
 	}
 	sel := sts[1].Node.GetSelectStmt()
-	loc := sel.TargetList[0].GetResTarget().Val.GetAConst().Location
+	loc := int(sel.TargetList[0].GetResTarget().Val.GetAConst().Location) + sts[1].Base
 	if sql[loc:loc+5] != "'x;y'" {
 		t.Errorf("location %d does not point into the whole input", loc)
 	}
@@ -96,6 +99,13 @@ func TestSyntaxErrors(t *testing.T) {
 		{"ALTER TABLE t SET RATE_LIMIT = x", `syntax error at or near "x"`, 32},
 		{"CANCEL JOBS", "syntax error at end of input", 12},
 		{"FLUSH now", `syntax error at or near "now"`, 7},
+		// Characters blanked out of pg_query's text (a custom statement's
+		// non-ASCII name) still count once.
+		{`DESCRIBE "tëst€"; SELECT FROM WHERE`, `syntax error at or near "WHERE"`, 31},
+		// The first error wins, whichever grammar finds it.
+		{"SELEC 1; FLUSH now", `syntax error at or near "SELEC"`, 1},
+		{"FLUSH now; SELEC 1", `syntax error at or near "now"`, 7},
+		{"SELECT 1; SELEC 2; FLUSH now", `syntax error at or near "SELEC"`, 11},
 	}
 	for _, c := range cases {
 		_, err := Parse(c.sql)
@@ -103,6 +113,69 @@ func TestSyntaxErrors(t *testing.T) {
 		if !ok || e.Code != sqlerr.SyntaxError || e.Message != c.msg || e.Position != c.pos {
 			t.Errorf("%s: got %#v, want %q at %d", c.sql, err, c.msg, c.pos)
 		}
+	}
+}
+
+// TestManyStatementsParseInBatches: a long multi-statement text is parsed
+// by pg_query a batch of statements at a time, not once per statement
+// with all the text before it (which was quadratic: 40 000 statements
+// took 52 s), and every statement keeps its own range, tree and positions.
+func TestManyStatementsParseInBatches(t *testing.T) {
+	var b strings.Builder
+	const n = 20000
+	for i := range n {
+		if i%1000 == 0 {
+			b.WriteString("FLUSH; CREATE TABLE t (a int) APPEND ONLY;")
+		}
+		b.WriteString("select 1::int;")
+	}
+	before := treesParsed.Load()
+	sts, err := Parse(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	standard := n + n/1000 // the CREATE TABLEs too
+	if got, want := treesParsed.Load()-before, int64((standard+batchStatements-1)/batchStatements); got != want {
+		t.Errorf("pg_query parsed %d times, want %d", got, want)
+	}
+	if len(sts) != n+2*n/1000 {
+		t.Fatalf("got %d statements", len(sts))
+	}
+	for i, st := range sts {
+		want := "select 1::int"
+		switch i % 1002 {
+		case 0:
+			want = "FLUSH"
+		case 1:
+			want = "CREATE TABLE t (a int) APPEND ONLY"
+		}
+		if st.SQL() != want || (st.Kind == KindStandard) != (st.Node != nil) {
+			t.Fatalf("statement %d: %q %+v", i, st.SQL(), st.Node)
+		}
+		if i%1002 == 1 && (!st.AppendOnly || st.Node.GetCreateStmt() == nil) {
+			t.Fatalf("statement %d lost APPEND ONLY: %+v", i, st)
+		}
+		if sel := st.Node.GetSelectStmt(); sel != nil {
+			loc := sel.TargetList[0].GetResTarget().Val.GetTypeCast().Arg.GetAConst().Location
+			if at := st.Base + int(loc); at < st.Start || at >= st.End || st.Input[at] != '1' {
+				t.Fatalf("statement %d: location %d+%d is not its constant", i, st.Base, loc)
+			}
+		}
+	}
+}
+
+// TestParseCanceled: a cancelled context stops parsing before the next
+// batch and returns its cause.
+func TestParseCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := errors.New("stop")
+	cancel(stop)
+	before := treesParsed.Load()
+	if _, err := ParseContext(ctx, strings.Repeat("select 1;", 5000)); err != stop {
+		t.Errorf("got %v, want the cause", err)
+	}
+	if n := treesParsed.Load() - before; n != 0 {
+		t.Errorf("parsed %d batches after the cancel", n)
 	}
 }
 

@@ -1,9 +1,14 @@
 package session
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestDeepStatementKeepsServerUp: a statement too deep to parse safely
@@ -25,5 +30,32 @@ func TestDeepStatementKeepsServerUp(t *testing.T) {
 	union := strings.Repeat("SELECT 1 UNION ALL ", 1999) + "SELECT 1"
 	if got := queryStrings(t, connect(t, p), "SELECT count(*) FROM ("+union+") u"); !slices.Equal(got, []string{"2000"}) {
 		t.Fatalf("union of 2000: %q", got)
+	}
+}
+
+// TestLongMultiStatementCancels: a Query of 200 000 statements is parsed a
+// batch at a time and run one statement at a time, and a cancel request
+// stops it there (a cancel used to wait for the whole text to be parsed,
+// which was quadratic: 40 000 statements took 52 s).
+func TestLongMultiStatementCancels(t *testing.T) {
+	p := startPlayground(t)
+	c := connect(t, p)
+	ctx := context.Background()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Exec(ctx, strings.Repeat("select 1::int;", 200000))
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if err := c.PgConn().CancelRequest(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57014" {
+		t.Fatalf("got %v, want 57014", err)
+	}
+	if got := queryStrings(t, c, "SELECT 2"); !slices.Equal(got, []string{"2"}) {
+		t.Fatalf("after the cancel: %q", got)
 	}
 }

@@ -117,10 +117,10 @@ func (s *Session) Close() { s.rollbackBlock() }
 
 // Query implements pgwire.Session: it runs each statement of sql in turn.
 func (s *Session) Query(ctx context.Context, sql string, w pgwire.ResultWriter) error {
-	sts, err := parser.Parse(sql)
+	sts, err := parser.ParseContext(ctx, sql)
 	if err != nil {
 		s.failBlock()
-		return err
+		return canceled(ctx, err)
 	}
 	if len(sts) == 0 {
 		return w.EmptyQuery()
@@ -155,13 +155,20 @@ func (s *Session) runAs(ctx context.Context, st *parser.Statement, exec func(con
 	if err != nil {
 		s.failBlock()
 	}
-	if err != nil && ctx.Err() != nil {
-		if cause, ok := sqlerr.As(context.Cause(ctx)); ok {
-			return cause
-		}
-		if _, ok := sqlerr.As(err); !ok || errors.Is(err, context.Canceled) {
-			return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to user request")
-		}
+	return canceled(ctx, err)
+}
+
+// canceled turns err, when ctx is done, into the error that says why: the
+// cancellation's own SQL error (statement timeout) or 57014.
+func canceled(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	if cause, ok := sqlerr.As(context.Cause(ctx)); ok {
+		return cause
+	}
+	if _, ok := sqlerr.As(err); !ok || errors.Is(err, context.Canceled) {
+		return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to user request")
 	}
 	return err
 }
