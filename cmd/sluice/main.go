@@ -35,6 +35,7 @@ type config struct {
 	barrierMS     int
 	parallelism   int
 	password      string
+	maxConns      int
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -48,6 +49,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.barrierMS, "barrier-interval-ms", 1000, "milliseconds between checkpoint barriers")
 	fs.IntVar(&c.parallelism, "parallelism", 0, "actors per distributed fragment (default: number of cores)")
 	fs.StringVar(&c.password, "password", "", "require this password (SCRAM-SHA-256) for user root; empty trusts every client")
+	fs.IntVar(&c.maxConns, "max-connections", pgwire.DefaultMaxConnections, "sessions open at once; one more is refused with SQLSTATE 53300")
 	if len(args) > 0 && args[0] == "playground" {
 		args = args[1:]
 	}
@@ -59,6 +61,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if c.barrierMS <= 0 {
 		return c, fmt.Errorf("--barrier-interval-ms must be positive")
+	}
+	if c.maxConns <= 0 {
+		return c, fmt.Errorf("--max-connections must be positive")
 	}
 	return c, nil
 }
@@ -130,7 +135,7 @@ func serveSQL(ctx context.Context, c config, e *engine.Engine, log *slog.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("listen address %s: %w", c.listenAddr, err)
 	}
-	pcfg := pgwire.Config{Logger: log}
+	pcfg := pgwire.Config{Logger: log, MaxConnections: c.maxConns}
 	if c.password != "" {
 		pcfg.Users = map[string]string{"root": c.password}
 	} else if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {

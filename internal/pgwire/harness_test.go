@@ -37,6 +37,11 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// newTestLogger logs everything, as text, to buf.
+func newTestLogger(buf *syncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
 type testServer struct {
 	addr string
 	port int
@@ -54,7 +59,7 @@ func startServer(t *testing.T, h *fakeHandler, cfg Config) *testServer {
 		t.Fatal(err)
 	}
 	logBuf := &syncBuffer{}
-	cfg.Logger = slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg.Logger = newTestLogger(logBuf)
 	srv, err := NewServer(h, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
+	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/task"
 )
 
@@ -31,13 +33,46 @@ type Config struct {
 	// Logger receives connection-level failures (protocol violations, a
 	// panic in a session). Nil discards them.
 	Logger *slog.Logger
+	// MaxConnections bounds the sessions open at once, as Postgres's
+	// max_connections; one more is refused with 53300. The last
+	// ReservedConnections of them are kept for superusers. Zero means
+	// DefaultMaxConnections and DefaultReservedConnections; a negative
+	// ReservedConnections reserves none.
+	MaxConnections      int
+	ReservedConnections int
+	// Superuser says whether a user may take a reserved slot. Nil: every
+	// user is a superuser (Sluice has one user until roles exist).
+	Superuser func(user string) bool
 }
 
 // Defaults for Config fields left zero.
 const (
-	DefaultMaxMessageSize = 64 << 20
-	DefaultServerVersion  = "15.0 (Sluice)"
+	DefaultMaxMessageSize      = 64 << 20
+	DefaultServerVersion       = "15.0 (Sluice)"
+	DefaultMaxConnections      = 100
+	DefaultReservedConnections = 3
 )
+
+// WithDefaults returns c with every field left zero set to its default.
+func (c Config) WithDefaults() Config {
+	if c.MaxMessageSize <= 0 {
+		c.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if c.ServerVersion == "" {
+		c.ServerVersion = DefaultServerVersion
+	}
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = DefaultMaxConnections
+	}
+	if c.ReservedConnections == 0 {
+		c.ReservedConnections = DefaultReservedConnections
+	}
+	c.ReservedConnections = min(max(c.ReservedConnections, 0), c.MaxConnections-1)
+	if c.Superuser == nil {
+		c.Superuser = func(string) bool { return true }
+	}
+	return c
+}
 
 // Server accepts Postgres wire-protocol connections and hands each to a
 // Session of its Handler.
@@ -66,12 +101,7 @@ type connHandle struct {
 // NewServer returns a server for h. It derives the SCRAM verifiers of
 // cfg.Users up front, so authentication does not run PBKDF2 per login.
 func NewServer(h Handler, cfg Config) (*Server, error) {
-	if cfg.MaxMessageSize <= 0 {
-		cfg.MaxMessageSize = DefaultMaxMessageSize
-	}
-	if cfg.ServerVersion == "" {
-		cfg.ServerVersion = DefaultServerVersion
-	}
+	cfg = cfg.WithDefaults()
 	s := &Server{handler: h, cfg: cfg, log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -113,21 +143,44 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
+// acceptLoop accepts until ctx is done or the listener is closed. Any
+// other failure (out of file descriptors, above all) is waited out: the
+// loop backs off, up to maxAcceptBackoff, and tries again, so the
+// listener serves again as soon as descriptors are freed. (It used to
+// return, and the server refused every connection from then on.)
 func (s *Server) acceptLoop(ctx, connCtx context.Context, g *task.Group, ln net.Listener) error {
+	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("pgwire: accept: %w", err)
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("pgwire: accept: %w", err)
+			}
+			backoff = min(max(2*backoff, minAcceptBackoff), maxAcceptBackoff)
+			s.log.Warn("pgwire: accept failed; retrying", "err", err, "in", backoff)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff):
+			}
+			continue
 		}
+		backoff = 0
 		g.Go(connCtx, "pgwire conn", func(ctx context.Context) error {
 			s.serveConnSafely(ctx, nc)
 			return nil
 		})
 	}
 }
+
+// The accept loop's back-off after a failure, doubling from min to max.
+const (
+	minAcceptBackoff = 5 * time.Millisecond
+	maxAcceptBackoff = time.Second
+)
 
 // serveConnSafely runs one connection. A panic (a bug in a session or
 // here) is logged and ends only this connection, never the server.
@@ -145,14 +198,22 @@ func (s *Server) serveConnSafely(ctx context.Context, nc net.Conn) {
 	}
 }
 
-// register allocates a unique process id and secret for a new connection.
-func (s *Server) register() (*connHandle, error) {
+// register allocates a unique process id and secret for a new session of
+// user, or refuses it with 53300 when the connection slots open to user
+// are taken.
+func (s *Server) register(user string) (*connHandle, error) {
 	h := &connHandle{}
 	if _, err := rand.Read(h.secret[:]); err != nil {
 		return nil, fmt.Errorf("pgwire: secret key: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	switch n := len(s.mu.conns); {
+	case n >= s.cfg.MaxConnections:
+		return nil, sqlerr.New(sqlerr.TooManyConnections, "sorry, too many clients already")
+	case n >= s.cfg.MaxConnections-s.cfg.ReservedConnections && !s.cfg.Superuser(user):
+		return nil, sqlerr.New(sqlerr.TooManyConnections, "remaining connection slots are reserved for roles with the SUPERUSER attribute")
+	}
 	for {
 		var b [4]byte
 		if _, err := rand.Read(b[:]); err != nil {

@@ -80,7 +80,7 @@ func (c *conn) authenticate(ctx context.Context, m *pgproto3.StartupMessage) (*S
 	if ctx.Err() != nil {
 		return nil, nil
 	}
-	h, err := c.srv.register()
+	h, err := c.srv.register(p.User)
 	if err != nil {
 		return nil, c.fatal(ctx, err)
 	}

@@ -49,9 +49,11 @@ const (
 	QueryCanceled               Code = "57014"
 	AdminShutdown               Code = "57P01"
 	ObjectInUse                 Code = "55006"
+	CantChangeRuntimeParam      Code = "55P02"
 	ProgramLimitExceeded        Code = "54000"
 	StatementTooComplex         Code = "54001"
 	ConfigurationLimitExceeded  Code = "53400"
+	TooManyConnections          Code = "53300"
 	Internal                    Code = "XX000"
 )
 

@@ -59,3 +59,17 @@ func TestLongMultiStatementCancels(t *testing.T) {
 		t.Fatalf("after the cancel: %q", got)
 	}
 }
+
+// TestConnectionLimitsShown: SHOW reports the server's connection limits,
+// which a session cannot change.
+func TestConnectionLimitsShown(t *testing.T) {
+	p := startPlayground(t)
+	c := connect(t, p)
+	if got := queryStrings(t, c, "SHOW max_connections"); !slices.Equal(got, []string{"100"}) {
+		t.Errorf("max_connections = %q", got)
+	}
+	if got := queryStrings(t, c, "SHOW superuser_reserved_connections"); !slices.Equal(got, []string{"3"}) {
+		t.Errorf("superuser_reserved_connections = %q", got)
+	}
+	wantCode(t, c, "SET max_connections = 5", "55P02")
+}

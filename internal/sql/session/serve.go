@@ -22,6 +22,8 @@ type Server struct {
 // Serve starts serving ln with a Handler over e until Close. pcfg
 // configures the protocol (users for SCRAM); cfg the sessions.
 func Serve(ctx context.Context, e *engine.Engine, ln net.Listener, pcfg pgwire.Config, cfg Config) (*Server, error) {
+	pcfg = pcfg.WithDefaults()
+	cfg.MaxConnections, cfg.ReservedConnections = pcfg.MaxConnections, pcfg.ReservedConnections
 	h := NewHandler(e, cfg)
 	srv, err := pgwire.NewServer(h, pcfg)
 	if err != nil {

@@ -30,6 +30,10 @@ type Config struct {
 	// Parallelism is what EXPLAIN assumes for distributed fragments; set
 	// it to the engine's (default: the number of cores).
 	Parallelism int
+	// MaxConnections and ReservedConnections are what SHOW reports of
+	// the server's connection limits (Serve copies them from its
+	// pgwire.Config; zero: pgwire's defaults).
+	MaxConnections, ReservedConnections int
 }
 
 // Handler is a pgwire.Handler serving SQL over one engine.
@@ -54,6 +58,10 @@ func NewHandler(e *engine.Engine, cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.MaxConnections <= 0 {
+		d := pgwire.Config{}.WithDefaults()
+		cfg.MaxConnections, cfg.ReservedConnections = d.MaxConnections, d.ReservedConnections
+	}
 	return &Handler{e: e, cfg: cfg}
 }
 
@@ -72,6 +80,8 @@ func (h *Handler) NewSession(_ context.Context, p pgwire.StartupParams) (pgwire.
 		startup["application_name"] = p.ApplicationName
 	}
 	s.vars = newVars(startup)
+	s.vars.specs["max_connections"].def = strconv.Itoa(h.cfg.MaxConnections)
+	s.vars.specs["superuser_reserved_connections"].def = strconv.Itoa(h.cfg.ReservedConnections)
 	return s, nil
 }
 

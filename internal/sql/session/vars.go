@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sqlerr"
 )
 
@@ -49,6 +50,10 @@ func knownVars() map[string]*varSpec {
 		{name: "intervalstyle", def: "postgres", desc: "Interval output style."},
 		{name: "transaction_isolation", def: "read committed", desc: "Isolation level of statements (snapshot per statement)."},
 		{name: "max_identifier_length", def: "63", desc: "Identifier length limit (read only)."},
+		{name: "max_connections", def: strconv.Itoa(pgwire.DefaultMaxConnections), check: atStartOnly("max_connections"),
+			desc: "Sessions open at once (set with --max-connections)."},
+		{name: "superuser_reserved_connections", def: strconv.Itoa(pgwire.DefaultReservedConnections),
+			check: atStartOnly("superuser_reserved_connections"), desc: "Connection slots kept for superusers."},
 	}
 	out := map[string]*varSpec{}
 	for _, s := range specs {
@@ -57,6 +62,13 @@ func knownVars() map[string]*varSpec {
 	out["rw_implicit_flush"] = implicit
 	out["time zone"] = out["timezone"]
 	return out
+}
+
+// atStartOnly refuses to change a setting fixed when the server starts.
+func atStartOnly(name string) func(string) (string, error) {
+	return func(string) (string, error) {
+		return "", sqlerr.Errorf(sqlerr.CantChangeRuntimeParam, "parameter %q cannot be changed without restarting the server", name)
+	}
 }
 
 // vars holds one session's settings.
