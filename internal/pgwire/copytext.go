@@ -98,7 +98,7 @@ func (d *CopyTextDecoder) readLine() ([]byte, error) {
 func (d *CopyTextDecoder) splitLine(raw []byte) ([]string, []bool, error) {
 	d.fields, d.nulls = d.fields[:0], d.nulls[:0]
 	line := string(raw)
-	if d.Delimiter < utf8.RuneSelf && strings.IndexByte(line, '\\') < 0 && utf8.ValidString(line) {
+	if d.Delimiter < utf8.RuneSelf && strings.IndexByte(line, '\\') < 0 && checkText(line) == nil {
 		d.splitPlain(line)
 		return d.fields, d.nulls, nil
 	}
@@ -187,10 +187,7 @@ func (d *CopyTextDecoder) DecodeRow(ts []types.Type) (types.Row, error) {
 // returned as it is, without a copy.
 func unescapeCopyField(f string) (string, error) {
 	if strings.IndexByte(f, '\\') < 0 {
-		if !utf8.ValidString(f) {
-			return "", sqlerr.New(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
-		}
-		return f, nil
+		return f, checkText(f)
 	}
 	return unescapeCopyText([]byte(f))
 }
@@ -198,10 +195,8 @@ func unescapeCopyField(f string) (string, error) {
 // unescapeCopyText undoes COPY text escapes in one field.
 func unescapeCopyText(b []byte) (string, error) {
 	if bytes.IndexByte(b, '\\') < 0 {
-		if !utf8.Valid(b) {
-			return "", sqlerr.New(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
-		}
-		return string(b), nil
+		s := string(b)
+		return s, checkText(s)
 	}
 	var sb strings.Builder
 	for i := 0; i < len(b); i++ {
@@ -242,10 +237,7 @@ func unescapeCopyText(b []byte) (string, error) {
 		}
 	}
 	s := sb.String()
-	if !utf8.ValidString(s) {
-		return "", sqlerr.New(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
-	}
-	return s, nil
+	return s, checkText(s) // an escape may have made a NUL (\000)
 }
 
 // scanDigits reads up to maxN digits of base from b.

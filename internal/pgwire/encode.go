@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"unicode/utf8"
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -119,10 +118,11 @@ func timestampFromPG(us int64) int64 {
 // 22P03 for bad binary, 22021 for invalid UTF-8).
 func decodeParam(b []byte, t types.Type, format int16) (types.Datum, error) {
 	if format == formatText {
-		if !utf8.Valid(b) {
-			return nil, sqlerr.New(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
+		s := string(b)
+		if err := checkText(s); err != nil {
+			return nil, err
 		}
-		return types.ParseDatum(string(b), t)
+		return types.ParseDatum(s, t)
 	}
 	return decodeBinary(b, t)
 }
@@ -141,10 +141,8 @@ func decodeBinary(b []byte, t types.Type) (types.Datum, error) {
 	case types.Decimal:
 		return decodeNumeric(b)
 	case types.Varchar, types.Unknown:
-		if !utf8.Valid(b) {
-			return nil, sqlerr.New(codeCharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
-		}
-		return string(b), nil
+		s := string(b)
+		return s, checkText(s)
 	case types.Bytea:
 		return append([]byte{}, b...), nil // b aliases the read buffer
 	case types.Array:

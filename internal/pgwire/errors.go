@@ -3,6 +3,8 @@ package pgwire
 import (
 	"context"
 	"errors"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -76,4 +78,17 @@ func noticeResponse(n Notice) *pgproto3.NoticeResponse {
 		Detail:              n.Detail,
 		Hint:                n.Hint,
 	}
+}
+
+// checkText refuses what Postgres refuses in any text it is given (a COPY
+// field, a bound parameter, a binary text value): bytes that are not
+// UTF-8, and NUL, which no text value can hold.
+func checkText(s string) error {
+	if strings.IndexByte(s, 0) >= 0 {
+		return sqlerr.New(codeCharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0x00`)
+	}
+	if !utf8.ValidString(s) {
+		return sqlerr.New(codeCharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8"`)
+	}
+	return nil
 }

@@ -152,6 +152,13 @@ func TestBatchQueries(t *testing.T) {
 		{"SELECT * FROM t1 WHERE v BETWEEN 15 AND 35", []string{"2 1 20", "3 2 30"}},
 		{"SELECT id FROM t1 CROSS JOIN t3 WHERE t3.k = 7", []string{"1", "2", "3", "4"}},
 		{"SELECT x FROM generate_series(1, 3) AS x", []string{"1", "2", "3"}},
+		// The series ends at the type's edge instead of wrapping past it.
+		{"SELECT x FROM generate_series(9223372036854775806::bigint, 9223372036854775807::bigint) AS x",
+			[]string{"9223372036854775806", "9223372036854775807"}},
+		{"SELECT x FROM generate_series(-9223372036854775807::bigint, -9223372036854775807::bigint - 1, -1) AS x",
+			[]string{"-9223372036854775807", "-9223372036854775808"}},
+		{"SELECT x FROM generate_series(9223372036854775800::bigint, 9223372036854775807::bigint, 5) AS x",
+			[]string{"9223372036854775800", "9223372036854775805"}},
 		{"VALUES (1, 'a'), (2, NULL)", []string{"1 a", "2 NULL"}},
 		{"SELECT name FROM t2 WHERE name LIKE 'a%' AND id IS NOT DISTINCT FROM 1", []string{"a", "a2"}},
 		{"SELECT nullif(g, 1) AS n FROM t1 WHERE id < 3", []string{"NULL", "NULL"}},

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -288,6 +289,9 @@ func (q *query) rangeFunction(f *pg_query.RangeFunction) (*relExpr, error) {
 			return nil, errAt(q.st, sqlerr.ProgramLimitExceeded, fc.Location, "generate_series is limited to %d rows", maxSeriesRows)
 		}
 		rows = append(rows, []expr.Desc{expr.Literal(v, typ)})
+		if step > 0 && v > math.MaxInt64-step || step < 0 && v < math.MinInt64-step {
+			break // the next value is past the type's range, so past stop
+		}
 	}
 	name := "generate_series"
 	if f.Alias != nil {
