@@ -43,7 +43,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{
 		srv:     s,
 		nc:      nc,
-		rd:      connReader{r: nc},
+		rd:      connReader{r: nc, nc: nc},
 		stmts:   make(map[string]*prepared),
 		portals: make(map[string]*portal),
 	}
@@ -223,10 +223,12 @@ func (c *conn) readyForQuery() error {
 }
 
 // call runs fn with a context that a cancel request for this connection
-// cancels.
+// cancels, and so does the client closing the connection (see watch).
 func (c *conn) call(ctx context.Context, fn func(ctx context.Context) error) (context.Context, error) {
 	callCtx := c.handle.beginCall(ctx)
 	defer c.handle.endCall()
+	c.rd.watch(ctx, func() { c.handle.cancelCall(errClientGone) })
+	defer c.rd.unwatch()
 	err := fn(callCtx)
 	// Keep the cause for the error report: endCall replaces nothing once
 	// the context was cancelled, so callCtx's cause survives.

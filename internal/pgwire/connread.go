@@ -1,8 +1,12 @@
 package pgwire
 
 import (
+	"context"
 	"io"
+	"net"
 	"sync"
+
+	"github.com/sluice-db/sluice/internal/task"
 )
 
 // bulkReadSize is the read size while a client streams COPY data.
@@ -24,6 +28,15 @@ type connReader struct {
 	rp   int     // unread bytes are (*buf)[rp:wp]
 	wp   int
 	bulk bool
+
+	// The watcher (connwatch.go): nc is the socket (nil: no watching),
+	// watching the running watcher, connCtx the connection's context,
+	// readErr what the watcher's last read failed with, returned once
+	// the bytes before it are read.
+	nc       net.Conn
+	watching *task.Group
+	connCtx  context.Context
+	readErr  error
 }
 
 // setBulk switches bulk reads on or off. Bytes already buffered are still
@@ -34,6 +47,9 @@ func (cr *connReader) setBulk(on bool) {
 }
 
 func (cr *connReader) Read(p []byte) (int, error) {
+	if cr.rp == cr.wp && cr.readErr != nil {
+		return 0, cr.readErr
+	}
 	if cr.rp == cr.wp {
 		if !cr.bulk {
 			return cr.r.Read(p)

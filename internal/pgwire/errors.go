@@ -45,6 +45,8 @@ func errorResponse(ctx context.Context, err error, severity string) *pgproto3.Er
 			switch context.Cause(ctx) {
 			case errCancelRequest:
 				e = sqlerr.New(sqlerr.QueryCanceled, msgCanceledByUser)
+			case errClientGone:
+				e = sqlerr.New(sqlerr.QueryCanceled, "canceling statement because the client closed the connection")
 			case errShutdown:
 				e = sqlerr.New(sqlerr.AdminShutdown, msgTerminatedByAdmin)
 			}

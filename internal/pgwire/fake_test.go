@@ -32,6 +32,7 @@ import (
 //	internal            an error without a SQLSTATE
 type fakeHandler struct {
 	sleeping chan struct{} // receives when a sleep starts, if non-nil
+	woke     chan error    // receives why a sleep ended, if non-nil
 	mu       sync.Mutex
 	copied   [][]string // "NULL" for NULL
 	params   [][]types.Datum
@@ -193,6 +194,9 @@ func (s *fakeSession) run(ctx context.Context, stmt string, params []types.Datum
 			}
 		}
 		<-ctx.Done()
+		if s.h.woke != nil {
+			s.h.woke <- context.Cause(ctx)
+		}
 		return fmt.Errorf("fake sleep: %w", ctx.Err())
 	case "notice":
 		if err := w.Notice(Notice{Code: "01000", Message: "hello from notice", Detail: "d"}); err != nil {

@@ -246,9 +246,14 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 		s.log.Debug("pgwire: cancel request for unknown connection", "pid", pid)
 		return
 	}
+	h.cancelCall(errCancelRequest)
+}
+
+// cancelCall cancels the connection's running call, if any, with cause.
+func (h *connHandle) cancelCall(cause error) {
 	h.mu.Lock()
 	if h.mu.cancel != nil {
-		h.mu.cancel(errCancelRequest)
+		h.mu.cancel(cause)
 	}
 	h.mu.Unlock()
 }

@@ -191,6 +191,7 @@ func (w *resultWriter) CopyIn(ctx context.Context, format CopyFormat, columns in
 		return nil, err
 	}
 	w.copy = &copyReader{c: w.c}
+	w.c.rd.unwatch() // the COPY data is the session's to read now
 	w.c.rd.setBulk(true)
 	return w.copy, nil
 }
