@@ -36,6 +36,7 @@ type config struct {
 	parallelism   int
 	password      string
 	maxConns      int
+	acceptLoss    bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -49,6 +50,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.barrierMS, "barrier-interval-ms", 1000, "milliseconds between checkpoint barriers")
 	fs.IntVar(&c.parallelism, "parallelism", 0, "actors per distributed fragment (default: number of cores)")
 	fs.StringVar(&c.password, "password", "", "require this password (SCRAM-SHA-256) for user root; empty trusts every client")
+	fs.BoolVar(&c.acceptLoss, "accept-data-loss", false, "open a data directory whose write-ahead log lost acknowledged writes (refused otherwise)")
 	fs.IntVar(&c.maxConns, "max-connections", pgwire.DefaultMaxConnections, "sessions open at once; one more is refused with SQLSTATE 53300")
 	if len(args) > 0 && args[0] == "playground" {
 		args = args[1:]
@@ -88,7 +90,7 @@ func main() {
 func run(ctx context.Context, c config, out io.Writer) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := engine.Options{Dir: c.dataDir, InMemory: c.inMemory, Parallelism: c.parallelism,
-		BarrierInterval: time.Duration(c.barrierMS) * time.Millisecond, Logger: log}
+		BarrierInterval: time.Duration(c.barrierMS) * time.Millisecond, Logger: log, AcceptDataLoss: c.acceptLoss}
 	if c.inMemory {
 		opts.Dir = ""
 	}

@@ -42,6 +42,9 @@ type Options struct {
 	// WrapActorRoot is compute.Config.WrapRoot: a fault-injection seam for
 	// recovery tests, nil in production.
 	WrapActorRoot func(job uint32, actor stream.ActorID, root stream.Executor) stream.Executor
+	// AcceptDataLoss opens a store whose write-ahead log lost acknowledged
+	// writes (storage.Options.AcceptDataLoss).
+	AcceptDataLoss bool
 }
 
 // Engine is one Sluice process.
@@ -77,15 +80,39 @@ type Engine struct {
 }
 
 // Open opens the store and catalog and starts the coordinator, which
-// begins with a recovery that rebuilds every job in the catalog.
+// begins with a recovery that rebuilds every job in the catalog. A corrupt
+// file in the data directory fails it with an error that says so.
 func Open(ctx context.Context, opts Options) (*Engine, error) {
+	e, err := open(ctx, opts)
+	if err != nil && storage.IsCorruption(err) {
+		return nil, &damagedDirError{dir: opts.Dir, err: err}
+	}
+	return e, err
+}
+
+// damagedDirError is Open's error for a corrupt file: one line (Pebble's
+// corruption errors carry more on lines of their own) and what to do.
+type damagedDirError struct {
+	dir string
+	err error
+}
+
+func (d *damagedDirError) Error() string {
+	msg, _, _ := strings.Cut(d.err.Error(), "\n")
+	return fmt.Sprintf("the data directory %q is damaged (%s); restore it from a backup", d.dir, msg)
+}
+
+func (d *damagedDirError) Unwrap() error { return d.err }
+
+func open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = runtime.NumCPU()
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	store, err := storage.Open(ctx, storage.Options{Dir: opts.Dir, InMemory: opts.InMemory, FS: opts.FS, Logger: opts.Logger})
+	store, err := storage.Open(ctx, storage.Options{Dir: opts.Dir, InMemory: opts.InMemory, FS: opts.FS, Logger: opts.Logger,
+		AcceptDataLoss: opts.AcceptDataLoss})
 	if err != nil {
 		if strings.Contains(err.Error(), "lock") || strings.Contains(err.Error(), "temporarily unavailable") {
 			return nil, fmt.Errorf("data directory %q is in use by another Sluice process (%w)", opts.Dir, err)

@@ -181,7 +181,12 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 	b := s.db.NewBatch()
 	defer b.Close()
 	s.dml.mu.Lock()
-	seqs, tables, err := s.enqueueDMLLocked(b, ws, segs)
+	count, err := s.acked.assignLocked(b)
+	var seqs []uint64
+	var tables []*dmlTable
+	if err == nil {
+		seqs, tables, err = s.enqueueDMLLocked(b, ws, segs)
+	}
 	s.dml.mu.Unlock()
 	if err != nil {
 		s.removeSegments(segs)
@@ -208,6 +213,9 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 	s.dml.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("storage: append dml: %w", err)
+	}
+	if err := s.acked.synced(count); err != nil {
+		return nil, err
 	}
 	// Acknowledge only once LastDML covers each seq: a FLUSH issued after
 	// this returns reads LastDML as its target, so an earlier seq still

@@ -42,7 +42,12 @@ func (s *Store) PutMeta(ctx context.Context, name string, value []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := s.db.Set(metaKey(name), value, pebble.Sync); err != nil {
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(metaKey(name), value, nil); err != nil {
+		return fmt.Errorf("storage: put meta %q: %w", name, err)
+	}
+	if err := s.applyAcked(b); err != nil {
 		return fmt.Errorf("storage: put meta %q: %w", name, err)
 	}
 	return nil
@@ -53,10 +58,32 @@ func (s *Store) DeleteMeta(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := s.db.Delete(metaKey(name), pebble.Sync); err != nil {
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.Delete(metaKey(name), nil); err != nil {
+		return fmt.Errorf("storage: delete meta %q: %w", name, err)
+	}
+	if err := s.applyAcked(b); err != nil {
 		return fmt.Errorf("storage: delete meta %q: %w", name, err)
 	}
 	return nil
+}
+
+// applyAcked commits b, synced, as an acknowledged write (acked.go).
+func (s *Store) applyAcked(b *pebble.Batch) error {
+	s.dml.mu.Lock()
+	count, err := s.acked.assignLocked(b)
+	if err == nil {
+		err = s.db.ApplyNoSyncWait(b, pebble.Sync)
+	}
+	s.dml.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := b.SyncWait(); err != nil {
+		return err
+	}
+	return s.acked.synced(count)
 }
 
 // ScanMeta returns every committed meta entry whose name starts with prefix,

@@ -33,7 +33,14 @@ type Options struct {
 	// to an sstable ingested at commit (ingest.go) instead of the epoch's
 	// batch: 0 means 8 MiB, a negative value never.
 	IngestFrom int
+	// AcceptDataLoss opens a store that lacks writes it acknowledged (its
+	// write-ahead log was damaged; see acked.go), logging what is lost,
+	// instead of refusing with ErrAcknowledgedWritesLost.
+	AcceptDataLoss bool
 }
+
+// IsCorruption reports whether err comes from a corrupt file of the store.
+func IsCorruption(err error) bool { return pebble.IsCorruptionError(err) }
 
 // ErrClosed is returned by operations on a closed store.
 var ErrClosed = errors.New("storage: store is closed")
@@ -80,6 +87,8 @@ type Store struct {
 
 	dml   dmlLog
 	tails tails
+	// acked counts acknowledged writes (acked.go).
+	acked ackCounter
 
 	// Sealed fresh rows as sstables (ingest.go).
 	fs            vfs.FS
@@ -162,7 +171,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.committed.Store(epoch)
+	if err := s.openAcked(opts.AcceptDataLoss); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	if err := s.recoverIngest(epoch); err != nil {
+		_ = s.acked.close()
 		_ = db.Close()
 		return nil, err
 	}
@@ -188,6 +202,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 func pebbleOptions(fs vfs.FS, logger *slog.Logger) *pebble.Options {
 	o := &pebble.Options{FS: fs, Logger: pebbleLogger{logger}, Cache: pebble.NewCache(blockCacheBytes),
 		FormatMajorVersion: pebble.FormatNewest}
+	// A corrupt file is an error for the read that met it, logged here;
+	// Pebble's default panics (through Logger.Fatalf), which ended the
+	// process with a goroutine dump instead of a message.
+	o.EventListener = &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
+		logger.Error("storage: on-disk corruption", "file", info.Path, "err", info.Details.Error())
+	}}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(bloomBitsPerKey)
 	}
@@ -261,10 +281,11 @@ func (s *Store) Close() error {
 	// Wait for an in-flight Commit before closing Pebble under it.
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
+	ackErr := s.acked.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("storage: close pebble: %w", err)
 	}
-	return nil
+	return ackErr
 }
 
 // CommittedEpoch returns the last epoch whose writes are durable.
