@@ -54,6 +54,7 @@ const (
 	StatementTooComplex         Code = "54001"
 	ConfigurationLimitExceeded  Code = "53400"
 	TooManyConnections          Code = "53300"
+	DiskFull                    Code = "53100"
 	Internal                    Code = "XX000"
 )
 

@@ -118,6 +118,12 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, meta map[string][]byte
 	for _, sb := range batches {
 		size += len(sb.batch.Repr())
 	}
+	if err := s.disk.checkCommit(size); err != nil {
+		for _, sb := range batches {
+			sb.release()
+		}
+		return fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
+	}
 	b := s.db.NewBatchWithSize(size)
 	defer b.Close()
 	var files []*ingestFile

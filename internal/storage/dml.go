@@ -174,6 +174,10 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 		s.removeCallerSegments(ws)
 		return nil, err
 	}
+	if err := s.disk.check(dmlAmplification * payloadBytes(ws)); err != nil {
+		s.removeCallerSegments(ws)
+		return nil, err
+	}
 	segs, err := s.writeSegments(ws)
 	if err != nil {
 		return nil, err
@@ -484,4 +488,14 @@ func (s *Store) TruncateDML(ctx context.Context, tableID uint32, throughSeq uint
 	// their segments: replay starts past them all the same.
 	s.removeSegments(t.segmentsThrough(throughSeq))
 	return nil
+}
+
+// payloadBytes is the size of the records ws write now (not those already
+// in segments).
+func payloadBytes(ws []TableDMLWrite) int {
+	n := 0
+	for _, w := range ws {
+		n += len(w.Payload)
+	}
+	return n
 }

@@ -86,6 +86,9 @@ func (s *Store) writeSegments(ws []TableDMLWrite) ([]string, error) {
 // WriteDMLBatch takes it, the caller owns it (RemoveSegment); a segment
 // left by a crash is removed when its table's log is next opened.
 func (s *Store) WriteSegment(tableID uint32, payload []byte) (string, error) {
+	if err := s.disk.check(dmlAmplification * len(payload)); err != nil {
+		return "", err
+	}
 	if err := s.makeDir(s.segmentDir, &s.segmentDirMade); err != nil {
 		return "", fmt.Errorf("storage: write dml segment: %w", err)
 	}
@@ -137,7 +140,7 @@ func (s *Store) writeFile(path string, data []byte) error {
 	if err == nil {
 		err = f.Sync()
 	}
-	return errors.Join(err, f.Close())
+	return s.disk.noSpace(errors.Join(err, f.Close()))
 }
 
 // readSegment returns the payload kept in segment name.

@@ -71,6 +71,9 @@ func (s *Store) DeleteMeta(ctx context.Context, name string) error {
 
 // applyAcked commits b, synced, as an acknowledged write (acked.go).
 func (s *Store) applyAcked(b *pebble.Batch) error {
+	if err := s.disk.check(len(b.Repr())); err != nil {
+		return err
+	}
 	s.dml.mu.Lock()
 	count, err := s.acked.assignLocked(b)
 	if err == nil {

@@ -37,6 +37,10 @@ type Options struct {
 	// write-ahead log was damaged; see acked.go), logging what is lost,
 	// instead of refusing with ErrAcknowledgedWritesLost.
 	AcceptDataLoss bool
+	// DiskReserve is the free space below which acknowledged writes are
+	// refused with 53100 (diskguard.go); 0 means 5 % of the file system,
+	// at least 64 MiB and at most 1 GiB (a quarter of a small one).
+	DiskReserve uint64
 }
 
 // IsCorruption reports whether err comes from a corrupt file of the store.
@@ -89,6 +93,8 @@ type Store struct {
 	tails tails
 	// acked counts acknowledged writes (acked.go).
 	acked ackCounter
+	// disk refuses writes when the disk is nearly full (diskguard.go).
+	disk diskGuard
 
 	// Sealed fresh rows as sstables (ingest.go).
 	fs            vfs.FS
@@ -150,6 +156,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, logger: logger, fs: fs, dir: dir, ingestDir: fs.PathJoin(dir, ingestDirName)}
 	s.segmentDir, s.openNanos = fs.PathJoin(dir, segmentDirName), time.Now().UnixNano()
+	s.disk = diskGuard{fs: fs, dir: dir, reserve: opts.DiskReserve}
 	s.spillFrom = defaultSpillFrom
 	s.ingestFrom = opts.IngestFrom
 	if s.ingestFrom == 0 {

@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/sluice-db/sluice/internal/engine"
 )
 
 // TestDeepStatementKeepsServerUp: a statement too deep to parse safely
@@ -72,4 +75,34 @@ func TestConnectionLimitsShown(t *testing.T) {
 		t.Errorf("superuser_reserved_connections = %q", got)
 	}
 	wantCode(t, c, "SET max_connections = 5", "55P02")
+}
+
+// TestDiskFull: on a nearly full disk an INSERT or a DDL fails at once
+// with 53100 (it used to block for ever or panic in Pebble), reads go on,
+// nothing acknowledged is lost, and writes resume once space is freed.
+func TestDiskFull(t *testing.T) {
+	fs := vfs.NewMem()
+	roomy := vfs.DiskUsage{AvailBytes: 8 << 30, TotalBytes: 10 << 30}
+	fs.TestingSetDiskUsage(roomy)
+	p := startPlaygroundWith(t, engine.Options{FS: fs, Dir: "data", BarrierInterval: 5 * time.Millisecond, Parallelism: 2})
+	c := connect(t, p)
+	exec(t, c, "CREATE TABLE t (id int PRIMARY KEY, v text)")
+	exec(t, c, "INSERT INTO t VALUES (1, 'kept')")
+	fs.TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: 10 << 20, TotalBytes: 10 << 30})
+	time.Sleep(60 * time.Millisecond) // the guard asks the file system at most every 50 ms
+	pe := wantCode(t, c, "INSERT INTO t VALUES (2, 'refused')", "53100")
+	if !strings.Contains(pe.Message, "disk full") {
+		t.Errorf("message %q", pe.Message)
+	}
+	wantCode(t, c, "CREATE TABLE u (a int)", "53100")
+	if got := queryStrings(t, c, "SELECT id, v FROM t ORDER BY id"); !slices.Equal(got, []string{"1 kept"}) {
+		t.Fatalf("reading on a full disk: %q", got)
+	}
+	fs.TestingSetDiskUsage(roomy)
+	time.Sleep(60 * time.Millisecond)
+	exec(t, c, "INSERT INTO t VALUES (2, 'after')")
+	exec(t, c, "CREATE TABLE u (a int)") // the refused CREATE left nothing behind
+	if got := queryStrings(t, c, "SELECT count(*) FROM t"); !slices.Equal(got, []string{"2"}) {
+		t.Fatalf("after space was freed: %q", got)
+	}
 }
