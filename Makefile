@@ -8,9 +8,9 @@
 GO ?= go
 export CGO_ENABLED = 1
 
-.PHONY: test deps vet unit bench playground
+.PHONY: test deps vet unit fuzz bench playground
 
-test: deps vet unit
+test: deps vet unit fuzz
 
 deps:
 	@command -v $(GO) >/dev/null || { echo "error: go not found on PATH (need Go 1.26)"; exit 1; }
@@ -52,6 +52,23 @@ vet:
 # -p 1 would be slower; two packages at a time matches the 2-core CI.
 unit:
 	SLUICE_TEST_STRICT=1 $(GO) test -race -timeout 25m ./...
+
+# Every fuzz target for FUZZTIME each (a crasher is saved under the
+# package's testdata/fuzz/<target>/ and then runs with the unit tests).
+FUZZTIME ?= 10s
+FUZZ_TARGETS = \
+	./internal/pgwire:FuzzMessageLoop ./internal/pgwire:FuzzStartup ./internal/pgwire:FuzzCopyText \
+	./internal/sql/planner:FuzzPlan ./internal/types:FuzzParseDatum \
+	./internal/types/codec:FuzzDecodeValue ./internal/types/codec:FuzzDecodeKey \
+	./internal/types/codec:FuzzKeyRoundTrip ./internal/types/codec:FuzzDecodeValueInto
+
+fuzz:
+	@log=$$(mktemp); trap 'rm -f $$log' EXIT; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg > $$log 2>&1 || \
+			{ grep -v '^fuzz: elapsed' $$log; exit 1; }; \
+		! grep -q 'no fuzz tests' $$log || { echo "error: no fuzz target $$name in $$pkg"; exit 1; }; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -11,6 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
 )
 
 // feedAfterStartup sends data on a fresh, started connection, half-closes
@@ -111,5 +114,68 @@ func FuzzMessageLoop(f *testing.F) {
 		if strings.Contains(ts.log.String(), "panic") {
 			t.Fatalf("panic:\n%s", ts.log.String())
 		}
+	})
+}
+
+// FuzzStartup: whatever a client sends before it is a session (startup
+// packet, SSL and cancel requests, a SCRAM exchange), the server answers
+// or hangs up, never panics or hangs; and it serves afterwards.
+func FuzzStartup(f *testing.F) {
+	startup, _ := (&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30,
+		Parameters: map[string]string{"user": "root", "database": "dev", "options": "-c search_path=x"}}).Encode(nil)
+	ssl, _ := (&pgproto3.SSLRequest{}).Encode(nil)
+	cancel, _ := (&pgproto3.CancelRequest{ProcessID: 1, SecretKey: []byte{1, 2, 3, 4}}).Encode(nil)
+	f.Add(startup, false)
+	f.Add(append(ssl, startup...), true)
+	f.Add(cancel, false)
+	f.Add([]byte{0, 0, 0, 8, 0, 3, 0, 0}, true)
+	ts := startServer(f, &fakeHandler{}, Config{Users: map[string]string{"root": "pw"}})
+	f.Fuzz(func(t *testing.T, data []byte, half bool) {
+		nc, err := net.Dial("tcp", ts.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := nc.Write(data); err != nil {
+			return
+		}
+		if half {
+			_ = nc.(*net.TCPConn).CloseWrite()
+			if _, err := io.Copy(io.Discard, nc); err != nil && !strings.Contains(err.Error(), "reset") {
+				t.Fatalf("server did not close the connection: %v", err)
+			}
+		}
+		if strings.Contains(ts.log.String(), "panic") {
+			t.Fatalf("panic:\n%s", ts.log.String())
+		}
+	})
+}
+
+// FuzzCopyText: COPY text input of any bytes decodes to rows or errors
+// and ends, for columns of several types.
+func FuzzCopyText(f *testing.F) {
+	f.Add("1\tabc\t2.5\t2024-01-02\tt\n\\N\t\\\\N\t-0\t\\N\tf\n\\.\n")
+	f.Add("1\ta\\tb\\x41\\102\t1e5\tinfinity\ton\r\n2\n")
+	f.Add("\t\t\t\t\n9999999999\t\\0\tNaN\t0001-01-01 BC\tmaybe\n")
+	ts := []types.Type{types.TInt32, types.TVarchar, types.TDecimal, types.TDate, types.TBool}
+	f.Fuzz(func(t *testing.T, in string) {
+		d := NewCopyTextDecoder(strings.NewReader(in))
+		for range len(in) + 2 { // each row consumes at least a byte, or ends
+			row, err := d.DecodeRow(ts)
+			if err == io.EOF {
+				return
+			}
+			if err == nil && len(row) != len(ts) {
+				t.Fatalf("row of %d values for %d columns", len(row), len(ts))
+			}
+			if err != nil {
+				if _, ok := sqlerr.As(err); !ok {
+					t.Fatalf("error without SQLSTATE: %v", err)
+				}
+				return
+			}
+		}
+		t.Fatalf("decoder did not end on %q", in)
 	})
 }

@@ -52,7 +52,7 @@ type testServer struct {
 
 // startServer runs a Server over h on a loopback port until the test ends.
 // Unless the test expects one, a panic in a connection fails the test.
-func startServer(t *testing.T, h *fakeHandler, cfg Config) *testServer {
+func startServer(t testing.TB, h *fakeHandler, cfg Config) *testServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -23,13 +23,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // real in-memory engine, batch queries recomputed by refeval over the
 // committed snapshot.
 type session struct {
-	t   *testing.T
+	t   testing.TB
 	ctx context.Context
 	e   *engine.Engine
 	p   *Planner
 }
 
-func newSession(t *testing.T) *session {
+func newSession(t testing.TB) *session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
