@@ -81,7 +81,7 @@ func StartPlayground(ctx context.Context, opts engine.Options, cfg Config) (*Pla
 	if cfg.Parallelism == 0 {
 		cfg.Parallelism = opts.Parallelism
 	}
-	srv, err := Serve(ctx, e, ln, pgwire.Config{}, cfg)
+	srv, err := Serve(ctx, e, ln, pgwire.Config{Logger: cfg.Logger}, cfg)
 	if err != nil {
 		_ = ln.Close()
 		_ = e.Close()
