@@ -74,6 +74,7 @@ func (c *conn) run(ctx context.Context) error {
 	}
 	c.sess = sess
 	defer sess.Close()
+	defer c.closePortals() // before the session closes
 	if err := c.sendWelcome(p); err != nil {
 		return err
 	}
@@ -105,6 +106,14 @@ func (c *conn) loop(ctx context.Context) error {
 // dispatch hands one message to its handler. A returned error ends the
 // connection; SQL errors are reported to the client by the handlers.
 func (c *conn) dispatch(ctx context.Context, msg pgproto3.FrontendMessage) error {
+	switch m := msg.(type) {
+	case *pgproto3.Query, *pgproto3.Parse, *pgproto3.FunctionCall:
+		c.settlePortals(ctx) // the session is about to run something else
+	case *pgproto3.Execute:
+		if p := c.portals[m.Portal]; p == nil || p.run == nil {
+			c.settlePortals(ctx)
+		}
+	}
 	switch m := msg.(type) {
 	case *pgproto3.Query:
 		return c.handleQuery(ctx, m)
@@ -216,6 +225,7 @@ func (c *conn) txStatus() TxStatus {
 func (c *conn) readyForQuery() error {
 	st := c.txStatus()
 	if st == TxIdle {
+		c.closePortals()
 		clear(c.portals)
 	}
 	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: byte(st)})
@@ -237,6 +247,7 @@ func (c *conn) call(ctx context.Context, fn func(ctx context.Context) error) (co
 
 func (c *conn) handleQuery(ctx context.Context, m *pgproto3.Query) error {
 	delete(c.stmts, "")
+	c.closePortal(c.portals[""])
 	delete(c.portals, "")
 	c.w.beginSimple()
 	callCtx, err := c.call(ctx, func(ctx context.Context) error {

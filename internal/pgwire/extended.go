@@ -30,6 +30,8 @@ type portal struct {
 	sent    int         // rows sent by the current Execute
 	pending []types.Row // rows produced but not yet sent
 	tag     string      // command tag, sent with the last pending row
+	run     *portalRun  // the statement, parked (portalrun.go); nil when not running
+	err     error       // the statement's error, met while settling
 }
 
 func (c *conn) handleParse(ctx context.Context, m *pgproto3.Parse) error {
@@ -102,6 +104,7 @@ func (c *conn) handleBind(ctx context.Context, m *pgproto3.Bind) error {
 	if err != nil {
 		return c.extendedError(ctx, err)
 	}
+	c.closePortal(c.portals[m.DestinationPortal]) // the unnamed portal is replaced
 	c.portals[m.DestinationPortal] = &portal{prep: p, params: params, formats: formats}
 	c.be.Send(&pgproto3.BindComplete{})
 	return nil
@@ -184,10 +187,16 @@ func (c *conn) handleExecute(ctx context.Context, m *pgproto3.Execute) error {
 	}
 	maxRows := int(m.MaxRows)
 	p.sent = 0
+	if p.run != nil {
+		return c.pumpPortal(ctx, p, maxRows)
+	}
 	if p.started {
 		return c.resumePortal(ctx, p, maxRows)
 	}
 	p.started = true
+	if maxRows > 0 && len(p.prep.cols) > 0 {
+		return c.startRunner(ctx, p, maxRows)
+	}
 	c.w.beginExtended(p, maxRows)
 	callCtx, err := c.call(ctx, func(ctx context.Context) error {
 		return p.prep.stmt.Execute(ctx, p.params, &c.w)
@@ -214,6 +223,11 @@ func (c *conn) handleExecute(ctx context.Context, m *pgproto3.Execute) error {
 // resumePortal sends the next rows of a suspended portal, and the command
 // tag once none are left. A finished portal completes again with its tag.
 func (c *conn) resumePortal(ctx context.Context, p *portal, maxRows int) error {
+	if p.err != nil {
+		err := p.err
+		p.err = nil
+		return c.extendedError(ctx, err)
+	}
 	c.w.beginExtended(p, maxRows)
 	n := len(p.pending)
 	if maxRows > 0 && maxRows < n {
@@ -245,6 +259,7 @@ func (c *conn) handleClose(m *pgproto3.Close) error {
 	case 'S':
 		delete(c.stmts, m.Name)
 	case 'P':
+		c.closePortal(c.portals[m.Name])
 		delete(c.portals, m.Name)
 	}
 	// Closing something that does not exist is not an error.

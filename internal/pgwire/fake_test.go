@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/types"
@@ -33,6 +34,7 @@ import (
 type fakeHandler struct {
 	sleeping chan struct{} // receives when a sleep starts, if non-nil
 	woke     chan error    // receives why a sleep ended, if non-nil
+	produced atomic.Int64  // rows the rows statement has produced
 	mu       sync.Mutex
 	copied   [][]string // "NULL" for NULL
 	params   [][]types.Datum
@@ -170,6 +172,7 @@ func (s *fakeSession) run(ctx context.Context, stmt string, params []types.Datum
 	case "rows":
 		n, _ := strconv.Atoi(strings.TrimSpace(rest))
 		for i := 1; i <= n; i++ {
+			s.h.produced.Add(1)
 			if err := w.WriteRow(ctx, types.Row{int64(i)}); err != nil {
 				return err
 			}

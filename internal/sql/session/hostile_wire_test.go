@@ -181,3 +181,90 @@ func feedSession(t *testing.T, addr string, data []byte, halfClose bool) (errs [
 		}
 	}
 }
+
+// TestPortalFetchInBlock: a cursor-style fetch (Execute with a row limit
+// inside a transaction block, as JDBC's fetchSize does) against the real
+// session returns every row in order while other statements run between
+// fetches (the parked portal is settled first, so the session serves one
+// statement at a time).
+func TestPortalFetchInBlock(t *testing.T) {
+	p := startPlayground(t)
+	c := connect(t, p)
+	exec(t, c, "CREATE TABLE f (id int PRIMARY KEY)")
+	exec(t, c, "INSERT INTO f SELECT g FROM generate_series(1, 5000) g")
+	nc, err := net.Dial("tcp", p.Server.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+	fe := pgproto3.NewFrontend(nc, nc)
+	recv := func() pgproto3.BackendMessage {
+		t.Helper()
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := msg.(*pgproto3.ErrorResponse); ok {
+			t.Fatalf("server error %s: %s", e.Code, e.Message)
+		}
+		return msg
+	}
+	untilReady := func() (rows []string) {
+		t.Helper()
+		for {
+			switch m := recv().(type) {
+			case *pgproto3.DataRow:
+				rows = append(rows, string(m.Values[0]))
+			case *pgproto3.ReadyForQuery:
+				return rows
+			}
+		}
+	}
+	send := func(msgs ...pgproto3.FrontendMessage) {
+		for _, m := range msgs {
+			fe.Send(m)
+		}
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30,
+		Parameters: map[string]string{"user": "root", "database": "dev"}})
+	untilReady()
+	send(&pgproto3.Query{String: "BEGIN"})
+	untilReady()
+	send(&pgproto3.Parse{Name: "q", Query: "SELECT id FROM f"},
+		&pgproto3.Bind{PreparedStatement: "q", DestinationPortal: "cur"})
+	var got []string
+	for i := 0; ; i++ {
+		send(&pgproto3.Execute{Portal: "cur", MaxRows: 700}, &pgproto3.Sync{})
+		rows := untilReady()
+		got = append(got, rows...)
+		if len(rows) < 700 {
+			break
+		}
+		if i == 0 { // other sessions write while the portal is parked
+			exec(t, c, "INSERT INTO f VALUES (10001)")
+			exec(t, c, "DELETE FROM f WHERE id = 10001")
+		}
+		if i%2 == 0 { // another statement between fetches
+			send(&pgproto3.Query{String: "SELECT count(*) FROM f WHERE id > 100"})
+			if n := untilReady(); len(n) != 1 || n[0] != "4900" {
+				t.Fatalf("count between fetches: %q", n)
+			}
+		}
+	}
+	if len(got) != 5000 {
+		t.Fatalf("fetched %d rows, want 5000", len(got))
+	}
+	seen := map[string]bool{}
+	for _, r := range got {
+		if seen[r] {
+			t.Fatalf("row %s fetched twice", r)
+		}
+		seen[r] = true
+	}
+	send(&pgproto3.Query{String: "COMMIT"})
+	untilReady()
+}
