@@ -15,6 +15,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -37,6 +38,7 @@ type config struct {
 	password      string
 	maxConns      int
 	acceptLoss    bool
+	passwordFile  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -49,7 +51,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.inMemory, "in-memory", false, "keep everything in memory (no files)")
 	fs.IntVar(&c.barrierMS, "barrier-interval-ms", 1000, "milliseconds between checkpoint barriers")
 	fs.IntVar(&c.parallelism, "parallelism", 0, "actors per distributed fragment (default: number of cores)")
-	fs.StringVar(&c.password, "password", "", "require this password (SCRAM-SHA-256) for user root; empty trusts every client")
+	fs.StringVar(&c.password, "password", "", "require this password (SCRAM-SHA-256) for user root; empty trusts every client (visible in ps: prefer --password-file or $"+passwordEnv+")")
+	fs.StringVar(&c.passwordFile, "password-file", "", "read the password for user root from this file's first line")
 	fs.BoolVar(&c.acceptLoss, "accept-data-loss", false, "open a data directory whose write-ahead log lost acknowledged writes (refused otherwise)")
 	fs.IntVar(&c.maxConns, "max-connections", pgwire.DefaultMaxConnections, "sessions open at once; one more is refused with SQLSTATE 53300")
 	if len(args) > 0 && args[0] == "playground" {
@@ -67,7 +70,42 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.maxConns <= 0 {
 		return c, fmt.Errorf("--max-connections must be positive")
 	}
-	return c, nil
+	if c.password != "" {
+		fmt.Fprintf(stderr, "warning: --password is visible to every user of this machine (ps); use --password-file or $%s\n", passwordEnv)
+	}
+	return c, c.resolvePassword(os.Getenv(passwordEnv))
+}
+
+// passwordEnv names the environment variable that may hold the password.
+const passwordEnv = "SLUICE_PASSWORD"
+
+// resolvePassword takes the password from --password, --password-file or
+// the environment (env), refusing more than one source or an empty file.
+func (c *config) resolvePassword(env string) error {
+	sources := 0
+	for _, set := range []bool{c.password != "", c.passwordFile != "", env != ""} {
+		if set {
+			sources++
+		}
+	}
+	if sources > 1 {
+		return fmt.Errorf("give the password once: --password, --password-file or $%s", passwordEnv)
+	}
+	if env != "" {
+		c.password = env
+	}
+	if c.passwordFile == "" {
+		return nil
+	}
+	b, err := os.ReadFile(c.passwordFile)
+	if err != nil {
+		return fmt.Errorf("--password-file: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	if c.password = strings.TrimSuffix(line, "\r"); c.password == "" {
+		return fmt.Errorf("--password-file %s: the first line is empty", c.passwordFile)
+	}
+	return nil
 }
 
 func main() {

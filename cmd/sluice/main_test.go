@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -135,5 +137,38 @@ func checkSQL(t *testing.T, banner string) {
 	var s string
 	if err := c.QueryRow(ctx, "SELECT s::varchar FROM mv").Scan(&s); err != nil || s != "42" {
 		t.Fatalf("mv: %q, %v", s, err)
+	}
+}
+
+// TestPasswordSources: the password comes from --password, a file or the
+// environment, exactly one of them; --password warns that ps shows it.
+func TestPasswordSources(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(file, []byte("s3cret\nignored\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := parseFlags([]string{"--password-file", file}, io.Discard)
+	if err != nil || c.password != "s3cret" {
+		t.Fatalf("from a file: %q, %v", c.password, err)
+	}
+	t.Setenv(passwordEnv, "fromenv")
+	if c, err := parseFlags(nil, io.Discard); err != nil || c.password != "fromenv" {
+		t.Fatalf("from the environment: %q, %v", c.password, err)
+	}
+	if _, err := parseFlags([]string{"--password-file", file}, io.Discard); err == nil {
+		t.Error("two sources accepted")
+	}
+	t.Setenv(passwordEnv, "")
+	var warn bytes.Buffer
+	if c, err := parseFlags([]string{"--password", "argv"}, &warn); err != nil || c.password != "argv" ||
+		!strings.Contains(warn.String(), "visible") {
+		t.Errorf("from argv: %q, %v, warning %q", c.password, err, warn.String())
+	}
+	empty := filepath.Join(t.TempDir(), "empty")
+	_ = os.WriteFile(empty, []byte("\n"), 0o600)
+	for _, args := range [][]string{{"--password-file", empty}, {"--password-file", empty + ".missing"}} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("%q accepted", args)
+		}
 	}
 }
