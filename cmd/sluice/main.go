@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,6 +40,8 @@ type config struct {
 	maxConns      int
 	acceptLoss    bool
 	passwordFile  string
+	tlsCert       string
+	tlsKey        string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -53,6 +56,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.parallelism, "parallelism", 0, "actors per distributed fragment (default: number of cores)")
 	fs.StringVar(&c.password, "password", "", "require this password (SCRAM-SHA-256) for user root; empty trusts every client (visible in ps: prefer --password-file or $"+passwordEnv+")")
 	fs.StringVar(&c.passwordFile, "password-file", "", "read the password for user root from this file's first line")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (chain) for TLS connections (sslmode=require); needs --tls-key")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.BoolVar(&c.acceptLoss, "accept-data-loss", false, "open a data directory whose write-ahead log lost acknowledged writes (refused otherwise)")
 	fs.IntVar(&c.maxConns, "max-connections", pgwire.DefaultMaxConnections, "sessions open at once; one more is refused with SQLSTATE 53300")
 	if len(args) > 0 && args[0] == "playground" {
@@ -69,6 +74,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if c.maxConns <= 0 {
 		return c, fmt.Errorf("--max-connections must be positive")
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return c, fmt.Errorf("--tls-cert and --tls-key go together")
 	}
 	if c.password != "" {
 		fmt.Fprintf(stderr, "warning: --password is visible to every user of this machine (ps); use --password-file or $%s\n", passwordEnv)
@@ -176,6 +184,13 @@ func serveSQL(ctx context.Context, c config, e *engine.Engine, log *slog.Logger)
 		return nil, fmt.Errorf("listen address %s: %w", c.listenAddr, err)
 	}
 	pcfg := pgwire.Config{Logger: log, MaxConnections: c.maxConns}
+	if c.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		pcfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	if c.password != "" {
 		pcfg.Users = map[string]string{"root": c.password}
 	} else if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {

@@ -37,20 +37,27 @@ type conn struct {
 	ignoreTillSync bool  // an extended-protocol error skips messages until Sync
 	unflushed      int   // bytes of rows sent since the last flush
 	readErr        error // a read failed inside a session call (COPY)
+	tlsDone        bool  // the connection was upgraded to TLS
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{
 		srv:     s,
 		nc:      nc,
-		rd:      connReader{r: nc, nc: nc},
 		stmts:   make(map[string]*prepared),
 		portals: make(map[string]*portal),
 	}
-	c.be = pgproto3.NewBackend(&c.rd, nc)
-	c.be.SetMaxBodyLen(s.cfg.MaxMessageSize)
+	c.useConn(nc)
 	c.w.c = c
 	return c
+}
+
+// useConn makes nc the connection's transport (again after a TLS upgrade).
+func (c *conn) useConn(nc net.Conn) {
+	c.nc = nc
+	c.rd = connReader{r: nc, nc: nc}
+	c.be = pgproto3.NewBackend(&c.rd, nc)
+	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
 }
 
 // run serves the connection until the client leaves, a fatal error, or
@@ -58,9 +65,10 @@ func newConn(s *Server, nc net.Conn) *conn {
 // deadline moves to now and the write deadline to a short grace: enough to
 // tell the client why, not enough for a stuck client to hold shutdown.
 func (c *conn) run(ctx context.Context) error {
+	raw := c.nc // a TLS upgrade replaces c.nc; deadlines on raw reach it too
 	stop := context.AfterFunc(ctx, func() {
-		_ = c.nc.SetReadDeadline(time.Now())
-		_ = c.nc.SetWriteDeadline(time.Now().Add(shutdownWriteGrace))
+		_ = raw.SetReadDeadline(time.Now())
+		_ = raw.SetWriteDeadline(time.Now().Add(shutdownWriteGrace))
 	})
 	defer stop()
 	p, err := c.startup(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -43,6 +44,9 @@ type Config struct {
 	// Superuser says whether a user may take a reserved slot. Nil: every
 	// user is a superuser (Sluice has one user until roles exist).
 	Superuser func(user string) bool
+	// TLS, when set, answers SSLRequest with a TLS handshake using its
+	// certificates (sslmode=require works); nil declines it.
+	TLS *tls.Config
 }
 
 // Defaults for Config fields left zero.

@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sort"
@@ -34,9 +35,13 @@ func (c *conn) startup(ctx context.Context) (*StartupParams, error) {
 			return nil, c.fatal(ctx, sqlerr.Errorf(codeProtocolViolation, "invalid startup packet: %v", err))
 		}
 		switch m := msg.(type) {
-		case *pgproto3.SSLRequest, *pgproto3.GSSEncRequest:
+		case *pgproto3.SSLRequest:
+			if err := c.startTLS(); err != nil {
+				return nil, err
+			}
+		case *pgproto3.GSSEncRequest:
 			// 'N': not supported; the client goes on in plain text on
-			// this connection, as libpq does with sslmode=prefer.
+			// this connection, as libpq does with gssencmode=prefer.
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return nil, fmt.Errorf("pgwire: declining encryption: %w", err)
 			}
@@ -87,6 +92,29 @@ func (c *conn) authenticate(ctx context.Context, m *pgproto3.StartupMessage) (*S
 	c.handle = h
 	p.ProcessID = h.pid
 	return p, nil
+}
+
+// startTLS answers an SSLRequest: 'S' and a TLS handshake when the server
+// has a certificate (Config.TLS), else 'N', and the client goes on in
+// plain text or gives up (sslmode=require). Either way the startup
+// message follows.
+func (c *conn) startTLS() error {
+	if c.srv.cfg.TLS == nil || c.tlsDone {
+		if _, err := c.nc.Write([]byte{'N'}); err != nil {
+			return fmt.Errorf("pgwire: declining TLS: %w", err)
+		}
+		return nil
+	}
+	if _, err := c.nc.Write([]byte{'S'}); err != nil {
+		return fmt.Errorf("pgwire: accepting TLS: %w", err)
+	}
+	tc := tls.Server(c.nc, c.srv.cfg.TLS)
+	if err := tc.Handshake(); err != nil { // under the startup deadline
+		return fmt.Errorf("pgwire: TLS handshake: %w", err)
+	}
+	c.useConn(tc)
+	c.tlsDone = true
+	return nil
 }
 
 // startupParams splits a startup message's parameters into the named
