@@ -25,7 +25,8 @@ const shutdownWriteGrace = 100 * time.Millisecond
 // goroutine; only handle is shared (with cancel requests).
 type conn struct {
 	srv    *Server
-	nc     net.Conn
+	raw    net.Conn   // the socket
+	nc     net.Conn   // what the protocol runs over: raw, or TLS over it
 	rd     connReader // the Backend's reader: see connread.go
 	be     *pgproto3.Backend
 	handle *connHandle
@@ -47,6 +48,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		stmts:   make(map[string]*prepared),
 		portals: make(map[string]*portal),
 	}
+	c.raw = nc
 	c.useConn(nc)
 	c.w.c = c
 	return c
@@ -65,7 +67,7 @@ func (c *conn) useConn(nc net.Conn) {
 // deadline moves to now and the write deadline to a short grace: enough to
 // tell the client why, not enough for a stuck client to hold shutdown.
 func (c *conn) run(ctx context.Context) error {
-	raw := c.nc // a TLS upgrade replaces c.nc; deadlines on raw reach it too
+	raw := c.raw // a TLS upgrade replaces c.nc; deadlines on raw reach it too
 	stop := context.AfterFunc(ctx, func() {
 		_ = raw.SetReadDeadline(time.Now())
 		_ = raw.SetWriteDeadline(time.Now().Add(shutdownWriteGrace))
@@ -92,7 +94,7 @@ func (c *conn) run(ctx context.Context) error {
 // loop reads and dispatches messages until Terminate or a fatal error.
 func (c *conn) loop(ctx context.Context) error {
 	for {
-		msg, err := c.be.Receive()
+		msg, err := c.receive()
 		if err != nil {
 			return c.receiveFailed(ctx, err)
 		}
@@ -149,6 +151,34 @@ func (c *conn) dispatch(ctx context.Context, msg pgproto3.FrontendMessage) error
 	return c.fatal(ctx, sqlerr.Errorf(codeProtocolViolation, "unexpected message %T", msg))
 }
 
+// errIdleInTransaction is receive's error when a session sat idle in a
+// transaction block for longer than it allows.
+var errIdleInTransaction = errors.New("pgwire: idle in transaction too long")
+
+// receive reads the next message. A connection being terminated reads
+// none; inside a transaction block a session's idle limit
+// (IdleInTransactionLimiter) bounds the wait.
+func (c *conn) receive() (pgproto3.FrontendMessage, error) {
+	var limit time.Duration
+	if l, ok := c.sess.(IdleInTransactionLimiter); ok && c.txStatus() != TxIdle {
+		limit = l.IdleInTransactionTimeout()
+	}
+	if limit > 0 {
+		_ = c.nc.SetReadDeadline(time.Now().Add(limit))
+	}
+	if c.handle.terminated.Load() { // after the deadline: TerminateBackend sets it before its own
+		return nil, errTerminated
+	}
+	msg, err := c.be.Receive()
+	if limit > 0 {
+		_ = c.nc.SetReadDeadline(time.Time{})
+		if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && !c.handle.terminated.Load() {
+			return nil, errIdleInTransaction
+		}
+	}
+	return msg, err
+}
+
 // receiveFailed turns a read error into the end of the connection: quietly
 // when the client left, with FATAL 57P01 at shutdown, and with FATAL 08P01
 // for a malformed or oversized message.
@@ -156,6 +186,11 @@ func (c *conn) receiveFailed(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return c.shutdown(ctx)
+	case c.handle.terminated.Load():
+		return c.fatal(ctx, sqlerr.New(sqlerr.AdminShutdown, msgTerminatedByAdmin))
+	case errors.Is(err, errIdleInTransaction):
+		return c.fatal(ctx, sqlerr.New(sqlerr.IdleInTransactionTimeout,
+			"terminating connection due to idle-in-transaction timeout"))
 	case isDisconnect(err):
 		return nil
 	}

@@ -47,7 +47,7 @@ func errorResponse(ctx context.Context, err error, severity string) *pgproto3.Er
 				e = sqlerr.New(sqlerr.QueryCanceled, msgCanceledByUser)
 			case errClientGone:
 				e = sqlerr.New(sqlerr.QueryCanceled, "canceling statement because the client closed the connection")
-			case errShutdown:
+			case errShutdown, errTerminated:
 				e = sqlerr.New(sqlerr.AdminShutdown, msgTerminatedByAdmin)
 			}
 		}

@@ -96,7 +96,8 @@ type Server struct {
 type connHandle struct {
 	pid    uint32
 	secret [4]byte
-	mu     struct {
+	backendState
+	mu struct {
 		sync.Mutex
 		cancel context.CancelCauseFunc // of the running call; nil between calls
 	}
@@ -205,8 +206,8 @@ func (s *Server) serveConnSafely(ctx context.Context, nc net.Conn) {
 // register allocates a unique process id and secret for a new session of
 // user, or refuses it with 53300 when the connection slots open to user
 // are taken.
-func (s *Server) register(user string) (*connHandle, error) {
-	h := &connHandle{}
+func (s *Server) register(user string, nc net.Conn) (*connHandle, error) {
+	h := &connHandle{backendState: backendState{nc: nc}}
 	if _, err := rand.Read(h.secret[:]); err != nil {
 		return nil, fmt.Errorf("pgwire: secret key: %w", err)
 	}

@@ -3,6 +3,8 @@ package pgwire
 import (
 	"context"
 	"io"
+	"net"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/types"
@@ -21,6 +23,8 @@ type StartupParams struct {
 	// ProcessID is the pid reported to the client in BackendKeyData; it
 	// identifies the connection in logs and in cancel requests.
 	ProcessID uint32
+	// RemoteAddr is the client's address.
+	RemoteAddr net.Addr
 }
 
 // Handler creates a Session for each connection once startup and
@@ -153,4 +157,12 @@ const (
 // blocks; pgwire reports TxIdle for sessions that do not implement it.
 type TxStatusReporter interface {
 	TxStatus() TxStatus
+}
+
+// IdleInTransactionLimiter is implemented by a Session that bounds how
+// long it may wait for the client's next message inside a transaction
+// block (idle_in_transaction_session_timeout; 0: no bound). Past it the
+// connection ends with FATAL 25P03.
+type IdleInTransactionLimiter interface {
+	IdleInTransactionTimeout() time.Duration
 }

@@ -85,12 +85,13 @@ func (c *conn) authenticate(ctx context.Context, m *pgproto3.StartupMessage) (*S
 	if ctx.Err() != nil {
 		return nil, nil
 	}
-	h, err := c.srv.register(p.User)
+	h, err := c.srv.register(p.User, c.raw)
 	if err != nil {
 		return nil, c.fatal(ctx, err)
 	}
 	c.handle = h
 	p.ProcessID = h.pid
+	p.RemoteAddr = c.raw.RemoteAddr()
 	return p, nil
 }
 

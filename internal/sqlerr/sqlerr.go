@@ -50,6 +50,7 @@ const (
 	AdminShutdown               Code = "57P01"
 	ObjectInUse                 Code = "55006"
 	CantChangeRuntimeParam      Code = "55P02"
+	IdleInTransactionTimeout    Code = "25P03"
 	ProgramLimitExceeded        Code = "54000"
 	StatementTooComplex         Code = "54001"
 	ConfigurationLimitExceeded  Code = "53400"

@@ -17,7 +17,7 @@ var boolFuncs = map[string]bool{
 	"has_table_privilege": true, "has_schema_privilege": true, "has_database_privilege": true,
 	"has_any_column_privilege": true, "has_column_privilege": true, "pg_has_role": true,
 	"has_function_privilege": true, "has_sequence_privilege": true, "pg_is_in_recovery": false,
-	"bool_and": true, "bool_or": true,
+	"bool_and": true, "bool_or": true, "pg_cancel_backend": true, "pg_terminate_backend": true,
 }
 
 var intFuncs = map[string]bool{
@@ -59,6 +59,11 @@ func (e *env) funcCall(f *pg_query.FuncCall) any {
 		return nil
 	}
 	switch name {
+	case "pg_cancel_backend", "pg_terminate_backend":
+		if arg(0) == nil {
+			return nil
+		}
+		return e.c.s.signalBackend(name, uint32(asInt(arg(0))))
 	case "format_type":
 		mod := int64(-1)
 		if m := arg(1); m != nil {

@@ -191,12 +191,14 @@ func (s *Session) pgCatalogTable(name string) (vtable, bool) {
 		t := vtable{cols: cols("oid:i spcname spcowner:i"), known: true}
 		t.rows = [][]any{{int64(1663), "pg_default", int64(oidRoot)}}
 		return t, true
+	case "pg_stat_activity":
+		return vtable{cols: cols(pgStatActivityCols), rows: s.h.acts.snapshot(), known: true}, true
 	case "pg_constraint":
 		return s.pgConstraint(), true
 	case "pg_attrdef":
 		return s.pgAttrdef(), true
 	case "pg_extension", "pg_index", "pg_description", "pg_proc",
-		"pg_inherits", "pg_trigger", "pg_stat_activity", "pg_event_trigger", "pg_enum", "pg_range",
+		"pg_inherits", "pg_trigger", "pg_event_trigger", "pg_enum", "pg_range",
 		"pg_collation", "pg_foreign_table", "pg_foreign_server", "pg_foreign_data_wrapper", "pg_depend",
 		"pg_rewrite", "pg_sequence", "pg_partitioned_table", "pg_policy", "pg_statistic_ext", "pg_publication",
 		"pg_subscription", "pg_language", "pg_operator", "pg_cast", "pg_aggregate", "pg_shdescription",

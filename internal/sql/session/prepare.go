@@ -100,6 +100,8 @@ func (p *prepared) Execute(ctx context.Context, params []types.Datum, w pgwire.R
 	if p.st == nil {
 		return w.EmptyQuery()
 	}
+	p.s.act.begin(p.sql, p.s.h.cfg.Clock())
+	defer p.s.endActivity()
 	if p.plan == nil {
 		return p.executeText(ctx, params, w)
 	}

@@ -29,6 +29,7 @@ func Serve(ctx context.Context, e *engine.Engine, ln net.Listener, pcfg pgwire.C
 	if err != nil {
 		return nil, err
 	}
+	h.backends = srv
 	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
 	g.Go(gctx, "pgwire", func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 	return &Server{addr: ln.Addr().String(), group: g, h: h}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -42,6 +43,18 @@ type Handler struct {
 	cfg Config
 	// planned counts plans made (Server.Planned).
 	planned atomic.Int64
+	// acts is every session's pg_stat_activity row (activity.go).
+	acts activities
+	// backends cancels and terminates connections by pid (the pgwire
+	// server, set by Serve; nil: pg_cancel_backend finds none).
+	backends BackendSignaler
+}
+
+// BackendSignaler cancels a connection's statement or ends the connection,
+// by process id, reporting whether there is one (pgwire.Server).
+type BackendSignaler interface {
+	CancelBackend(pid uint32) bool
+	TerminateBackend(pid uint32) bool
 }
 
 // NewHandler returns a handler whose sessions run statements on e.
@@ -80,6 +93,13 @@ func (h *Handler) NewSession(_ context.Context, p pgwire.StartupParams) (pgwire.
 		startup["application_name"] = p.ApplicationName
 	}
 	s.vars = newVars(startup)
+	now := h.cfg.Clock()
+	s.act = &activity{pid: p.ProcessID, user: p.User, db: p.Database, app: p.ApplicationName,
+		backendStart: now, state: "idle", stateChange: now}
+	if tcp, ok := p.RemoteAddr.(*net.TCPAddr); ok {
+		s.act.client = tcp.IP.String()
+	}
+	h.acts.add(s.act)
 	s.vars.specs["max_connections"].def = strconv.Itoa(h.cfg.MaxConnections)
 	s.vars.specs["superuser_reserved_connections"].def = strconv.Itoa(h.cfg.ReservedConnections)
 	return s, nil
@@ -95,6 +115,7 @@ type Session struct {
 	user string
 	db   string
 	pid  uint32
+	act  *activity // this session's pg_stat_activity row
 	// tx is the open transaction block (BEGIN … COMMIT), nil outside one
 	// (txn.go).
 	tx *txn
@@ -123,10 +144,15 @@ func (s *Session) TxStatus() pgwire.TxStatus {
 
 // Close implements pgwire.Session: a transaction block still open when the
 // connection goes is rolled back.
-func (s *Session) Close() { s.rollbackBlock() }
+func (s *Session) Close() {
+	s.rollbackBlock()
+	s.h.acts.remove(s.pid)
+}
 
 // Query implements pgwire.Session: it runs each statement of sql in turn.
 func (s *Session) Query(ctx context.Context, sql string, w pgwire.ResultWriter) error {
+	s.act.begin(sql, s.h.cfg.Clock())
+	defer s.endActivity()
 	sts, err := parser.ParseContext(ctx, sql)
 	if err != nil {
 		s.failBlock()
@@ -141,6 +167,29 @@ func (s *Session) Query(ctx context.Context, sql string, w pgwire.ResultWriter) 
 		}
 	}
 	return nil
+}
+
+// endActivity records in pg_stat_activity that the session is idle.
+func (s *Session) endActivity() {
+	s.act.end(s.tx != nil, s.tx != nil && s.tx.failed, s.h.cfg.Clock())
+}
+
+// signalBackend runs pg_cancel_backend or pg_terminate_backend on pid.
+func (s *Session) signalBackend(fn string, pid uint32) bool {
+	if s.h.backends == nil {
+		return false
+	}
+	if fn == "pg_terminate_backend" {
+		return s.h.backends.TerminateBackend(pid)
+	}
+	return s.h.backends.CancelBackend(pid)
+}
+
+// IdleInTransactionTimeout implements pgwire.IdleInTransactionLimiter.
+func (s *Session) IdleInTransactionTimeout() time.Duration {
+	_, v, _ := s.vars.get("idle_in_transaction_session_timeout")
+	ms, _ := strconv.Atoi(v)
+	return time.Duration(ms) * time.Millisecond
 }
 
 // run executes one statement under the session's statement_timeout and

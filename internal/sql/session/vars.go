@@ -43,6 +43,8 @@ func knownVars() map[string]*varSpec {
 		{name: "application_name", def: "", reported: true, desc: "Name the client gave itself."},
 		{name: "extra_float_digits", def: "1", check: checkInt, desc: "Accepted; floats always print in shortest form."},
 		{name: "statement_timeout", def: "0", check: checkInt, desc: "Milliseconds a statement may run (0: no limit)."},
+		{name: "idle_in_transaction_session_timeout", def: "0", check: checkInt,
+			desc: "Milliseconds a session may wait idle inside a transaction block before it is ended (0: no limit)."},
 		{name: "server_version", def: "15.0 (Sluice)", desc: "Reported server version (read only)."},
 		{name: "server_encoding", def: "UTF8", desc: "Server character set (read only)."},
 		{name: "standard_conforming_strings", def: "on", desc: "Backslashes in strings are literal (read only)."},
