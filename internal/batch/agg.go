@@ -146,7 +146,11 @@ func (g *aggregation) group(r types.Row) (*aggGroup, error) {
 	}
 	grp, ok := g.groups[k]
 	if !ok {
-		grp = g.newGroup(pick(r, g.a.GroupKeys))
+		key := pick(r, g.a.GroupKeys)
+		if err := g.x.keep(rowBytes(key) + int64(len(k)) + 64*int64(1+len(g.a.Calls))); err != nil {
+			return nil, err
+		}
+		grp = g.newGroup(key)
 		g.groups[k] = grp
 		g.order = append(g.order, grp)
 	}
@@ -169,6 +173,9 @@ func (g *aggregation) accumulate(call *plan.AggCall, acc *accumulator, r types.R
 		}
 		if acc.seen[k] {
 			return nil
+		}
+		if err := g.x.keep(int64(len(k)) + 32); err != nil {
+			return err
 		}
 		acc.seen[k] = true
 	}
@@ -194,6 +201,10 @@ func (g *aggregation) accumulate(call *plan.AggCall, acc *accumulator, r types.R
 		}
 		for _, o := range call.OrderBy {
 			part = append(part, r[o.Column])
+		}
+		// Twice: the parts, then the string or array made of them.
+		if err := g.x.keep(2 * rowBytes(part)); err != nil {
+			return err
 		}
 		acc.parts = append(acc.parts, part)
 	}

@@ -22,6 +22,7 @@ type executor struct {
 	r    Reader
 	ectx *expr.Context
 	size int
+	mem  memBudget // mem.go
 }
 
 // send checks for cancellation before handing c on, so every producer
@@ -73,7 +74,11 @@ func (x *executor) collect(ctx context.Context, n *plan.Node) ([]types.Row, erro
 	var rows []types.Row
 	err := x.run(ctx, n, func(_ context.Context, c *types.Chunk) error {
 		for i := 0; i < c.Capacity(); i++ {
-			rows = append(rows, c.Row(i))
+			r := c.Row(i)
+			if err := x.keepRow(r); err != nil {
+				return err
+			}
+			rows = append(rows, r)
 		}
 		return nil
 	})
@@ -232,6 +237,9 @@ func (x *executor) distinct(ctx context.Context, n *plan.Node, emit emitFunc) er
 			if seen[k] {
 				continue
 			}
+			if err := x.keep(int64(len(k)) + 32); err != nil {
+				return err
+			}
 			seen[k] = true
 			if err := send(ctx, emit, bld.Append(types.Insert, pick(r, keys))); err != nil {
 				return err
@@ -261,6 +269,9 @@ func (x *executor) topN(ctx context.Context, n *plan.Node, emit emitFunc) error 
 			}
 			if _, ok := groups[k]; !ok {
 				order = append(order, k)
+			}
+			if err := x.keepRow(r); err != nil {
+				return err
 			}
 			groups[k] = append(groups[k], r)
 		}

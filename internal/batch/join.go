@@ -101,6 +101,9 @@ func (h *hashJoin) build(_ context.Context, c *types.Chunk) error {
 		if err != nil {
 			return err
 		}
+		if err := h.x.keep(rowBytes(r) + int64(len(k)) + 16); err != nil {
+			return err
+		}
 		if ok {
 			h.table[k] = append(h.table[k], len(h.right))
 		}

@@ -44,6 +44,9 @@ type Options struct {
 	ChunkSize int
 	// Now is the statement's now().
 	Now types.DTimestamptz
+	// MemoryLimit bounds the bytes the query keeps (mem.go); past it the
+	// query fails with 53200. 0: no limit.
+	MemoryLimit int64
 }
 
 // RowFunc receives one result row (visible columns only). The row is not
@@ -65,7 +68,7 @@ func Run(ctx context.Context, r Reader, q Query, opts Options, out RowFunc) (err
 	if q.Plan == nil {
 		return fmt.Errorf("batch: query has no plan")
 	}
-	x := &executor{r: r, ectx: expr.NewStrictContext(opts.Now), size: opts.ChunkSize}
+	x := &executor{r: r, ectx: expr.NewStrictContext(opts.Now), size: opts.ChunkSize, mem: memBudget{limit: opts.MemoryLimit}}
 	if x.size <= 0 {
 		x.size = types.DefaultChunkSize
 	}

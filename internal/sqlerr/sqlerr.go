@@ -56,6 +56,7 @@ const (
 	ConfigurationLimitExceeded  Code = "53400"
 	TooManyConnections          Code = "53300"
 	DiskFull                    Code = "53100"
+	OutOfMemory                 Code = "53200"
 	Internal                    Code = "XX000"
 )
 

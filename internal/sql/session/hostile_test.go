@@ -106,3 +106,45 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("after space was freed: %q", got)
 	}
 }
+
+// TestQueryMemoryLimit: a query that would keep more than
+// query_memory_limit (a sort, a hash join's build side, string_agg, the
+// groups of an aggregate) fails with 53200 and the session goes on; a
+// query that streams is not limited.
+func TestQueryMemoryLimit(t *testing.T) {
+	p := startPlayground(t)
+	c := connect(t, p)
+	exec(t, c, "CREATE TABLE m (id int PRIMARY KEY, pad text)")
+	exec(t, c, "INSERT INTO m SELECT g, repeat('x', 100) FROM generate_series(1, 20000) g")
+	if got := queryStrings(t, c, "SHOW query_memory_limit"); len(got) != 1 || got[0] == "0" {
+		t.Fatalf("default query_memory_limit = %q", got)
+	}
+	exec(t, c, "SET query_memory_limit = '1MB'")
+	if got := queryStrings(t, c, "SHOW query_memory_limit"); !slices.Equal(got, []string{"1MB"}) {
+		t.Fatalf("SHOW query_memory_limit = %q", got)
+	}
+	for _, q := range []string{
+		"SELECT id, pad FROM m ORDER BY pad, id",
+		"SELECT count(*) FROM m a JOIN m b ON a.id = b.id",
+		"SELECT length(string_agg(pad, ',')) FROM m",
+		"SELECT id, count(*) FROM m GROUP BY id",
+		"SELECT DISTINCT pad || id FROM m",
+	} {
+		pe := wantCode(t, c, q, "53200")
+		if !strings.Contains(pe.Message, "1 MB") || pe.Hint == "" {
+			t.Errorf("%s: %q (hint %q)", q, pe.Message, pe.Hint)
+		}
+	}
+	if got := queryStrings(t, c, "SELECT count(*) FROM m WHERE pad LIKE 'x%'"); !slices.Equal(got, []string{"20000"}) {
+		t.Fatalf("a streaming query under the limit: %q", got)
+	}
+	exec(t, c, "SET query_memory_limit = 0")
+	if got := queryStrings(t, c, "SELECT count(*) FROM (SELECT id FROM m ORDER BY pad) s"); !slices.Equal(got, []string{"20000"}) {
+		t.Fatalf("without a limit: %q", got)
+	}
+	wantCode(t, c, "SET query_memory_limit = 'lots'", "22023")
+	exec(t, c, "SET query_memory_limit = 2048") // kB, as Postgres reads a plain number
+	if got := queryStrings(t, c, "SHOW query_memory_limit"); !slices.Equal(got, []string{"2MB"}) {
+		t.Fatalf("2048 (kB) shows as %q", got)
+	}
+}

@@ -35,6 +35,9 @@ type Config struct {
 	// the server's connection limits (Serve copies them from its
 	// pgwire.Config; zero: pgwire's defaults).
 	MaxConnections, ReservedConnections int
+	// QueryMemoryLimit is query_memory_limit's default in bytes (0: a
+	// quarter of the machine's memory).
+	QueryMemoryLimit int64
 }
 
 // Handler is a pgwire.Handler serving SQL over one engine.
@@ -71,6 +74,9 @@ func NewHandler(e *engine.Engine, cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.QueryMemoryLimit <= 0 {
+		cfg.QueryMemoryLimit = defaultQueryMemory()
+	}
 	if cfg.MaxConnections <= 0 {
 		d := pgwire.Config{}.WithDefaults()
 		cfg.MaxConnections, cfg.ReservedConnections = d.MaxConnections, d.ReservedConnections
@@ -102,6 +108,7 @@ func (h *Handler) NewSession(_ context.Context, p pgwire.StartupParams) (pgwire.
 	h.acts.add(s.act)
 	s.vars.specs["max_connections"].def = strconv.Itoa(h.cfg.MaxConnections)
 	s.vars.specs["superuser_reserved_connections"].def = strconv.Itoa(h.cfg.ReservedConnections)
+	s.vars.specs["query_memory_limit"].def = formatMemory(h.cfg.QueryMemoryLimit)
 	return s, nil
 }
 

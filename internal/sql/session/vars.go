@@ -43,6 +43,8 @@ func knownVars() map[string]*varSpec {
 		{name: "application_name", def: "", reported: true, desc: "Name the client gave itself."},
 		{name: "extra_float_digits", def: "1", check: checkInt, desc: "Accepted; floats always print in shortest form."},
 		{name: "statement_timeout", def: "0", check: checkInt, desc: "Milliseconds a statement may run (0: no limit)."},
+		{name: "query_memory_limit", def: "1GB", check: checkMemory,
+			desc: "Memory one query may keep for sorts, joins, aggregates and DISTINCT; past it the query fails with 53200 (0: no limit)."},
 		{name: "idle_in_transaction_session_timeout", def: "0", check: checkInt,
 			desc: "Milliseconds a session may wait idle inside a transaction block before it is ended (0: no limit)."},
 		{name: "server_version", def: "15.0 (Sluice)", desc: "Reported server version (read only)."},

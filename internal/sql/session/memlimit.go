@@ -1,0 +1,89 @@
+package session
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/sluice-db/sluice/internal/sqlerr"
+)
+
+// query_memory_limit bounds what one query keeps in memory (the batch
+// executor's sorts, hash joins, aggregates and DISTINCT, batch/mem.go);
+// past it the query fails with 53200 instead of the process running out
+// of memory. The default is a quarter of the machine's memory (1 GB when
+// it cannot be read). Values are written as Postgres writes memory
+// settings: a plain number is kB; B, kB, MB, GB and TB are units.
+
+// defaultQueryMemory is a quarter of /proc/meminfo's MemTotal.
+func defaultQueryMemory() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 1 << 30
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			if kb, err := strconv.ParseInt(fields[1], 10, 64); err == nil && kb > 0 {
+				return kb << 10 / 4
+			}
+		}
+	}
+	return 1 << 30
+}
+
+var memoryUnits = []struct {
+	name  string
+	bytes int64
+}{{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"kB", 1 << 10}, {"B", 1}}
+
+// parseMemory reads a memory setting into bytes.
+func parseMemory(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	num, unit := s, int64(1<<10) // plain numbers are kB
+	for _, u := range memoryUnits {
+		if len(s) > len(u.name) && strings.EqualFold(s[len(s)-len(u.name):], u.name) {
+			num, unit = strings.TrimSpace(s[:len(s)-len(u.name)]), u.bytes
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/unit {
+		e := sqlerr.Errorf(sqlerr.InvalidParameterValue, "invalid value for parameter \"query_memory_limit\": %q", s)
+		e.Hint = `Valid units for this parameter are "B", "kB", "MB", "GB", and "TB"; 0 means no limit.`
+		return 0, e
+	}
+	return n * unit, nil
+}
+
+// formatMemory writes bytes in the largest unit that divides them.
+func formatMemory(n int64) string {
+	if n == 0 {
+		return "0"
+	}
+	for _, u := range memoryUnits {
+		if n%u.bytes == 0 {
+			return strconv.FormatInt(n/u.bytes, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+// checkMemory normalises a query_memory_limit value.
+func checkMemory(s string) (string, error) {
+	n, err := parseMemory(s)
+	if err != nil {
+		return "", err
+	}
+	return formatMemory(n), nil
+}
+
+// memoryLimit is the session's query_memory_limit in bytes.
+func (s *Session) memoryLimit() int64 {
+	_, v, _ := s.vars.get("query_memory_limit")
+	n, _ := parseMemory(v)
+	return n
+}
