@@ -85,6 +85,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	auth    *scramVerifiers // nil when trusting everyone
+	logins  loginLimiter    // failed logins by address (loginlimit.go)
 	mu      struct {
 		sync.Mutex
 		conns map[uint32]*connHandle // by process id, for cancel requests
@@ -107,7 +108,7 @@ type connHandle struct {
 // cfg.Users up front, so authentication does not run PBKDF2 per login.
 func NewServer(h Handler, cfg Config) (*Server, error) {
 	cfg = cfg.WithDefaults()
-	s := &Server{handler: h, cfg: cfg, log: cfg.Logger}
+	s := &Server{handler: h, cfg: cfg, log: cfg.Logger, logins: loginLimiter{now: time.Now}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

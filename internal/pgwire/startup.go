@@ -72,12 +72,24 @@ func (c *conn) authenticate(ctx context.Context, m *pgproto3.StartupMessage) (*S
 		})
 	}
 	if c.srv.auth != nil {
+		ip := clientIP(c.raw.RemoteAddr())
+		if err := c.srv.logins.check(ip); err != nil {
+			return nil, c.fatal(ctx, err)
+		}
 		if err := c.authSCRAM(ctx, p.User); err != nil {
 			if errors.Is(err, errClientLeft) {
 				return nil, nil
 			}
+			if se, ok := sqlerr.As(err); ok && se.Code == codeInvalidPassword {
+				c.srv.logins.failed(ip)
+				select { // auth_delay: each guess costs time
+				case <-time.After(loginFailDelay):
+				case <-ctx.Done():
+				}
+			}
 			return nil, c.fatal(ctx, err)
 		}
+		c.srv.logins.succeeded(ip)
 	}
 	c.be.Send(&pgproto3.AuthenticationOk{})
 	// The handshake is over: from now on only shutdown ends a read.
