@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -167,4 +168,28 @@ func messageDepth(m protoreflect.Message) int {
 		return true
 	})
 	return deepest + 1
+}
+
+// TestParseWithinMemory: a text whose parse would take more than the
+// memory limit is refused with 54000 before it is parsed, by its length
+// or by its tokens; without a limit, or within it, it parses.
+func TestParseWithinMemory(t *testing.T) {
+	list := "select 1 where 1 in (" + chain("1", ",", 100000) + ")" // 200 000 tokens, 200 KB
+	ctx := context.Background()
+	for limit, want := range map[int64]sqlerr.Code{
+		0:         "",
+		1 << 30:   "",
+		64 << 20:  sqlerr.ProgramLimitExceeded, // tokens: 200 000 x 1.5 KB = 293 MB
+		10 << 20:  sqlerr.ProgramLimitExceeded, // length: 200 KB x 96 = 18 MB
+		100 << 10: sqlerr.ProgramLimitExceeded,
+	} {
+		_, err := ParseWithin(ctx, list, limit)
+		se, _ := sqlerr.As(err)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("limit %d: %v", limit, err)
+		case want != "" && (se == nil || se.Code != want || se.Hint == ""):
+			t.Errorf("limit %d: %v, want %s", limit, err, want)
+		}
+	}
 }

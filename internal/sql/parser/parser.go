@@ -113,11 +113,23 @@ func Parse(sql string) ([]Statement, error) { return ParseContext(context.Backgr
 // parsing each statement with the whole text before it blanked was
 // quadratic (40 000 statements in one Query took 52 s).
 func ParseContext(ctx context.Context, sql string) ([]Statement, error) {
+	return ParseWithin(ctx, sql, 0)
+}
+
+// ParseWithin is ParseContext refusing, with 54000, a text whose parse
+// would take more than memLimit bytes (0: no limit); see checkSize.
+func ParseWithin(ctx context.Context, sql string, memLimit int64) ([]Statement, error) {
+	if err := checkSize(int64(len(sql)), scanBytesPerByte, memLimit); err != nil {
+		return nil, err
+	}
 	scan, err := pg_query.Scan(sql)
 	if err != nil {
 		// The scanner failed (an unterminated string or comment): the
 		// parser reports the same problem with a position.
 		return nil, parseError(sql, sql, 0, parseWhole(sql))
+	}
+	if err := checkSize(int64(len(scan.Tokens)), parseBytesPerToken, memLimit); err != nil {
+		return nil, err
 	}
 	pieces := split(sql, scan.Tokens)
 	out := make([]Statement, len(pieces))

@@ -135,6 +135,12 @@ func TestQueryMemoryLimit(t *testing.T) {
 			t.Errorf("%s: %q (hint %q)", q, pe.Message, pe.Hint)
 		}
 	}
+	// A statement too large to parse within the limit is refused before it
+	// is parsed (an IN list costs about 1.7 KB per item).
+	inList := "SELECT count(*) FROM m WHERE id IN (" + strings.Repeat("1,", 20000) + "2)"
+	if pe := wantCode(t, c, inList, "54000"); !strings.Contains(pe.Message, "statement too large") {
+		t.Errorf("a 20 000-item IN list: %q", pe.Message)
+	}
 	if got := queryStrings(t, c, "SELECT count(*) FROM m WHERE pad LIKE 'x%'"); !slices.Equal(got, []string{"20000"}) {
 		t.Fatalf("a streaming query under the limit: %q", got)
 	}

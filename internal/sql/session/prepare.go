@@ -47,7 +47,7 @@ func (p *prepared) Columns() []pgwire.Column { return p.cols }
 
 // Prepare implements pgwire.Session.
 func (s *Session) Prepare(ctx context.Context, sql string, declared []types.Type) (pgwire.Statement, error) {
-	sts, err := parser.Parse(sql)
+	sts, err := parser.ParseWithin(ctx, sql, s.memoryLimit())
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func (s *Session) describeStatement(ctx context.Context, p *prepared) ([]pgwire.
 	if err != nil {
 		return nil, err
 	}
-	sts, err := parser.Parse(sql)
+	sts, err := parser.ParseWithin(ctx, sql, s.memoryLimit())
 	if err != nil || len(sts) != 1 {
 		return nil, err
 	}

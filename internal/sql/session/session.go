@@ -160,7 +160,7 @@ func (s *Session) Close() {
 func (s *Session) Query(ctx context.Context, sql string, w pgwire.ResultWriter) error {
 	s.act.begin(sql, s.h.cfg.Clock())
 	defer s.endActivity()
-	sts, err := parser.ParseContext(ctx, sql)
+	sts, err := parser.ParseWithin(ctx, sql, s.memoryLimit())
 	if err != nil {
 		s.failBlock()
 		return canceled(ctx, err)
