@@ -115,6 +115,7 @@ type Catalog struct {
 		// version counts the changes to relations since Open.
 		version uint64
 	}
+	users users // users.go
 }
 
 // Version changes whenever a relation is created, changed or deleted: a
@@ -152,7 +153,17 @@ func Open(ctx context.Context, store *storage.Store) (*Catalog, error) {
 		}
 		c.mu.byID[r.ID] = &r
 	}
+	if err := c.loadUsers(ctx); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// bumpVersion marks a catalog change (prepared plans re-plan).
+func (c *Catalog) bumpVersion() {
+	c.mu.Lock()
+	c.mu.version++
+	c.mu.Unlock()
 }
 
 // AllocIDs reserves n fresh ids (for relations, jobs, fragments, actors and

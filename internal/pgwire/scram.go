@@ -28,9 +28,10 @@ import (
 //     knows the password too.
 //
 // The server keeps only salt, StoredKey and ServerKey per user, derived
-// once in NewServer. Channel binding (SCRAM-SHA-256-PLUS) is not offered:
-// Sluice does not do TLS. Passwords are not SASLprep-normalized, which only
-// matters for non-ASCII passwords.
+// once in NewServer for Config.Users and kept in Postgres's rolpassword
+// form (SCRAMSecret) for the users Config.Secrets knows. Channel binding
+// (SCRAM-SHA-256-PLUS) is not offered. Passwords are not SASLprep-
+// normalized, which only matters for non-ASCII passwords.
 
 const (
 	scramMechanism  = "SCRAM-SHA-256"
@@ -50,6 +51,8 @@ type scramVerifiers struct {
 	// fakeSalt makes the exchange for an unknown user look like a real
 	// one, so a client cannot probe which users exist.
 	fakeSalt []byte
+	// secrets looks up the users not in users (Config.Secrets).
+	secrets func(user string) (string, bool)
 }
 
 func newSCRAMVerifiers(users map[string]string) (*scramVerifiers, error) {
@@ -58,19 +61,56 @@ func newSCRAMVerifiers(users map[string]string) (*scramVerifiers, error) {
 		return nil, fmt.Errorf("pgwire: salt: %w", err)
 	}
 	for user, password := range users {
-		salt := make([]byte, 16)
-		if _, err := rand.Read(salt); err != nil {
-			return nil, fmt.Errorf("pgwire: salt: %w", err)
-		}
-		salted, err := pbkdf2.Key(sha256.New, password, salt, scramIterations, sha256.Size)
+		sv, err := newVerifier(password)
 		if err != nil {
-			return nil, fmt.Errorf("pgwire: deriving SCRAM keys: %w", err)
+			return nil, err
 		}
-		clientKey := hmacSHA256(salted, "Client Key")
-		stored := sha256.Sum256(clientKey)
-		v.users[user] = scramVerifier{salt: salt, storedKey: stored[:], serverKey: hmacSHA256(salted, "Server Key")}
+		v.users[user] = sv
 	}
 	return v, nil
+}
+
+// newVerifier derives password's verifier with a fresh salt.
+func newVerifier(password string) (scramVerifier, error) {
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return scramVerifier{}, fmt.Errorf("pgwire: salt: %w", err)
+	}
+	salted, err := pbkdf2.Key(sha256.New, password, salt, scramIterations, sha256.Size)
+	if err != nil {
+		return scramVerifier{}, fmt.Errorf("pgwire: deriving SCRAM keys: %w", err)
+	}
+	stored := sha256.Sum256(hmacSHA256(salted, "Client Key"))
+	return scramVerifier{salt: salt, storedKey: stored[:], serverKey: hmacSHA256(salted, "Server Key")}, nil
+}
+
+// SCRAMSecret returns password's SCRAM-SHA-256 verifier in Postgres's
+// rolpassword form, "SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>"
+// (base64): what a catalog keeps instead of the password.
+func SCRAMSecret(password string) (string, error) {
+	sv, err := newVerifier(password)
+	if err != nil {
+		return "", err
+	}
+	b64 := base64.StdEncoding.EncodeToString
+	return fmt.Sprintf("%s$%d:%s$%s:%s", scramMechanism, scramIterations, b64(sv.salt), b64(sv.storedKey), b64(sv.serverKey)), nil
+}
+
+// parseSecret reads SCRAMSecret's form (at our iteration count).
+func parseSecret(s string) (scramVerifier, bool) {
+	var sv scramVerifier
+	mech, rest, ok := strings.Cut(s, "$")
+	iterSalt, keys, ok2 := strings.Cut(rest, "$")
+	iter, salt, ok3 := strings.Cut(iterSalt, ":")
+	stored, server, ok4 := strings.Cut(keys, ":")
+	if !ok || !ok2 || !ok3 || !ok4 || mech != scramMechanism || iter != fmt.Sprint(scramIterations) {
+		return sv, false
+	}
+	var err1, err2, err3 error
+	sv.salt, err1 = base64.StdEncoding.DecodeString(salt)
+	sv.storedKey, err2 = base64.StdEncoding.DecodeString(stored)
+	sv.serverKey, err3 = base64.StdEncoding.DecodeString(server)
+	return sv, err1 == nil && err2 == nil && err3 == nil && len(sv.storedKey) == sha256.Size && len(sv.serverKey) == sha256.Size
 }
 
 // lookup returns the verifier of user, or a fake one (ok false) that no
@@ -78,6 +118,13 @@ func newSCRAMVerifiers(users map[string]string) (*scramVerifiers, error) {
 func (v *scramVerifiers) lookup(user string) (scramVerifier, bool) {
 	if sv, ok := v.users[user]; ok {
 		return sv, true
+	}
+	if v.secrets != nil {
+		if secret, ok := v.secrets(user); ok {
+			if sv, ok := parseSecret(secret); ok {
+				return sv, true
+			}
+		}
 	}
 	salt := hmacSHA256(v.fakeSalt, user)[:16]
 	return scramVerifier{salt: salt, storedKey: make([]byte, sha256.Size), serverKey: make([]byte, sha256.Size)}, false

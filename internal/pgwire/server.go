@@ -44,6 +44,9 @@ type Config struct {
 	// Superuser says whether a user may take a reserved slot. Nil: every
 	// user is a superuser (Sluice has one user until roles exist).
 	Superuser func(user string) bool
+	// Secrets, when passwords are required (Users is non-empty), looks up
+	// the SCRAMSecret of a user Users does not name (the catalog's users).
+	Secrets func(user string) (secret string, ok bool)
 	// TLS, when set, answers SSLRequest with a TLS handshake using its
 	// certificates (sslmode=require works); nil declines it.
 	TLS *tls.Config
@@ -117,6 +120,7 @@ func NewServer(h Handler, cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
+		v.secrets = cfg.Secrets
 		s.auth = v
 	}
 	s.mu.conns = make(map[uint32]*connHandle)

@@ -35,6 +35,7 @@ const (
 	oidInfoSchema = 13000
 	oidDatabase   = 16384
 	oidRoot       = 10
+	oidFirstUser  = 16000 // the catalog's users, in name order
 )
 
 // pgTypeInfo describes one row of pg_type.
@@ -181,7 +182,17 @@ func (s *Session) pgCatalogTable(name string) (vtable, bool) {
 		return t, true
 	case "pg_roles", "pg_user", "pg_authid", "pg_shadow":
 		t := vtable{cols: cols("oid:i rolname usename usesysid:i rolsuper:b usesuper:b rolinherit:b rolcreaterole:b rolcreatedb:b usecreatedb:b rolcanlogin:b rolreplication:b rolconnlimit:i rolvaliduntil rolbypassrls:b rolconfig"), known: true}
-		t.rows = [][]any{{int64(oidRoot), s.user, s.user, int64(oidRoot), true, true, true, true, true, true, true, false, int64(-1), nil, true, nil}}
+		for i, u := range s.e.Catalog().Users() {
+			oid := int64(oidRoot)
+			if i > 0 {
+				oid = int64(oidFirstUser + i)
+			}
+			su := u.Superuser
+			t.rows = append(t.rows, []any{oid, u.Name, u.Name, oid, su, su, true, su, su, su, true, false, int64(-1), nil, su, nil})
+		}
+		if _, known := s.e.Catalog().User(s.user); !known { // a trusted client's own name
+			t.rows = append(t.rows, []any{int64(oidRoot + 1), s.user, s.user, int64(oidRoot + 1), true, true, true, true, true, true, true, false, int64(-1), nil, true, nil})
+		}
 		return t, true
 	case "pg_am":
 		t := vtable{cols: cols("oid:i amname amtype"), known: true}

@@ -24,6 +24,9 @@ func (s *Session) execute(ctx context.Context, st *parser.Statement, w pgwire.Re
 		}
 		return w.Complete("FLUSH")
 	case parser.KindRecover:
+		if err := s.requireSuperuser("run RECOVER"); err != nil {
+			return err
+		}
 		return s.recover(ctx, st, w)
 	case parser.KindShowTables:
 		return s.showRelations(ctx, catalog.KindTable, w)
@@ -76,6 +79,17 @@ func (s *Session) executeStandard(ctx context.Context, st *parser.Statement, w p
 		return s.sqlExecute(ctx, st, n.ExecuteStmt, w)
 	case *pg_query.Node_DeallocateStmt:
 		return s.sqlDeallocate(n.DeallocateStmt, w)
+	case *pg_query.Node_CreateRoleStmt:
+		return s.createRole(ctx, n.CreateRoleStmt, w)
+	case *pg_query.Node_AlterRoleStmt:
+		return s.alterRole(ctx, n.AlterRoleStmt, w)
+	case *pg_query.Node_DropRoleStmt:
+		return s.dropRole(ctx, n.DropRoleStmt, w)
+	case *pg_query.Node_AlterSystemStmt:
+		if err := s.requireSuperuser("run ALTER SYSTEM"); err != nil {
+			return err
+		}
+		return sqlerr.New(sqlerr.FeatureNotSupported, "ALTER SYSTEM is not supported: set options on the command line")
 	}
 	s.h.planned.Add(1)
 	res, err := s.p.Plan(ctx, st)

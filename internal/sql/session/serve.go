@@ -22,6 +22,18 @@ type Server struct {
 // Serve starts serving ln with a Handler over e until Close. pcfg
 // configures the protocol (users for SCRAM); cfg the sessions.
 func Serve(ctx context.Context, e *engine.Engine, ln net.Listener, pcfg pgwire.Config, cfg Config) (*Server, error) {
+	if pcfg.Secrets == nil { // the catalog's users log in with their passwords
+		pcfg.Secrets = func(user string) (string, bool) {
+			u, ok := e.Catalog().User(user)
+			return u.Secret, ok && u.Secret != ""
+		}
+	}
+	if pcfg.Superuser == nil {
+		pcfg.Superuser = func(user string) bool {
+			u, ok := e.Catalog().User(user)
+			return !ok || u.Superuser
+		}
+	}
 	pcfg = pcfg.WithDefaults()
 	cfg.MaxConnections, cfg.ReservedConnections = pcfg.MaxConnections, pcfg.ReservedConnections
 	h := NewHandler(e, cfg)
