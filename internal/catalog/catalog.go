@@ -71,6 +71,11 @@ type Relation struct {
 	// DependsOn lists relations this one reads.
 	DependsOn []uint32 `json:",omitempty"`
 	Job       JobRecord
+	// Owner created the relation ("" before owners existed: root). The
+	// owner and superusers may do anything with it; others what Grants
+	// gives them (privileges.go).
+	Owner  string              `json:",omitempty"`
+	Grants map[string][]string `json:",omitempty"`
 }
 
 // JobRecord is the streaming job maintaining a relation.

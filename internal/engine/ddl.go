@@ -29,6 +29,8 @@ type TableSpec struct {
 	PK         []int
 	AppendOnly bool
 	Definition string
+	// Owner is the user creating it (catalog.Relation.Owner).
+	Owner string
 }
 
 // ViewSpec describes a materialized view to create. Plan is the logical
@@ -41,6 +43,8 @@ type ViewSpec struct {
 	PK         []int
 	DependsOn  []uint32
 	Definition string
+	// Owner is the user creating it (catalog.Relation.Owner).
+	Owner string
 	// Background returns as soon as the job is registered, without
 	// waiting for its backfill.
 	Background bool
@@ -95,7 +99,7 @@ func (e *Engine) CreateTable(ctx context.Context, spec TableSpec) (*catalog.Rela
 	}
 	ts := columnTypes(cols)
 	rel := &catalog.Relation{ID: ids.Next(), Name: spec.Name, Kind: catalog.KindTable, Columns: cols, PK: pk,
-		AppendOnly: spec.AppendOnly, Definition: spec.Definition,
+		AppendOnly: spec.AppendOnly, Definition: spec.Definition, Owner: spec.Owner,
 		Table: plan.Table{ID: ids.Next(), Types: ts, PK: pk, DistKey: pk}}
 	src := &plan.Node{Kind: plan.KindTableSource, Schema: ts, StreamKey: pk,
 		TableSource: &plan.TableSource{TableID: rel.Table.ID, OffsetTable: source.OffsetTable(ids.Next()),
@@ -118,7 +122,7 @@ func (e *Engine) CreateMaterializedView(ctx context.Context, spec ViewSpec) (*ca
 	}
 	ts := columnTypes(spec.Columns)
 	rel := &catalog.Relation{ID: ids.Next(), Name: spec.Name, Kind: catalog.KindMaterializedView,
-		Columns: spec.Columns, PK: spec.PK, Definition: spec.Definition, DependsOn: spec.DependsOn,
+		Columns: spec.Columns, PK: spec.PK, Definition: spec.Definition, DependsOn: spec.DependsOn, Owner: spec.Owner,
 		Table: plan.Table{ID: ids.Next(), Types: ts, PK: spec.PK, DistKey: spec.PK}}
 	if spec.RateLimit != nil {
 		if *spec.RateLimit < 0 {

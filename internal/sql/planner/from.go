@@ -114,6 +114,7 @@ func (q *query) rangeVar(rv *pg_query.RangeVar) (*relExpr, error) {
 		if !ok {
 			return nil, errAt(q.st, sqlerr.UndefinedTable, rv.Location, "relation %q does not exist", rv.Relname)
 		}
+		q.p.reads = append(q.p.reads, rel)
 		r = q.scanRelation(rel, qual)
 	}
 	return r, q.aliasColumns(r, rv.Alias)

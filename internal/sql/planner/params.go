@@ -40,6 +40,7 @@ func (p *Planner) PlanPrepared(st *parser.Statement, declared []types.Type) (res
 		return nil, nil, false, nil
 	}
 	ps := &paramSet{ts: append([]types.Type(nil), declared...)}
+	p.reads = nil
 	switch n := st.Node.Node.(type) {
 	case *pg_query.Node_SelectStmt:
 		res, err = p.query(st, n.SelectStmt, ps)

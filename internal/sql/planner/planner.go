@@ -28,7 +28,13 @@ type IDAllocator interface {
 type Planner struct {
 	cat Catalog
 	ids IDAllocator
+	// reads lists the relations the last Plan read (Reads).
+	reads []*catalog.Relation
 }
+
+// Reads returns the relations the last Plan read from (FROM, subqueries,
+// a view's inputs), for privilege checks; not the table a DML writes.
+func (p *Planner) Reads() []*catalog.Relation { return p.reads }
 
 // New returns a planner over cat; ids is needed only for CREATE
 // MATERIALIZED VIEW.
@@ -87,6 +93,7 @@ func (p *Planner) Plan(ctx context.Context, st *parser.Statement) (Result, error
 	if st.Node == nil {
 		return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "statement %s is not planned", st.Kind)
 	}
+	p.reads = nil
 	switch n := st.Node.Node.(type) {
 	case *pg_query.Node_CreateStmt:
 		return p.createTable(st, n.CreateStmt)

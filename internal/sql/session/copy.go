@@ -49,6 +49,9 @@ func (s *Session) copyFrom(ctx context.Context, cs *pg_query.CopyStmt, w pgwire.
 	if rel.Kind != catalog.KindTable {
 		return sqlerr.Errorf(sqlerr.WrongObjectType, "cannot copy to materialized view %q", rel.Name)
 	}
+	if err := s.mayDo(rel, "INSERT"); err != nil {
+		return err
+	}
 	opts, err := parseCopyOptions(cs.Options)
 	if err != nil {
 		return err

@@ -35,6 +35,9 @@ func (s *Session) execute(ctx context.Context, st *parser.Statement, w pgwire.Re
 	case parser.KindDescribe:
 		return s.describe(ctx, st.Name, w)
 	case parser.KindAlterRateLimit, parser.KindAlterPause, parser.KindAlterResume:
+		if rel, ok := s.e.Catalog().ByName(st.Name); ok && !s.isSuperuser() && !rel.OwnedBy(s.user) {
+			return sqlerr.Errorf(sqlerr.InsufficientPrivilege, "must be owner of %s %s", relKindName(rel.Kind), rel.Name)
+		}
 		return s.alterControl(ctx, st, w)
 	case parser.KindShowJobs:
 		return s.showJobs(ctx, w)
@@ -85,6 +88,8 @@ func (s *Session) executeStandard(ctx context.Context, st *parser.Statement, w p
 		return s.alterRole(ctx, n.AlterRoleStmt, w)
 	case *pg_query.Node_DropRoleStmt:
 		return s.dropRole(ctx, n.DropRoleStmt, w)
+	case *pg_query.Node_GrantStmt:
+		return s.grant(ctx, n.GrantStmt, w)
 	case *pg_query.Node_AlterSystemStmt:
 		if err := s.requireSuperuser("run ALTER SYSTEM"); err != nil {
 			return err
@@ -94,6 +99,9 @@ func (s *Session) executeStandard(ctx context.Context, st *parser.Statement, w p
 	s.h.planned.Add(1)
 	res, err := s.p.Plan(ctx, st)
 	if err != nil {
+		return err
+	}
+	if err := s.checkPrivileges(res, s.p.Reads()); err != nil {
 		return err
 	}
 	if d, ok := res.(*planner.Drop); ok && st.Graceful {
@@ -118,11 +126,13 @@ func (s *Session) skipExisting(name, tag string, w pgwire.ResultWriter) error {
 func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwire.ResultWriter) error {
 	switch r := res.(type) {
 	case *planner.CreateTable:
+		r.Spec.Owner = s.user
 		if _, err := s.e.CreateTable(ctx, r.Spec); err != nil {
 			return err
 		}
 		return w.Complete("CREATE TABLE")
 	case *planner.CreateView:
+		r.Spec.Owner = s.user
 		r.Spec.Background = s.vars.bool("background_ddl")
 		limit, err := s.viewRateLimit()
 		if err != nil {

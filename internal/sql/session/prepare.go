@@ -9,6 +9,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sql/parser"
 	"github.com/sluice-db/sluice/internal/sql/planner"
@@ -40,6 +41,7 @@ type prepared struct {
 	// itself), made at catalog version version.
 	plan    planner.Result
 	version uint64
+	reads   []*catalog.Relation // what plan reads, for privilege checks
 }
 
 func (p *prepared) ParamTypes() []types.Type { return p.params }
@@ -77,7 +79,7 @@ func (p *prepared) planNow(declared []types.Type) (bool, error) {
 	if !ok || err != nil {
 		return ok, err
 	}
-	p.plan, p.params, p.version = res, ts, version
+	p.plan, p.params, p.version, p.reads = res, ts, version, p.s.p.Reads()
 	p.cols = resultColumns(res)
 	return true, nil
 }
@@ -109,6 +111,9 @@ func (p *prepared) Execute(ctx context.Context, params []types.Datum, w pgwire.R
 		if err := p.replanIfStale(); err != nil {
 			return err
 		}
+		if err := p.s.checkPrivileges(p.plan, p.reads); err != nil {
+			return err
+		}
 		res, err := bindPrepared(p, params)
 		if err != nil {
 			return err
@@ -137,7 +142,7 @@ func (p *prepared) replanIfStale() error {
 	if !slices.Equal(ts, p.params) || !slices.Equal(resultColumns(res), p.cols) {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type")
 	}
-	p.plan, p.version = res, version
+	p.plan, p.version, p.reads = res, version, p.s.p.Reads()
 	return nil
 }
 

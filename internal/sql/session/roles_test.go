@@ -80,3 +80,64 @@ func TestUsers(t *testing.T) {
 	exec(t, root, "DROP USER IF EXISTS alice")
 	wantLogin("alice", "a2", "28P01")
 }
+
+// TestPrivileges: a user reads and changes only what it owns or was
+// granted (SELECT to read, also into a view; INSERT, COPY, UPDATE,
+// DELETE), only owners drop or pause, REVOKE holds for prepared
+// statements, and PUBLIC grants to everyone.
+func TestPrivileges(t *testing.T) {
+	p := startPlayground(t)
+	root := connect(t, p)
+	exec(t, root, "CREATE USER alice")
+	exec(t, root, "CREATE USER bob")
+	exec(t, root, "CREATE TABLE t (id int PRIMARY KEY, v int)")
+	exec(t, root, "INSERT INTO t VALUES (1, 10)")
+	as := func(user string) *pgx.Conn {
+		cfg, err := pgx.ParseConfig(p.Server.DSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.User = user
+		c, err := pgx.ConnectConfig(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		return c
+	}
+	alice, bob := as("alice"), as("bob")
+	for _, sql := range []string{"SELECT * FROM t", "INSERT INTO t VALUES (2, 20)", "UPDATE t SET v = 0",
+		"DELETE FROM t", "DROP TABLE t", "CREATE MATERIALIZED VIEW av AS SELECT count(*) FROM t",
+		"ALTER TABLE t PAUSE", "GRANT SELECT ON t TO alice"} {
+		wantCode(t, alice, sql, "42501")
+	}
+	exec(t, root, "GRANT SELECT, INSERT ON t TO alice")
+	if got := queryStrings(t, alice, "SELECT v FROM t"); !slices.Equal(got, []string{"10"}) {
+		t.Fatalf("granted SELECT: %q", got)
+	}
+	exec(t, alice, "INSERT INTO t VALUES (2, 20)")
+	wantCode(t, alice, "UPDATE t SET v = 0", "42501")
+	// alice owns what she creates, and grants it on.
+	exec(t, alice, "CREATE MATERIALIZED VIEW av AS SELECT count(*) AS n FROM t")
+	wantCode(t, bob, "SELECT * FROM av", "42501")
+	exec(t, alice, "GRANT SELECT ON av TO PUBLIC")
+	if got := queryStrings(t, bob, "SELECT n FROM av"); len(got) != 1 {
+		t.Fatalf("PUBLIC grant: %q", got)
+	}
+	wantCode(t, bob, "DROP MATERIALIZED VIEW av", "42501")
+	// A prepared statement is checked at each execution.
+	ctx := context.Background()
+	if _, err := alice.Prepare(ctx, "q", "SELECT v FROM t WHERE id = $1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Exec(ctx, "q", 1); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, root, "REVOKE ALL ON t FROM alice")
+	var pe *pgconn.PgError
+	if _, err := alice.Exec(ctx, "q", 1); !errors.As(err, &pe) || pe.Code != "42501" {
+		t.Fatalf("prepared after REVOKE: %v", err)
+	}
+	exec(t, alice, "DROP MATERIALIZED VIEW av")
+	exec(t, root, "DROP TABLE t")
+}
