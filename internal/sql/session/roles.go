@@ -95,6 +95,11 @@ func (s *Session) dropRole(ctx context.Context, n *pg_query.DropRoleStmt, w pgwi
 		case !ok:
 			return sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", name)
 		}
+		if owned := s.ownedBy(name); owned != "" {
+			e := sqlerr.Errorf(sqlerr.DependentObjectsStillExist, "role %q cannot be dropped because some objects depend on it", name)
+			e.Detail = "owner of " + owned
+			return e
+		}
 		if err := s.e.Catalog().DropUser(ctx, name); err != nil {
 			return err
 		}
@@ -136,4 +141,14 @@ func onlyPassword(opts []*pg_query.Node) bool {
 		}
 	}
 	return true
+}
+
+// ownedBy names a relation user owns ("" for none).
+func (s *Session) ownedBy(user string) string {
+	for _, r := range s.e.Catalog().All() {
+		if r.Owner == user {
+			return relKindName(r.Kind) + " " + r.Name
+		}
+	}
+	return ""
 }

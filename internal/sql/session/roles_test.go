@@ -138,6 +138,10 @@ func TestPrivileges(t *testing.T) {
 	if _, err := alice.Exec(ctx, "q", 1); !errors.As(err, &pe) || pe.Code != "42501" {
 		t.Fatalf("prepared after REVOKE: %v", err)
 	}
+	if pe := wantCode(t, root, "DROP USER alice", "2BP01"); pe.Detail != "owner of materialized view av" {
+		t.Errorf("detail %q", pe.Detail)
+	}
 	exec(t, alice, "DROP MATERIALIZED VIEW av")
 	exec(t, root, "DROP TABLE t")
+	exec(t, root, "DROP USER alice")
 }
