@@ -93,6 +93,17 @@ func (a *ackCounter) assignLocked(b *pebble.Batch) (uint64, error) {
 	return a.next, nil
 }
 
+// recordAcked records that the batch of count n is durable. The batch is
+// committed whatever happens to the file: a failed write only leaves the
+// file behind (which can hide a loss, never invent one), so it is logged,
+// not returned; failing the write would have the client retry a committed
+// change.
+func (s *Store) recordAcked(n uint64) {
+	if err := s.acked.synced(n); err != nil {
+		s.logger.Warn("storage: recording an acknowledged write", "err", err)
+	}
+}
+
 // synced records that the batch of count n is durable.
 func (a *ackCounter) synced(n uint64) error {
 	a.mu.Lock()

@@ -86,7 +86,8 @@ func (s *Store) applyAcked(b *pebble.Batch) error {
 	if err := b.SyncWait(); err != nil {
 		return err
 	}
-	return s.acked.synced(count)
+	s.recordAcked(count)
+	return nil
 }
 
 // ScanMeta returns every committed meta entry whose name starts with prefix,
