@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/task"
 )
@@ -37,6 +38,10 @@ type connReader struct {
 	watching *task.Group
 	connCtx  context.Context
 	readErr  error
+	// watchMu orders watch's timer against unwatch.
+	watchMu   sync.Mutex
+	timer     *time.Timer
+	unwatched bool
 }
 
 // setBulk switches bulk reads on or off. Bytes already buffered are still

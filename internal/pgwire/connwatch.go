@@ -21,8 +21,32 @@ var errClientGone = errors.New("pgwire: client closed the connection")
 // decoder, and the error is returned to it after those bytes, so nothing
 // is lost or reordered. It watches only while its buffer has room. A
 // connReader without a net.Conn (tests) does not watch.
+//
+// The watcher starts only once the call has run for watchDelay: started
+// for every statement, its goroutine and socket calls cost a fifth of a
+// short INSERT's CPU (16 clients: 13 300 statements/s against 16 500).
 func (cr *connReader) watch(connCtx context.Context, onGone func()) {
-	if cr.nc == nil || cr.watching != nil || cr.readErr != nil {
+	if cr.nc == nil {
+		return
+	}
+	cr.watchMu.Lock()
+	defer cr.watchMu.Unlock()
+	cr.unwatched = false
+	cr.timer = time.AfterFunc(watchDelay, func() {
+		cr.watchMu.Lock()
+		defer cr.watchMu.Unlock()
+		if !cr.unwatched {
+			cr.startWatch(connCtx, onGone)
+		}
+	})
+}
+
+// watchDelay is how long a call runs before its client is watched.
+const watchDelay = 20 * time.Millisecond
+
+// startWatch starts the watcher goroutine (watchMu held).
+func (cr *connReader) startWatch(connCtx context.Context, onGone func()) {
+	if cr.watching != nil || cr.readErr != nil {
 		return
 	}
 	if cr.buf == nil {
@@ -65,6 +89,16 @@ func (cr *connReader) watchLoop(onGone func()) {
 // deadline is clear again, unless the connection is shutting down (whose
 // deadline it restores).
 func (cr *connReader) unwatch() {
+	if cr.nc == nil {
+		return
+	}
+	cr.watchMu.Lock()
+	defer cr.watchMu.Unlock()
+	cr.unwatched = true
+	if cr.timer != nil {
+		cr.timer.Stop()
+		cr.timer = nil
+	}
 	if cr.watching == nil {
 		return
 	}
