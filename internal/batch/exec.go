@@ -23,6 +23,8 @@ type executor struct {
 	ectx *expr.Context
 	size int
 	mem  memBudget // mem.go
+	// spillDir is where sorts spill (spill.go); empty: they do not.
+	spillDir string
 }
 
 // send checks for cancellation before handing c on, so every producer

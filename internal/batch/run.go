@@ -47,6 +47,9 @@ type Options struct {
 	// MemoryLimit bounds the bytes the query keeps (mem.go); past it the
 	// query fails with 53200. 0: no limit.
 	MemoryLimit int64
+	// SpillDir, with a MemoryLimit, is where an ORDER BY larger than half
+	// the limit sorts on disk (spill.go); empty: it fails at the limit.
+	SpillDir string
 }
 
 // RowFunc receives one result row (visible columns only). The row is not
@@ -68,7 +71,8 @@ func Run(ctx context.Context, r Reader, q Query, opts Options, out RowFunc) (err
 	if q.Plan == nil {
 		return fmt.Errorf("batch: query has no plan")
 	}
-	x := &executor{r: r, ectx: expr.NewStrictContext(opts.Now), size: opts.ChunkSize, mem: memBudget{limit: opts.MemoryLimit}}
+	x := &executor{r: r, ectx: expr.NewStrictContext(opts.Now), size: opts.ChunkSize, mem: memBudget{limit: opts.MemoryLimit},
+		spillDir: opts.SpillDir}
 	if x.size <= 0 {
 		x.size = types.DefaultChunkSize
 	}
@@ -111,6 +115,9 @@ func (x *executor) stream(ctx context.Context, q Query, out RowFunc) error {
 // sorted collects every row, sorts by ORDER BY (stably, so ties keep the
 // plan's order) and emits the OFFSET/LIMIT window.
 func (x *executor) sorted(ctx context.Context, q Query, out RowFunc) error {
+	if x.mem.limit > 0 && x.spillDir != "" {
+		return x.sortedOnDisk(ctx, q, out)
+	}
 	rows, err := x.collect(ctx, q.Plan)
 	if err != nil {
 		return err
