@@ -142,18 +142,7 @@ func (a *ackCounter) close() error {
 }
 
 func readAckedKey(r pebble.Reader) (uint64, error) {
-	v, closer, err := r.Get(keyAcked)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("storage: read acknowledged count: %w", err)
-	}
-	defer closer.Close()
-	if len(v) != 8 {
-		return 0, fmt.Errorf("storage: corrupt acknowledged count (%d bytes)", len(v))
-	}
-	return binary.BigEndian.Uint64(v), nil
+	return readUint64(r, keyAcked, "acknowledged count")
 }
 
 // readAckedFile reads the file's count; ok is false when there is none

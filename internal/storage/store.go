@@ -253,16 +253,22 @@ const blockCacheBytes = 64 << 20
 
 // readEpoch reads the committed-epoch marker; a fresh store is at epoch 0.
 func readEpoch(r pebble.Reader) (uint64, error) {
-	v, closer, err := r.Get(keyCommittedEpoch)
+	return readUint64(r, keyCommittedEpoch, "committed-epoch marker")
+}
+
+// readUint64 reads the big-endian uint64 under key, 0 when absent; what
+// names it in errors.
+func readUint64(r pebble.Reader, key []byte, what string) (uint64, error) {
+	v, closer, err := r.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("storage: read committed epoch: %w", err)
+		return 0, fmt.Errorf("storage: read %s: %w", what, err)
 	}
 	defer closer.Close()
 	if len(v) != 8 {
-		return 0, fmt.Errorf("storage: corrupt committed-epoch marker (%d bytes)", len(v))
+		return 0, fmt.Errorf("storage: corrupt %s (%d bytes)", what, len(v))
 	}
 	return binary.BigEndian.Uint64(v), nil
 }
