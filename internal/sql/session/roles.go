@@ -42,14 +42,18 @@ func (s *Session) createRole(ctx context.Context, n *pg_query.CreateRoleStmt, w 
 	if _, ok := s.e.Catalog().User(n.Role); ok {
 		return sqlerr.Errorf(sqlerr.DuplicateObject, "role %q already exists", n.Role)
 	}
-	u := catalog.User{Name: n.Role}
-	if err := applyRoleOptions(&u, n.Options); err != nil {
+	return s.putRole(ctx, catalog.User{Name: n.Role}, n.Options, "CREATE ROLE", w)
+}
+
+// putRole writes u with opts applied and completes with tag.
+func (s *Session) putRole(ctx context.Context, u catalog.User, opts []*pg_query.Node, tag string, w pgwire.ResultWriter) error {
+	if err := applyRoleOptions(&u, opts); err != nil {
 		return err
 	}
 	if err := s.e.Catalog().PutUser(ctx, u); err != nil {
 		return err
 	}
-	return w.Complete("CREATE ROLE")
+	return w.Complete(tag)
 }
 
 func (s *Session) alterRole(ctx context.Context, n *pg_query.AlterRoleStmt, w pgwire.ResultWriter) error {
@@ -67,13 +71,7 @@ func (s *Session) alterRole(ctx context.Context, n *pg_query.AlterRoleStmt, w pg
 			return err
 		}
 	}
-	if err := applyRoleOptions(&u, n.Options); err != nil {
-		return err
-	}
-	if err := s.e.Catalog().PutUser(ctx, u); err != nil {
-		return err
-	}
-	return w.Complete("ALTER ROLE")
+	return s.putRole(ctx, u, n.Options, "ALTER ROLE", w)
 }
 
 func (s *Session) dropRole(ctx context.Context, n *pg_query.DropRoleStmt, w pgwire.ResultWriter) error {
