@@ -74,7 +74,7 @@ func TestNestingBoundCoversTree(t *testing.T) {
 		sql := genQuery(t, 3)
 		tree, err := pg_query.Parse(sql)
 		if err != nil {
-			t.Skip("not valid SQL:", err) // the generator's precedence is loose
+			return // not valid SQL: the generator's precedence is loose
 		}
 		scan, err := pg_query.Scan(sql)
 		if err != nil {
