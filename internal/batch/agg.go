@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -24,6 +25,11 @@ type aggregation struct {
 	groups map[string]*aggGroup
 	order  []*aggGroup
 	div    expr.Expr // numeric '/', for avg's result scale
+
+	// Partitioning past the memory limit (aggspill.go).
+	groupBytes int64 // what the groups in memory take
+	depth      int   // how many partitionings this aggregation is under
+	spill      *aggSpill
 }
 
 type aggGroup struct {
@@ -51,9 +57,38 @@ func (x *executor) aggregate(ctx context.Context, n *plan.Node, emit emitFunc) e
 	if err := g.prepare(); err != nil {
 		return err
 	}
-	if err := x.run(ctx, n.Inputs[0], g.add); err != nil {
+	return g.runAll(ctx, n, emit, func(add emitFunc) error { return x.run(ctx, n.Inputs[0], add) })
+}
+
+// runAll folds the input feed gives into groups, emits them, then the
+// groups of any partitions (aggspill.go).
+func (g *aggregation) runAll(ctx context.Context, n *plan.Node, emit emitFunc, feed func(emitFunc) error) error {
+	defer g.closeSpill()
+	if err := feed(g.add); err != nil {
 		return err
 	}
+	if err := g.emitGroups(ctx, n, emit); err != nil {
+		return err
+	}
+	g.x.mem.used -= g.groupBytes // emitted: the partitions may have it
+	g.groups, g.order, g.groupBytes = nil, nil, 0
+	return g.aggregatePartitions(ctx, n, emit)
+}
+
+// keep counts n more bytes held by the groups in memory.
+func (g *aggregation) keep(n int64) error {
+	if err := g.x.keep(n); err != nil {
+		return err
+	}
+	if g.x.mem.limit > 0 {
+		g.groupBytes += n
+	}
+	return nil
+}
+
+// emitGroups sends the groups in memory.
+func (g *aggregation) emitGroups(ctx context.Context, n *plan.Node, emit emitFunc) error {
+	x := g.x
 	if n.Kind == plan.KindSimpleAgg && len(g.order) == 0 {
 		g.order = append(g.order, g.newGroup(nil))
 	}
@@ -124,6 +159,9 @@ func (g *aggregation) add(_ context.Context, c *types.Chunk) error {
 	for i := 0; i < c.Capacity(); i++ {
 		r := c.Row(i)
 		grp, err := g.group(r)
+		if errors.Is(err, errSpillRow) {
+			continue // written to its partition
+		}
 		if err != nil {
 			return err
 		}
@@ -147,7 +185,14 @@ func (g *aggregation) group(r types.Row) (*aggGroup, error) {
 	grp, ok := g.groups[k]
 	if !ok {
 		key := pick(r, g.a.GroupKeys)
-		if err := g.x.keep(rowBytes(key) + int64(len(k)) + 64*int64(1+len(g.a.Calls))); err != nil {
+		size := rowBytes(key) + int64(len(k)) + 64*int64(1+len(g.a.Calls))
+		if g.mayPartition(size) {
+			if err := g.spillRow(k, r); err != nil {
+				return nil, err
+			}
+			return nil, errSpillRow
+		}
+		if err := g.keep(size); err != nil {
 			return nil, err
 		}
 		grp = g.newGroup(key)
@@ -174,7 +219,7 @@ func (g *aggregation) accumulate(call *plan.AggCall, acc *accumulator, r types.R
 		if acc.seen[k] {
 			return nil
 		}
-		if err := g.x.keep(int64(len(k)) + 32); err != nil {
+		if err := g.keep(int64(len(k)) + 32); err != nil {
 			return err
 		}
 		acc.seen[k] = true
@@ -203,7 +248,7 @@ func (g *aggregation) accumulate(call *plan.AggCall, acc *accumulator, r types.R
 			part = append(part, r[o.Column])
 		}
 		// Twice: the parts, then the string or array made of them.
-		if err := g.x.keep(2 * rowBytes(part)); err != nil {
+		if err := g.keep(2 * rowBytes(part)); err != nil {
 			return err
 		}
 		acc.parts = append(acc.parts, part)

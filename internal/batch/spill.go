@@ -21,8 +21,8 @@ import (
 // a run file in Options.SpillDir; at the end the runs and the rows still
 // in memory are merged, ties going to the earlier run, so the order is
 // the one an in-memory stable sort gives. Run files are removed when the
-// query ends, however it ends. (Hash joins, aggregates and DISTINCT still
-// fail with 53200 past the limit.)
+// query ends, however it ends. (Aggregates partition instead, aggspill.go;
+// hash joins and DISTINCT still fail with 53200 past the limit.)
 
 // externalSort collects a query's rows into sorted runs.
 type externalSort struct {

@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sort"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
 
 	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/sql/planner"
+	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
 )
@@ -72,4 +76,72 @@ func firstDiff(a, b []types.Row) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// TestAggregatePartitionsMatchMemory: a GROUP BY with more groups than its
+// memory limit aggregates in partitions (nested ones too) and gives the
+// same groups as in memory, for every kind of aggregate; without a spill
+// directory the same query fails with 53200, so the partitions were used.
+func TestAggregatePartitionsMatchMemory(t *testing.T) {
+	f := newFixture(t)
+	f.exec("CREATE TABLE t (id int PRIMARY KEY, g int, v int, s varchar)")
+	var values []string
+	for i := range 3000 {
+		values = append(values, fmt.Sprintf("(%d, %d, %d, 's%d')", i, i%1200, i%17, i%13))
+	}
+	f.exec("INSERT INTO t VALUES " + strings.Join(values, ", "))
+	if err := f.e.Flush(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	sn, err := f.e.Store().Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sn.Close()
+	dir := t.TempDir()
+	run := func(sql string, opts Options) ([]string, error) {
+		q := f.plan(sql).(*planner.Query)
+		ts := columnTypes(q.Columns)
+		var got []string
+		opts.ChunkSize = 64
+		err := Run(f.ctx, sn, Query{Plan: q.Plan, Visible: len(q.Columns), OrderBy: q.OrderBy, Limit: q.Limit, Offset: q.Offset},
+			opts, func(r types.Row) error {
+				got = append(got, types.FormatRow(r, ts))
+				return nil
+			})
+		sort.Strings(got)
+		return got, err
+	}
+	for _, sql := range []string{
+		"SELECT g, count(*), sum(v), min(s), max(v), count(DISTINCT v), string_agg(s, ',' ORDER BY s), avg(v) FROM t GROUP BY g",
+		"SELECT g, sum(v) FILTER (WHERE v > 3) FROM t GROUP BY g HAVING count(*) > 2",
+		"SELECT g % 7, count(*) FROM t GROUP BY g % 7",
+		"SELECT count(*), max(s) FROM t",
+		"SELECT DISTINCT v FROM t",
+	} {
+		want, err := run(sql, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		got, err := run(sql, Options{MemoryLimit: 48 << 10, SpillDir: dir})
+		if err != nil {
+			t.Fatalf("%s partitioned: %v", sql, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: partitioned %d rows, in memory %d", sql, len(got), len(want))
+		}
+	}
+	if _, err := run("SELECT g, count(*) FROM t GROUP BY g", Options{MemoryLimit: 48 << 10}); sqlerrCode(err) != "53200" {
+		t.Errorf("without a spill directory: %v, want 53200", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("%d spill files left behind", len(left))
+	}
+}
+
+func sqlerrCode(err error) string {
+	if e, ok := sqlerr.As(err); ok {
+		return string(e.Code)
+	}
+	return ""
 }
