@@ -247,6 +247,35 @@ func (f *fixture) exec(sql string) {
 	}
 }
 
+// snapshot flushes the tables and pins a snapshot of them for the test.
+func (f *fixture) snapshot() *storage.Snapshot {
+	f.t.Helper()
+	if err := f.e.Flush(f.ctx); err != nil {
+		f.t.Fatal(err)
+	}
+	sn, err := f.e.Store().Snapshot()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { sn.Close() })
+	return sn
+}
+
+// query plans sql and runs it over sn with opts, returning its rows as
+// text in the order produced.
+func (f *fixture) query(sn Reader, sql string, opts Options) ([]string, error) {
+	f.t.Helper()
+	q := f.plan(sql).(*planner.Query)
+	ts := columnTypes(q.Columns)
+	var got []string
+	err := Run(f.ctx, sn, Query{Plan: q.Plan, Visible: len(q.Columns), OrderBy: q.OrderBy, Limit: q.Limit, Offset: q.Offset},
+		opts, func(r types.Row) error {
+			got = append(got, types.FormatRow(r, ts))
+			return nil
+		})
+	return got, err
+}
+
 func columnTypes(cols []catalog.Column) []types.Type {
 	ts := make([]types.Type, len(cols))
 	for i, c := range cols {
@@ -263,9 +292,6 @@ func TestAgainstOracle(t *testing.T) {
 	f.exec("CREATE TABLE t2 (id int, name varchar)")
 	f.exec("INSERT INTO t1 VALUES (1, 1, 10, 1.5, 'a'), (2, 1, 20, 2.25, 'b'), (3, 2, 30, NULL, 'c'), (4, NULL, 40, 3, NULL), (5, 2, NULL, 0.1, 'e')")
 	f.exec("INSERT INTO t2 VALUES (1, 'x'), (2, 'y'), (2, 'y2'), (7, 'z'), (NULL, 'n')")
-	if err := f.e.Flush(f.ctx); err != nil {
-		t.Fatal(err)
-	}
 	queries := []string{
 		"SELECT * FROM t1",
 		"SELECT t1.id, t2.name FROM t1 JOIN t2 ON t1.id = t2.id",
@@ -282,27 +308,18 @@ func TestAgainstOracle(t *testing.T) {
 		"SELECT s.g, s.total FROM (SELECT g, sum(v) AS total FROM t1 GROUP BY g) s WHERE s.total > 30",
 		"SELECT id, CASE WHEN v > 15 THEN 'big' ELSE 'small' END, coalesce(g, 0) * 2 FROM t1",
 	}
-	sn, err := f.e.Store().Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sn.Close()
+	sn := f.snapshot()
 	byID := map[uint32]string{}
 	for _, r := range f.e.Catalog().All() {
 		byID[r.Table.ID] = r.Name
 	}
 	for _, sql := range queries {
-		q := f.plan(sql).(*planner.Query)
-		ts := columnTypes(q.Columns)
-		var got []string
-		err := Run(f.ctx, sn, Query{Plan: q.Plan, Visible: len(q.Columns), OrderBy: q.OrderBy, Limit: q.Limit, Offset: q.Offset},
-			Options{ChunkSize: 2}, func(r types.Row) error {
-				got = append(got, types.FormatRow(r, ts))
-				return nil
-			})
+		got, err := f.query(sn, sql, Options{ChunkSize: 2})
 		if err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
+		q := f.plan(sql).(*planner.Query)
+		ts := columnTypes(q.Columns)
 		rows, err := refeval.Eval(q.Plan, func(id uint32) ([]types.Row, error) { return f.e.Scan(f.ctx, byID[id]) })
 		if err != nil {
 			t.Fatalf("%s: oracle: %v", sql, err)
@@ -325,14 +342,7 @@ func TestOrderByThroughPlanner(t *testing.T) {
 	f := newFixture(t)
 	f.exec("CREATE TABLE t (a int, b bigint)")
 	f.exec("INSERT INTO t VALUES (3, 1), (1, 2), (NULL, 2), (2, 4)")
-	if err := f.e.Flush(f.ctx); err != nil {
-		t.Fatal(err)
-	}
-	sn, err := f.e.Store().Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sn.Close()
+	sn := f.snapshot()
 	cases := map[string][]string{
 		"SELECT a FROM t ORDER BY a":                          {"1", "2", "3", "NULL"},
 		"SELECT a FROM t ORDER BY a DESC LIMIT 2":             {"NULL", "3"},
@@ -340,14 +350,7 @@ func TestOrderByThroughPlanner(t *testing.T) {
 		"SELECT avg(b), sum(b), avg(a) FROM t":                {"2.2500000000000000 9 2.0000000000000000"},
 	}
 	for sql, want := range cases {
-		q := f.plan(sql).(*planner.Query)
-		ts := columnTypes(q.Columns)
-		var got []string
-		err := Run(f.ctx, sn, Query{Plan: q.Plan, Visible: len(q.Columns), OrderBy: q.OrderBy, Limit: q.Limit, Offset: q.Offset},
-			Options{}, func(r types.Row) error {
-				got = append(got, types.FormatRow(r, ts))
-				return nil
-			})
+		got, err := f.query(sn, sql, Options{})
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("%s: got %q (%v), want %q", sql, got, err, want)
 		}

@@ -12,7 +12,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/sluice-db/sluice/internal/plan"
-	"github.com/sluice-db/sluice/internal/sql/planner"
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
@@ -90,25 +89,11 @@ func TestAggregatePartitionsMatchMemory(t *testing.T) {
 		values = append(values, fmt.Sprintf("(%d, %d, %d, 's%d')", i, i%1200, i%17, i%13))
 	}
 	f.exec("INSERT INTO t VALUES " + strings.Join(values, ", "))
-	if err := f.e.Flush(f.ctx); err != nil {
-		t.Fatal(err)
-	}
-	sn, err := f.e.Store().Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sn.Close()
+	sn := f.snapshot()
 	dir := t.TempDir()
 	run := func(sql string, opts Options) ([]string, error) {
-		q := f.plan(sql).(*planner.Query)
-		ts := columnTypes(q.Columns)
-		var got []string
 		opts.ChunkSize = 64
-		err := Run(f.ctx, sn, Query{Plan: q.Plan, Visible: len(q.Columns), OrderBy: q.OrderBy, Limit: q.Limit, Offset: q.Offset},
-			opts, func(r types.Row) error {
-				got = append(got, types.FormatRow(r, ts))
-				return nil
-			})
+		got, err := f.query(sn, sql, opts)
 		sort.Strings(got)
 		return got, err
 	}
