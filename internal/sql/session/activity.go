@@ -2,8 +2,10 @@ package session
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -93,8 +95,20 @@ func stamp(t time.Time) any {
 	return types.FormatDatum(types.DTimestamptz(t.UnixMicro()), types.TTimestamptz)
 }
 
+// activityQueryBytes bounds the statement text kept, as Postgres's
+// track_activity_query_size does: a 64 MB text would otherwise stay in
+// memory until the session's next statement.
+const activityQueryBytes = 1024
+
 // begin records that the session started running sql.
 func (act *activity) begin(sql string, now time.Time) {
+	if len(sql) > activityQueryBytes {
+		cut := activityQueryBytes
+		for cut > 0 && !utf8.RuneStart(sql[cut]) {
+			cut--
+		}
+		sql = strings.Clone(sql[:cut])
+	}
 	act.mu.Lock()
 	defer act.mu.Unlock()
 	act.state, act.query, act.queryStart, act.stateChange = "active", sql, now, now

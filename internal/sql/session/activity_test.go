@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -80,5 +81,15 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 10 s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestActivityQueryBounded: pg_stat_activity keeps at most 1 KB of a
+// statement's text, cut on a character boundary.
+func TestActivityQueryBounded(t *testing.T) {
+	act := &activity{}
+	act.begin("SELECT '"+strings.Repeat("é", 2000)+"'", time.Now())
+	if len(act.query) > activityQueryBytes || !utf8.ValidString(act.query) || !strings.HasPrefix(act.query, "SELECT 'é") {
+		t.Fatalf("kept %d bytes, valid %v", len(act.query), utf8.ValidString(act.query))
 	}
 }
