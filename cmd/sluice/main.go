@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sluice-db/sluice/internal/batch"
 	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sql/session"
@@ -42,6 +43,7 @@ type config struct {
 	passwordFile  string
 	tlsCert       string
 	tlsKey        string
+	queryMemory   int64
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -60,6 +62,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.BoolVar(&c.acceptLoss, "accept-data-loss", false, "open a data directory whose write-ahead log lost acknowledged writes (refused otherwise)")
 	fs.IntVar(&c.maxConns, "max-connections", pgwire.DefaultMaxConnections, "sessions open at once; one more is refused with SQLSTATE 53300")
+	fs.Func("query-memory", "memory all running queries share, like 8GB (default: half the machine's); past it they spill to disk or fail with SQLSTATE 53200",
+		func(s string) (err error) {
+			c.queryMemory, err = session.ParseMemory(s)
+			return err
+		})
 	if len(args) > 0 && args[0] == "playground" {
 		args = args[1:]
 	}
@@ -147,7 +154,11 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	defer e.Close()
 	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
 	defer func() { _ = g.Wait() }()
-	srv, err := serveMetrics(gctx, g, c.dashboardAddr, e)
+	pool := batch.NewMemoryPool(c.queryMemory)
+	if pool == nil {
+		pool = session.DefaultQueryPool()
+	}
+	srv, err := serveMetrics(gctx, g, c.dashboardAddr, e, pool)
 	if err != nil {
 		return err
 	}
@@ -157,7 +168,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "sluice playground: data in %s, barrier every %d ms\n", where, c.barrierMS)
 	fmt.Fprintf(out, "metrics on http://%s/metrics\n", srv.Addr)
-	sql, err := serveSQL(ctx, c, e, log)
+	sql, err := serveSQL(ctx, c, e, log, pool)
 	if err != nil {
 		_ = srv.Close()
 		return err
@@ -178,7 +189,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 // serveSQL starts the Postgres-protocol listener. Without --password every
 // client is trusted, which is only sensible on loopback; with it user root
 // must authenticate with SCRAM-SHA-256.
-func serveSQL(ctx context.Context, c config, e *engine.Engine, log *slog.Logger) (*session.Server, error) {
+func serveSQL(ctx context.Context, c config, e *engine.Engine, log *slog.Logger, pool *batch.MemoryPool) (*session.Server, error) {
 	ln, err := net.Listen("tcp", c.listenAddr)
 	if err != nil {
 		return nil, fmt.Errorf("listen address %s: %w", c.listenAddr, err)
@@ -196,7 +207,7 @@ func serveSQL(ctx context.Context, c config, e *engine.Engine, log *slog.Logger)
 	} else if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		log.Warn("trusting every client on a non-loopback address; set --password", "addr", ln.Addr())
 	}
-	srv, err := session.Serve(ctx, e, ln, pcfg, session.Config{Parallelism: c.parallelism, Logger: log})
+	srv, err := session.Serve(ctx, e, ln, pcfg, session.Config{Parallelism: c.parallelism, Logger: log, QueryPool: pool})
 	if err != nil {
 		_ = ln.Close()
 		return nil, err
@@ -207,9 +218,15 @@ func serveSQL(ctx context.Context, c config, e *engine.Engine, log *slog.Logger)
 // serveMetrics serves the Go runtime, process and engine metrics on
 // /metrics, and the Go profiler on /debug/pprof/ (the address is loopback
 // by default: profiles show queries' data in stacks, never give it out).
-func serveMetrics(ctx context.Context, g *task.Group, addr string, e *engine.Engine) (*http.Server, error) {
+func serveMetrics(ctx context.Context, g *task.Group, addr string, e *engine.Engine, pool *batch.MemoryPool) (*http.Server, error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sluice_query_memory_used_bytes",
+			Help: "Memory the running batch queries hold of the server's query memory."},
+			func() float64 { return float64(pool.Used()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sluice_query_memory_limit_bytes",
+			Help: "The server's query memory (--query-memory)."},
+			func() float64 { return float64(pool.Limit()) }))
 	if err := e.RegisterMetrics(reg); err != nil {
 		return nil, err
 	}

@@ -20,11 +20,11 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestParseFlags(t *testing.T) {
-	c, err := parseFlags([]string{"playground", "--in-memory", "--barrier-interval-ms", "50"}, io.Discard)
-	if err != nil || !c.inMemory || c.barrierMS != 50 || c.listenAddr != "127.0.0.1:4566" {
+	c, err := parseFlags([]string{"playground", "--in-memory", "--barrier-interval-ms", "50", "--query-memory", "3GB"}, io.Discard)
+	if err != nil || !c.inMemory || c.barrierMS != 50 || c.listenAddr != "127.0.0.1:4566" || c.queryMemory != 3<<30 {
 		t.Fatalf("got %+v, %v", c, err)
 	}
-	for _, bad := range [][]string{{"serve"}, {"--barrier-interval-ms", "0"}, {"--nope"}} {
+	for _, bad := range [][]string{{"serve"}, {"--barrier-interval-ms", "0"}, {"--nope"}, {"--query-memory", "lots"}} {
 		if _, err := parseFlags(bad, io.Discard); err == nil {
 			t.Errorf("parseFlags(%q) accepted", bad)
 		}
@@ -74,7 +74,8 @@ func TestPlaygroundServesMetricsAndShutsDown(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{"go_goroutines", "sluice_committed_epoch", "sluice_stream_row_errors_total"} {
+	for _, want := range []string{"go_goroutines", "sluice_committed_epoch", "sluice_stream_row_errors_total",
+		"sluice_query_memory_used_bytes", "sluice_query_memory_limit_bytes"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

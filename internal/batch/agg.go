@@ -29,7 +29,7 @@ type aggregation struct {
 	// Partitioning past the memory limit (aggspill.go).
 	groupBytes int64 // what the groups in memory take
 	depth      int   // how many partitionings this aggregation is under
-	spill      *aggSpill
+	spill      *partitionSet
 }
 
 type aggGroup struct {
@@ -63,14 +63,14 @@ func (x *executor) aggregate(ctx context.Context, n *plan.Node, emit emitFunc) e
 // runAll folds the input feed gives into groups, emits them, then the
 // groups of any partitions (aggspill.go).
 func (g *aggregation) runAll(ctx context.Context, n *plan.Node, emit emitFunc, feed func(emitFunc) error) error {
-	defer g.closeSpill()
+	defer func() { g.spill.close() }()
 	if err := feed(g.add); err != nil {
 		return err
 	}
 	if err := g.emitGroups(ctx, n, emit); err != nil {
 		return err
 	}
-	g.x.mem.used -= g.groupBytes // emitted: the partitions may have it
+	g.x.release(g.groupBytes) // emitted: the partitions may have it
 	g.groups, g.order, g.groupBytes = nil, nil, 0
 	return g.aggregatePartitions(ctx, n, emit)
 }
@@ -80,9 +80,7 @@ func (g *aggregation) keep(n int64) error {
 	if err := g.x.keep(n); err != nil {
 		return err
 	}
-	if g.x.mem.limit > 0 {
-		g.groupBytes += n
-	}
+	g.groupBytes += n
 	return nil
 }
 
@@ -187,7 +185,10 @@ func (g *aggregation) group(r types.Row) (*aggGroup, error) {
 		key := pick(r, g.a.GroupKeys)
 		size := rowBytes(key) + int64(len(k)) + 64*int64(1+len(g.a.Calls))
 		if g.mayPartition(size) {
-			if err := g.spillRow(k, r); err != nil {
+			if g.spill == nil {
+				g.spill = newPartitionSet(g.x.spillDir, g.depth, g.in)
+			}
+			if err := g.spill.add(k, r); err != nil {
 				return nil, err
 			}
 			return nil, errSpillRow

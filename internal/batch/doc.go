@@ -24,6 +24,14 @@
 //  5. Only the visible columns (len(Query.Columns)) reach the caller's
 //     row callback; hidden ORDER BY and key columns are cut off.
 //
+// Memory is bounded (mem.go): what operators keep counts against the
+// query's limit and the server's shared pool. Before either runs out a
+// sort writes sorted runs and merges them (spill.go), and aggregation,
+// DISTINCT and hash joins write hash partitions and process each as an
+// input of its own (partition.go, aggspill.go, distinct.go,
+// joinspill.go); spill files live in Options.SpillDir and go when the
+// query ends. What cannot be split fails with 53200.
+//
 // Aggregates follow internal/stream/agg's result types (sum(int8) and
 // avg of integers are numeric; avg divides with numeric '/' so the scale
 // matches Postgres), but overflow of a bigint sum is an error here, as it

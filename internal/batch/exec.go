@@ -223,36 +223,11 @@ func keyOf(r types.Row, cols []int, ts []types.Type) (string, error) {
 	return string(b), err
 }
 
-// distinct emits the first row of every distinct key, projected to Keys.
+// distinct emits the first row of every distinct key, projected to Keys
+// (distinct.go).
 func (x *executor) distinct(ctx context.Context, n *plan.Node, emit emitFunc) error {
-	keys := n.Distinct.Keys
-	in := n.Inputs[0].Schema
-	seen := map[string]bool{}
-	bld := types.NewBuilder(n.Schema, x.size)
-	err := x.run(ctx, n.Inputs[0], func(ctx context.Context, c *types.Chunk) error {
-		for i := 0; i < c.Capacity(); i++ {
-			r := c.Row(i)
-			k, err := keyOf(r, keys, in)
-			if err != nil {
-				return err
-			}
-			if seen[k] {
-				continue
-			}
-			if err := x.keep(int64(len(k)) + 32); err != nil {
-				return err
-			}
-			seen[k] = true
-			if err := send(ctx, emit, bld.Append(types.Insert, pick(r, keys))); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return send(ctx, emit, bld.Take())
+	d := &dedup{x: x, keys: n.Distinct.Keys, in: n.Inputs[0].Schema, out: n.Schema}
+	return d.runAll(ctx, emit, func(add emitFunc) error { return x.run(ctx, n.Inputs[0], add) })
 }
 
 // topN keeps rows Offset+1 … Offset+Limit of each group by OrderBy, ties

@@ -47,8 +47,12 @@ type Options struct {
 	// MemoryLimit bounds the bytes the query keeps (mem.go); past it the
 	// query fails with 53200. 0: no limit.
 	MemoryLimit int64
-	// SpillDir, with a MemoryLimit, is where an ORDER BY larger than half
-	// the limit sorts on disk (spill.go); empty: it fails at the limit.
+	// Pool, when set, is the memory every query running at once shares;
+	// past it a query spills or fails with 53200 like at MemoryLimit.
+	Pool *MemoryPool
+	// SpillDir, with a MemoryLimit or a Pool, is where sorts,
+	// aggregations, DISTINCT and hash joins go past memory (spill.go,
+	// partition.go); empty: they fail at the limit.
 	SpillDir string
 }
 
@@ -71,8 +75,9 @@ func Run(ctx context.Context, r Reader, q Query, opts Options, out RowFunc) (err
 	if q.Plan == nil {
 		return fmt.Errorf("batch: query has no plan")
 	}
-	x := &executor{r: r, ectx: expr.NewStrictContext(opts.Now), size: opts.ChunkSize, mem: memBudget{limit: opts.MemoryLimit},
-		spillDir: opts.SpillDir}
+	x := &executor{r: r, ectx: expr.NewStrictContext(opts.Now), size: opts.ChunkSize,
+		mem: memBudget{limit: opts.MemoryLimit, pool: opts.Pool}, spillDir: opts.SpillDir}
+	defer x.mem.close()
 	if x.size <= 0 {
 		x.size = types.DefaultChunkSize
 	}
@@ -115,7 +120,7 @@ func (x *executor) stream(ctx context.Context, q Query, out RowFunc) error {
 // sorted collects every row, sorts by ORDER BY (stably, so ties keep the
 // plan's order) and emits the OFFSET/LIMIT window.
 func (x *executor) sorted(ctx context.Context, q Query, out RowFunc) error {
-	if x.mem.limit > 0 && x.spillDir != "" {
+	if x.canSpill() {
 		return x.sortedOnDisk(ctx, q, out)
 	}
 	rows, err := x.collect(ctx, q.Plan)

@@ -17,19 +17,19 @@ import (
 )
 
 // An ORDER BY larger than memory sorts on disk: rows are kept until they
-// take half the query's memory limit, then sorted (stably) and written to
-// a run file in Options.SpillDir; at the end the runs and the rows still
-// in memory are merged, ties going to the earlier run, so the order is
-// the one an in-memory stable sort gives. Run files are removed when the
-// query ends, however it ends. (Aggregates partition instead, aggspill.go;
-// hash joins and DISTINCT still fail with 53200 past the limit.)
+// take half the query's memory limit (or the server's query memory runs
+// short, mem.go), then sorted (stably) and written to a run file in
+// Options.SpillDir; at the end the runs and the rows still in memory are
+// merged, ties going to the earlier run, so the order is the one an
+// in-memory stable sort gives. Run files are removed when the query ends,
+// however it ends. (Operators that keep state by key partition instead,
+// partition.go.)
 
 // externalSort collects a query's rows into sorted runs.
 type externalSort struct {
-	by     []plan.ColumnOrder
-	ts     []types.Type
-	dir    string
-	budget int64
+	x  *executor
+	by []plan.ColumnOrder
+	ts []types.Type
 
 	rows  []types.Row
 	bytes int64
@@ -38,12 +38,18 @@ type externalSort struct {
 }
 
 func (s *externalSort) add(r types.Row) error {
-	s.rows = append(s.rows, r)
-	s.bytes += rowBytes(r)
-	if s.bytes < s.budget {
-		return nil
+	n := rowBytes(r)
+	if len(s.rows) > 0 && s.x.pressed(s.bytes, n) {
+		if err := s.spill(); err != nil {
+			return err
+		}
 	}
-	return s.spill()
+	if err := s.x.keep(n); err != nil {
+		return err
+	}
+	s.rows = append(s.rows, r)
+	s.bytes += n
+	return nil
 }
 
 func (s *externalSort) sortRows() {
@@ -53,7 +59,7 @@ func (s *externalSort) sortRows() {
 // spill writes the rows in memory, sorted, to a new run file.
 func (s *externalSort) spill() error {
 	s.sortRows()
-	f, err := os.CreateTemp(s.dir, "sluice-sort-*")
+	f, err := os.CreateTemp(s.x.spillDir, "sluice-sort-*")
 	if err != nil {
 		return fmt.Errorf("batch: spilling a sort: %w", err)
 	}
@@ -76,6 +82,7 @@ func (s *externalSort) spill() error {
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("batch: spilling a sort: %w", err)
 	}
+	s.x.release(s.bytes)
 	s.rows, s.bytes = nil, 0
 	return nil
 }
@@ -210,7 +217,7 @@ func (h *runHeap) advance() error {
 // sortedOnDisk is sorted with an externalSort: the same rows in the same
 // order, whatever their size.
 func (x *executor) sortedOnDisk(ctx context.Context, q Query, out RowFunc) error {
-	s := &externalSort{by: q.OrderBy, ts: q.Plan.Schema, dir: x.spillDir, budget: x.mem.limit / 2}
+	s := &externalSort{x: x, by: q.OrderBy, ts: q.Plan.Schema}
 	defer s.close()
 	err := x.run(ctx, q.Plan, func(_ context.Context, c *types.Chunk) error {
 		for i := 0; i < c.Capacity(); i++ {

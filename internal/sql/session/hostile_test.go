@@ -107,11 +107,10 @@ func TestDiskFull(t *testing.T) {
 	}
 }
 
-// TestQueryMemoryLimit: a query that would keep more than
-// query_memory_limit (a hash join's build side, one group's string_agg,
-// DISTINCT) fails with 53200 and the session goes on; an ORDER BY and a
-// GROUP BY's groups go to disk past it; a query that streams is not
-// limited.
+// TestQueryMemoryLimit: an ORDER BY, a GROUP BY's groups, DISTINCT and a
+// hash join go to disk past query_memory_limit; what cannot be split (one
+// group's string_agg, the rows of one join key) fails with 53200 and the
+// session goes on; a query that streams is not limited.
 func TestQueryMemoryLimit(t *testing.T) {
 	p := startPlayground(t)
 	c := connect(t, p)
@@ -124,18 +123,26 @@ func TestQueryMemoryLimit(t *testing.T) {
 	if got := queryStrings(t, c, "SHOW query_memory_limit"); !slices.Equal(got, []string{"1MB"}) {
 		t.Fatalf("SHOW query_memory_limit = %q", got)
 	}
-	// An ORDER BY past the limit sorts on disk, a GROUP BY aggregates in
-	// partitions on disk.
+	// An ORDER BY past the limit sorts on disk; a GROUP BY, DISTINCT and a
+	// join work in partitions on disk.
 	if got := queryStrings(t, c, "SELECT id FROM m ORDER BY pad, id DESC LIMIT 3"); !slices.Equal(got, []string{"20000", "19999", "19998"}) {
 		t.Fatalf("an ORDER BY sorted on disk: %q", got)
 	}
 	if got := queryStrings(t, c, "SELECT count(*), sum(n) FROM (SELECT id, count(*) AS n FROM m GROUP BY id) s"); !slices.Equal(got, []string{"20000 20000"}) {
 		t.Fatalf("a GROUP BY in partitions: %q", got)
 	}
+	for q, want := range map[string]string{
+		"SELECT count(*), sum(b.id) FROM m a JOIN m b ON a.id = b.id":   "20000 200010000",
+		"SELECT count(*) FROM (SELECT DISTINCT pad || id FROM m) s":     "20000",
+		"SELECT count(*) FROM m a LEFT JOIN m b ON a.id = b.id + 10000": "20000",
+	} {
+		if got := queryStrings(t, c, q); !slices.Equal(got, []string{want}) {
+			t.Fatalf("%s on disk: %q, want %s", q, got, want)
+		}
+	}
 	for _, q := range []string{
-		"SELECT count(*) FROM m a JOIN m b ON a.id = b.id",
+		"SELECT count(*) FROM m a JOIN m b ON a.pad = b.pad",
 		"SELECT length(string_agg(pad, ',')) FROM m",
-		"SELECT DISTINCT pad || id FROM m",
 	} {
 		pe := wantCode(t, c, q, "53200")
 		if !strings.Contains(pe.Message, "1 MB") || pe.Hint == "" {

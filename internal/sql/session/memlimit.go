@@ -6,21 +6,27 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluice-db/sluice/internal/batch"
 	"github.com/sluice-db/sluice/internal/sqlerr"
 )
 
 // query_memory_limit bounds what one query keeps in memory (the batch
 // executor's sorts, hash joins, aggregates and DISTINCT, batch/mem.go);
-// past it the query fails with 53200 instead of the process running out
-// of memory. The default is a quarter of the machine's memory (1 GB when
-// it cannot be read). Values are written as Postgres writes memory
-// settings: a plain number is kB; B, kB, MB, GB and TB are units.
+// Config.QueryPool bounds what all running queries keep together. Past
+// either a query spills to disk, or fails with 53200 when it cannot,
+// instead of the process running out of memory. The defaults are a
+// quarter and a half of the machine's memory (4 GB when it cannot be
+// read). Values are written as Postgres writes memory settings: a plain
+// number is kB; B, kB, MB, GB and TB are units.
 
-// defaultQueryMemory is a quarter of /proc/meminfo's MemTotal.
-func defaultQueryMemory() int64 {
+// DefaultQueryPool is a query memory pool of half the machine's memory.
+func DefaultQueryPool() *batch.MemoryPool { return batch.NewMemoryPool(machineMemory() / 2) }
+
+// machineMemory is /proc/meminfo's MemTotal.
+func machineMemory() int64 {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {
-		return 1 << 30
+		return 4 << 30
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -28,17 +34,20 @@ func defaultQueryMemory() int64 {
 		fields := strings.Fields(sc.Text())
 		if len(fields) >= 2 && fields[0] == "MemTotal:" {
 			if kb, err := strconv.ParseInt(fields[1], 10, 64); err == nil && kb > 0 {
-				return kb << 10 / 4
+				return kb << 10
 			}
 		}
 	}
-	return 1 << 30
+	return 4 << 30
 }
 
 var memoryUnits = []struct {
 	name  string
 	bytes int64
 }{{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"kB", 1 << 10}, {"B", 1}}
+
+// ParseMemory reads a memory setting into bytes.
+func ParseMemory(s string) (int64, error) { return parseMemory(s) }
 
 // parseMemory reads a memory setting into bytes.
 func parseMemory(s string) (int64, error) {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-db/sluice/internal/batch"
 	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sql/parser"
@@ -36,8 +37,11 @@ type Config struct {
 	// pgwire.Config; zero: pgwire's defaults).
 	MaxConnections, ReservedConnections int
 	// QueryMemoryLimit is query_memory_limit's default in bytes (0: a
-	// quarter of the machine's memory).
+	// quarter of the machine's memory, at most QueryPool's size).
 	QueryMemoryLimit int64
+	// QueryPool is the memory the queries running at once share (nil: a
+	// pool of half the machine's memory).
+	QueryPool *batch.MemoryPool
 }
 
 // Handler is a pgwire.Handler serving SQL over one engine.
@@ -74,8 +78,11 @@ func NewHandler(e *engine.Engine, cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.QueryPool == nil {
+		cfg.QueryPool = DefaultQueryPool()
+	}
 	if cfg.QueryMemoryLimit <= 0 {
-		cfg.QueryMemoryLimit = defaultQueryMemory()
+		cfg.QueryMemoryLimit = min(machineMemory()/4, cfg.QueryPool.Limit())
 	}
 	if cfg.MaxConnections <= 0 {
 		d := pgwire.Config{}.WithDefaults()
