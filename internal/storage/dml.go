@@ -166,7 +166,8 @@ type TableDMLWrite struct {
 // (and no record's own Enqueued) is called once every record is in the
 // pipeline and the tails.
 //
-// ctx is honoured only until the batch is enqueued. From then on it will be
+// ctx is honoured only until the batch is enqueued (while the store
+// stalls, it waits outside Pebble: stall.go). From then on it will be
 // durable (a failed WAL sync stops Pebble), so WriteDMLBatch waits for the
 // sync whatever ctx says: a durable write is never reported as failed.
 func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued func()) ([]uint64, error) {
@@ -178,8 +179,17 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 		s.removeCallerSegments(ws)
 		return nil, err
 	}
+	if err := s.stall.wait(ctx); err != nil { // before writing segments
+		s.removeCallerSegments(ws)
+		return nil, err
+	}
 	segs, err := s.writeSegments(ws)
 	if err != nil {
+		return nil, err
+	}
+	leave, err := s.enterAppend(ctx)
+	if err != nil {
+		s.removeSegments(segs)
 		return nil, err
 	}
 	b := s.db.NewBatch()
@@ -192,6 +202,7 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 		seqs, tables, err = s.enqueueDMLLocked(b, ws, segs)
 	}
 	s.dml.mu.Unlock()
+	leave()
 	if err != nil {
 		s.removeSegments(segs)
 		return nil, err

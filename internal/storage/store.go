@@ -91,6 +91,10 @@ type Store struct {
 
 	dml   dmlLog
 	tails tails
+	// stall and turn keep DML appends out of Pebble while it stalls
+	// (stall.go).
+	stall writeStall
+	turn  appendTurn
 	// acked counts acknowledged writes (acked.go).
 	acked ackCounter
 	// disk refuses writes when the disk is nearly full (diskguard.go).
@@ -147,14 +151,16 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	s := &Store{logger: logger, fs: fs, dir: dir, ingestDir: fs.PathJoin(dir, ingestDirName), turn: make(appendTurn, 1)}
 	popts := pebbleOptions(fs, logger)
+	s.stall.listen(popts.EventListener, popts.Logger)
 	popts.ErrorIfNotExists = exists // a store whose marker vanishes mid-open is not remade
 	db, err := pebble.Open(dir, popts)
 	popts.Cache.Unref()
 	if err != nil {
 		return nil, fmt.Errorf("storage: open pebble at %q: %w", dir, err)
 	}
-	s := &Store{db: db, logger: logger, fs: fs, dir: dir, ingestDir: fs.PathJoin(dir, ingestDirName)}
+	s.db = db
 	s.segmentDir, s.openNanos = fs.PathJoin(dir, segmentDirName), time.Now().UnixNano()
 	s.disk = diskGuard{fs: fs, dir: dir, reserve: opts.DiskReserve}
 	s.spillFrom = defaultSpillFrom

@@ -168,3 +168,83 @@ func TestFaultsUnderTheStore(t *testing.T) {
 		}
 	}
 }
+
+// failingTables fails every sstable write while on: no flush succeeds.
+type failingTables struct{ on atomic.Bool }
+
+func (f *failingTables) MaybeError(op errorfs.Op) error {
+	if f.on.Load() && strings.HasSuffix(op.Path, ".sst") {
+		return errorfs.ErrInjected
+	}
+	return nil
+}
+
+func (f *failingTables) String() string { return "failingTables" }
+
+// TestStalledStoreTimesOut: on a disk where every sstable write fails the
+// store stalls writes; an INSERT then ends at its statement_timeout with
+// 57014 and a detail naming the stall, and is not applied; once the disk
+// works again the bulk load that met the stall finishes and nothing
+// acknowledged is missing.
+func TestStalledStoreTimesOut(t *testing.T) {
+	faults := &failingTables{}
+	opts := engine.Options{FS: errorfs.Wrap(vfs.NewMem(), faults), Dir: "data", BarrierInterval: 5 * time.Millisecond,
+		Parallelism: 2}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := StartPlayground(ctx, opts, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	loader, c := connect(t, p), connect(t, p)
+	exec(t, c, "CREATE TABLE t (id int PRIMARY KEY, v text)")
+	exec(t, c, "CREATE TABLE u (id int PRIMARY KEY, v text)") // not locked by the load
+	faults.on.Store(true)
+	var loaded atomic.Int64
+	var stop atomic.Bool
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			if stop.Load() {
+				done <- nil
+				return
+			}
+			sql := fmt.Sprintf("INSERT INTO t SELECT g, repeat('x', 2000) FROM generate_series(%d, %d) g", i*500, i*500+499)
+			if _, err := loader.Exec(ctx, sql); err != nil {
+				done <- err
+				return
+			}
+			loaded.Add(500)
+		}
+	}()
+	for {
+		if _, stalled := p.Engine.Store().WriteStalled(); stalled {
+			stop.Store(true)
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the loader ended before the store stalled: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	exec(t, c, "SET statement_timeout = 200")
+	start := time.Now()
+	pe := wantCode(t, c, "INSERT INTO u VALUES (-1, 'never')", "57014")
+	if !strings.Contains(pe.Detail, "not taking writes") || time.Since(start) > 5*time.Second {
+		t.Errorf("after %v: %q (detail %q)", time.Since(start), pe.Message, pe.Detail)
+	}
+	faults.on.Store(false)
+	if err := <-done; err != nil {
+		t.Fatalf("the load that met the stall: %v", err)
+	}
+	exec(t, c, "SET statement_timeout = 0")
+	want := fmt.Sprint(loaded.Load())
+	if got := queryStrings(t, c, "SELECT count(*) FROM t"); !slices.Equal(got, []string{want}) {
+		t.Fatalf("after the stall: %q rows, want %s acknowledged", got, want)
+	}
+	if got := queryStrings(t, c, "SELECT count(*) FROM u"); !slices.Equal(got, []string{"0"}) {
+		t.Fatalf("the INSERT that timed out was applied: %q", got)
+	}
+}

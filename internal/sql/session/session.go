@@ -237,6 +237,9 @@ func canceled(ctx context.Context, err error) error {
 	if err == nil || ctx.Err() == nil {
 		return err
 	}
+	if e, ok := sqlerr.As(err); ok && e.Code == sqlerr.QueryCanceled && e.Detail != "" {
+		return e // already says why, and what it waited for (a stalled store)
+	}
 	if cause, ok := sqlerr.As(context.Cause(ctx)); ok {
 		return cause
 	}
