@@ -35,6 +35,7 @@ type overlay struct {
 	srcScratch  [][]overlayItem // see gather
 	pendScratch []overlayItem
 	sortKeys    []sortKey // see sortedItems
+	sortTmp     []sortKey // sortKeys's scratch
 
 	// pendingPeak is the most unsealed keys pending has held since it was
 	// made (Go maps never shrink); lastSealed is the last epoch's size.
@@ -172,6 +173,9 @@ func (o *overlay) seal(epoch uint64) []overlayItem {
 	}
 	if oversized(cap(o.sortKeys), n) {
 		o.sortKeys = nil
+	}
+	if oversized(cap(o.sortTmp), n) {
+		o.sortTmp = nil
 	}
 	if oversized(o.pendingPeak, n) {
 		o.pending, o.pendingPeak = make(map[string]int32, n), n

@@ -10,11 +10,26 @@ import (
 // table shares.
 const statePrefixLen = 5
 
-// sortKey is an item's position with the 8 key bytes after the table
-// prefix (the vnode and the PK's start) as a big-endian integer.
+// sortKey is an item's position with the sortWords*8 key bytes after the
+// table prefix (the vnode and the PK) as big-endian integers. One word was
+// not enough: a bigint's tag and high bytes filled it, so keys of one
+// vnode tied on it and most comparisons read both keys (cache misses: a
+// third of a GROUP BY's value-table seal); three hold a vnode and two
+// bigints, a value table's whole key.
 type sortKey struct {
-	head uint64
-	pos  int32
+	w   [sortWords]uint64
+	pos int32
+}
+
+const sortWords = 3
+
+// newSortKey is the sort key of the item at pos.
+func newSortKey(key string, pos int) sortKey {
+	k := sortKey{pos: int32(pos)}
+	for i := range k.w {
+		k.w[i] = keyWord(key, statePrefixLen+8*i)
+	}
+	return k
 }
 
 // sortedItems returns o.items sorted by key, in a new slice; o.items keeps
@@ -28,14 +43,9 @@ func (o *overlay) sortedItems() []overlayItem {
 		keys = make([]sortKey, 0, len(items)) // not grown by append: see put
 	}
 	for i, it := range items {
-		keys = append(keys, sortKey{head: keyHead(it.key), pos: int32(i)})
+		keys = append(keys, newSortKey(it.key, i))
 	}
-	slices.SortFunc(keys, func(a, b sortKey) int {
-		if c := cmp.Compare(a.head, b.head); c != 0 {
-			return c
-		}
-		return strings.Compare(items[a.pos].key, items[b.pos].key)
-	})
+	keys = sortKeys(keys, items, &o.sortTmp)
 	o.sortKeys = keys
 	out := o.spare[:0] // a pruned run's storage, if it is large enough
 	o.spare = nil
@@ -48,16 +58,96 @@ func (o *overlay) sortedItems() []overlayItem {
 	return out
 }
 
-// keyHead reads key[statePrefixLen:][:8] as a big-endian integer, padded
-// with zeros. If a's head is less than b's, a < b; equal heads say
-// nothing.
-func keyHead(key string) uint64 {
+// keyWord reads key[from:][:8] as a big-endian integer, padded with
+// zeros. If a's word is less than b's (and the bytes before are equal),
+// a < b; equal words say nothing.
+func keyWord(key string, from int) uint64 {
+	if len(key) >= from+8 {
+		k := key[from : from+8]
+		return uint64(k[0])<<56 | uint64(k[1])<<48 | uint64(k[2])<<40 | uint64(k[3])<<32 |
+			uint64(k[4])<<24 | uint64(k[5])<<16 | uint64(k[6])<<8 | uint64(k[7])
+	}
 	var h uint64
 	for i := range 8 {
 		h <<= 8
-		if j := statePrefixLen + i; j < len(key) {
+		if j := from + i; j < len(key) {
 			h |= uint64(key[j])
 		}
 	}
 	return h
+}
+
+// radixFrom is the number of items from which sortKeys sorts by radix.
+const radixFrom = 512
+
+// sortKeys sorts keys by their items' keys: by radix on the words for
+// many items (pdqsort's comparisons were most of a value table's seal),
+// then by comparison within runs of equal words. tmp is scratch of the
+// same size, kept between calls; the result is keys or *tmp.
+func sortKeys(keys []sortKey, items []overlayItem, tmp *[]sortKey) []sortKey {
+	full := func(a, b sortKey) int {
+		for i := range a.w {
+			if c := cmp.Compare(a.w[i], b.w[i]); c != 0 {
+				return c
+			}
+		}
+		return strings.Compare(items[a.pos].key, items[b.pos].key)
+	}
+	if len(keys) < radixFrom {
+		slices.SortFunc(keys, full)
+		return keys
+	}
+	if cap(*tmp) < len(keys) {
+		*tmp = make([]sortKey, len(keys))
+	}
+	other := (*tmp)[:len(keys)]
+	if sorted := radixSort(keys, other); &sorted[0] == &other[0] {
+		keys, *tmp = other, keys[:0]
+	} else {
+		*tmp = other[:0]
+	}
+	for lo := 0; lo < len(keys); {
+		hi := lo + 1
+		for hi < len(keys) && keys[hi].w == keys[lo].w {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.SortStableFunc(keys[lo:hi], full)
+		}
+		lo = hi
+	}
+	return keys
+}
+
+// radixSort sorts keys by their words, stably, least significant byte
+// first, skipping bytes every key shares; the result is keys or tmp.
+func radixSort(keys, tmp []sortKey) []sortKey {
+	var counts [8 * sortWords][256]int
+	for _, k := range keys {
+		for d := range 8 * sortWords {
+			counts[d][digit(k, d)]++
+		}
+	}
+	for d := range 8 * sortWords {
+		c := &counts[d]
+		if c[digit(keys[0], d)] == len(keys) {
+			continue // every key has this byte
+		}
+		sum := 0
+		for i := range c {
+			c[i], sum = sum, sum+c[i]
+		}
+		for _, k := range keys {
+			b := digit(k, d)
+			tmp[c[b]] = k
+			c[b]++
+		}
+		keys, tmp = tmp, keys
+	}
+	return keys
+}
+
+// digit is byte d of the words, 0 the least significant.
+func digit(k sortKey, d int) byte {
+	return byte(k.w[sortWords-1-d/8] >> (8 * (d % 8)))
 }

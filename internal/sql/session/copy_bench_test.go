@@ -17,11 +17,15 @@ import (
 // bids into a table on disk, alone, under a passthrough view and under a
 // GROUP BY auction view, then FLUSH, as in sluice-bench ingest's load
 // figures. One op is one load of SLUICE_BENCH_COPY_ROWS rows (default
-// 50 000) into fresh objects.
+// 50 000) into fresh objects, over SLUICE_BENCH_COPY_AUCTIONS auctions
+// (default 500; sluice-bench has one per 100 rows).
 func BenchmarkCopyIntoView(b *testing.B) {
-	copyBenchRows := 50000
+	copyBenchRows, auctions := 50000, 500
 	if n, err := strconv.Atoi(os.Getenv("SLUICE_BENCH_COPY_ROWS")); err == nil && n > 0 {
 		copyBenchRows = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("SLUICE_BENCH_COPY_AUCTIONS")); err == nil && n > 0 {
+		auctions = n
 	}
 	views := []struct{ name, view string }{
 		{"plain", ""},
@@ -31,7 +35,7 @@ func BenchmarkCopyIntoView(b *testing.B) {
 	rows := make([][]any, copyBenchRows)
 	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	for i := range rows {
-		rows[i] = []any{int64(1000 + i%500), int64(i % 7919), int64(i*13%100000 + 1), "channel-" + fmt.Sprint(i%4),
+		rows[i] = []any{int64(1000 + i%auctions), int64(i % 7919), int64(i*13%100000 + 1), "channel-" + fmt.Sprint(i%4),
 			"https://www.nexmark.com/" + fmt.Sprint(i%1000), at.Add(time.Duration(i) * time.Millisecond), "extra"}
 	}
 	cols := []string{"auction", "bidder", "price", "channel", "url", "date_time", "extra"}
