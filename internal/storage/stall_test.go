@@ -11,21 +11,10 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
+	"github.com/sluice-db/sluice/internal/storage/storagetest"
+
 	"github.com/sluice-db/sluice/internal/sqlerr"
 )
-
-// failingTables fails every write of an sstable while on: a disk on which
-// no flush can succeed, so Pebble's memtables fill and it stalls writes.
-type failingTables struct{ on atomic.Bool }
-
-func (f *failingTables) MaybeError(op errorfs.Op) error {
-	if f.on.Load() && strings.HasSuffix(op.Path, ".sst") {
-		return errorfs.ErrInjected
-	}
-	return nil
-}
-
-func (f *failingTables) String() string { return "failingTables" }
 
 // TestStalledStoreHonoursContext: while every sstable write fails, the
 // append that met Pebble's write stall waits for the disk, but later
@@ -34,13 +23,13 @@ func (f *failingTables) String() string { return "failingTables" }
 // ones succeed, and the log holds exactly the acknowledged records.
 func TestStalledStoreHonoursContext(t *testing.T) {
 	ctx := context.Background()
-	faults := &failingTables{}
+	faults := &storagetest.FailingTables{}
 	s, err := Open(ctx, Options{FS: errorfs.Wrap(vfs.NewMem(), faults), Dir: "db"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	faults.on.Store(true)
+	faults.On.Store(true)
 	payload := bytes.Repeat([]byte{'x'}, 3<<10) // inline, below segmentFrom
 	var acked atomic.Int64
 	var stop atomic.Bool
@@ -78,7 +67,7 @@ func TestStalledStoreHonoursContext(t *testing.T) {
 			t.Fatalf("an append during the stall took %v to honour a 50 ms timeout", d)
 		}
 	}
-	faults.on.Store(false)
+	faults.On.Store(false)
 	select {
 	case err := <-stuck:
 		if err != nil {

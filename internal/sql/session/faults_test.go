@@ -15,6 +15,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
+	"github.com/sluice-db/sluice/internal/storage/storagetest"
+
 	"github.com/sluice-db/sluice/internal/engine"
 )
 
@@ -169,25 +171,13 @@ func TestFaultsUnderTheStore(t *testing.T) {
 	}
 }
 
-// failingTables fails every sstable write while on: no flush succeeds.
-type failingTables struct{ on atomic.Bool }
-
-func (f *failingTables) MaybeError(op errorfs.Op) error {
-	if f.on.Load() && strings.HasSuffix(op.Path, ".sst") {
-		return errorfs.ErrInjected
-	}
-	return nil
-}
-
-func (f *failingTables) String() string { return "failingTables" }
-
 // TestStalledStoreTimesOut: on a disk where every sstable write fails the
 // store stalls writes; an INSERT then ends at its statement_timeout with
 // 57014 and a detail naming the stall, and is not applied; once the disk
 // works again the bulk load that met the stall finishes and nothing
 // acknowledged is missing.
 func TestStalledStoreTimesOut(t *testing.T) {
-	faults := &failingTables{}
+	faults := &storagetest.FailingTables{}
 	opts := engine.Options{FS: errorfs.Wrap(vfs.NewMem(), faults), Dir: "data", BarrierInterval: 5 * time.Millisecond,
 		Parallelism: 2}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -200,7 +190,7 @@ func TestStalledStoreTimesOut(t *testing.T) {
 	loader, c := connect(t, p), connect(t, p)
 	exec(t, c, "CREATE TABLE t (id int PRIMARY KEY, v text)")
 	exec(t, c, "CREATE TABLE u (id int PRIMARY KEY, v text)") // not locked by the load
-	faults.on.Store(true)
+	faults.On.Store(true)
 	var loaded atomic.Int64
 	var stop atomic.Bool
 	done := make(chan error, 1)
@@ -235,7 +225,7 @@ func TestStalledStoreTimesOut(t *testing.T) {
 	if !strings.Contains(pe.Detail, "not taking writes") || time.Since(start) > 5*time.Second {
 		t.Errorf("after %v: %q (detail %q)", time.Since(start), pe.Message, pe.Detail)
 	}
-	faults.on.Store(false)
+	faults.On.Store(false)
 	if err := <-done; err != nil {
 		t.Fatalf("the load that met the stall: %v", err)
 	}
