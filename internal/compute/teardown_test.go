@@ -222,9 +222,12 @@ func TestActorFailureIsReported(t *testing.T) {
 	if err := h.node.DropJobs(ctx, []uint32{1}); err != nil {
 		t.Fatalf("DropJobs after a failure: %v", err)
 	}
-	for id := range h.ev.failures() {
-		if failed[id] == nil {
-			t.Errorf("actor %d reported failed by the drop", id)
+	// The other materialize actor may have failed on its own misrouted
+	// rows after the poll above saw the first; the drop itself must add
+	// no failure (a torn-down actor is not a failed one).
+	for id, err := range h.ev.failures() {
+		if failed[id] == nil && !((id == 101 || id == 102) && errors.Is(err, storage.ErrVNodeNotOwned)) {
+			t.Errorf("actor %d reported failed by the drop: %v", id, err)
 		}
 	}
 }
