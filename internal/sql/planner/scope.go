@@ -23,6 +23,9 @@ type column struct {
 	// GROUP BY can see which columns the key determines.
 	src int
 	key bool
+	// unknown: the column is a literal of no type output as varchar
+	// (outCol.unknown); set operations resolve it like Postgres's unknown.
+	unknown bool
 }
 
 // relExpr is a planned relational expression: a plan node and the names

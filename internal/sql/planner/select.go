@@ -27,6 +27,9 @@ type outCol struct {
 	name   string
 	qual   string
 	hidden bool
+	// unknown marks a literal of no type (NULL, 'text') output as varchar:
+	// a set operation's branch takes the other branches' type instead.
+	unknown bool
 }
 
 // selectStmt plans a SELECT (or set operation, or VALUES). The result's
@@ -253,7 +256,8 @@ func (q *query) targets(b *binder, list []*pg_query.Node) ([]outCol, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.t.ID == types.Unknown {
+		unknown := t.t.ID == types.Unknown
+		if unknown {
 			if t, err = b.coerce(t, types.TVarchar, location(rt.Val)); err != nil {
 				return nil, err
 			}
@@ -262,7 +266,7 @@ func (q *query) targets(b *binder, list []*pg_query.Node) ([]outCol, error) {
 		if name == "" {
 			name = derivedName(rt.Val)
 		}
-		outs = append(outs, outCol{t: t, name: name})
+		outs = append(outs, outCol{t: t, name: name, unknown: unknown})
 	}
 	return outs, nil
 }
@@ -425,7 +429,7 @@ func (q *query) project(in *relExpr, outs []outCol, keepKey bool) *relExpr {
 	var exprs []expr.Desc
 	for _, o := range outs {
 		exprs = append(exprs, o.t.d)
-		out.cols = append(out.cols, column{qual: o.qual, name: o.name, typ: o.t.t, hidden: o.hidden})
+		out.cols = append(out.cols, column{qual: o.qual, name: o.name, typ: o.t.t, hidden: o.hidden, unknown: o.unknown})
 	}
 	var sk []int
 	if keepKey {

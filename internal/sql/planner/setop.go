@@ -93,14 +93,15 @@ func mergesInto(o, s *pg_query.SelectStmt) bool {
 
 // commonTypes resolves the branches' column types pairwise from the left,
 // as Postgres does for a chain of set operations: at each step the types
-// so far and the next branch's must have a common type, and an unknown
-// one (NULL or a literal in both) becomes varchar.
+// so far and the next branch's must have a common type; a literal of no
+// type (NULL, 'text') takes the other side's, and one in both becomes
+// varchar.
 func commonTypes(branches []*relExpr, opName string) ([]types.Type, error) {
 	first := branches[0]
 	fv := first.visible()
 	common := make([]types.Type, len(fv))
 	for i, c := range fv {
-		common[i] = first.cols[c].typ
+		common[i] = first.colType(c)
 	}
 	for _, br := range branches[1:] {
 		bv := br.visible()
@@ -108,7 +109,7 @@ func commonTypes(branches []*relExpr, opName string) ([]types.Type, error) {
 			return nil, sqlerr.Errorf(sqlerr.SyntaxError, "each %s query must have the same number of columns", opName)
 		}
 		for i, c := range bv {
-			a, b := common[i], br.cols[c].typ
+			a, b := common[i], br.colType(c)
 			t, ok := expr.CommonType(a, b)
 			if !ok {
 				return nil, sqlerr.Errorf(sqlerr.DatatypeMismatch, "%s types %s and %s cannot be matched", opName, a, b)
@@ -119,7 +120,21 @@ func commonTypes(branches []*relExpr, opName string) ([]types.Type, error) {
 			common[i] = t
 		}
 	}
+	for i, t := range common {
+		if t.ID == types.Unknown { // one branch
+			common[i] = types.TVarchar
+		}
+	}
 	return common, nil
+}
+
+// colType is column c's type for set operations: unknown for a literal of
+// no type.
+func (r *relExpr) colType(c int) types.Type {
+	if r.cols[c].unknown {
+		return types.TUnknown
+	}
+	return r.cols[c].typ
 }
 
 // branchColumns returns br's visible columns cast to the common types.
