@@ -45,7 +45,7 @@ func (t *StateTable) AddCount(ctx context.Context, pk types.Row, delta int64, un
 			return before, max(after, 0), nil
 		}
 		// Deleted earlier this epoch: absent.
-		return t.putCount(key, pk, 0, delta, false)
+		return t.putCount(key, pk, 0, delta, false, t.overlay.put)
 	}
 	old, found, err := t.readKey(ctx, key, pk, uncommittedOnly)
 	if err != nil {
@@ -54,21 +54,23 @@ func (t *StateTable) AddCount(ctx context.Context, pk types.Row, delta int64, un
 	if found {
 		before, _ = old[len(pk)].(int64)
 	}
-	return t.putCount(key, pk, before, delta, found)
+	// Not written this epoch: the overlay need not look for it again.
+	return t.putCount(key, pk, before, delta, found, t.overlay.putAbsent)
 }
 
 // putCount writes pk's count before+delta as a new row, or deletes the
-// row when that is not positive and one was found.
-func (t *StateTable) putCount(key []byte, pk types.Row, before, delta int64, found bool) (int64, int64, error) {
+// row when that is not positive and one was found, through put.
+func (t *StateTable) putCount(key []byte, pk types.Row, before, delta int64, found bool,
+	put func([]byte, types.Row)) (int64, int64, error) {
 	after := before + delta
 	switch {
 	case after > 0:
 		row := make(types.Row, len(pk)+1)
 		copy(row, pk)
 		row[len(pk)] = after
-		t.overlay.put(key, row)
+		put(key, row)
 	case found:
-		t.overlay.put(key, nil)
+		put(key, nil)
 	}
 	return before, max(after, 0), nil
 }

@@ -75,6 +75,12 @@ func (o *overlay) put(key []byte, row types.Row) {
 		o.items[i].row = row
 		return
 	}
+	o.putAbsent(key, row)
+}
+
+// putAbsent is put of a key the caller knows has no unsealed write (one
+// hash lookup fewer: a value table's AddCount looked already).
+func (o *overlay) putAbsent(key []byte, row types.Row) {
 	k := string(key)
 	i := int32(len(o.items))
 	o.pending[k] = i
