@@ -25,7 +25,7 @@ import (
 // in the next one; a table that is only read by point lookups never builds
 // it.
 type overlay struct {
-	pending map[string]int32 // unsealed key → position in items
+	pending keyIndex         // unsealed key → position in items (overlay_index.go)
 	items   []overlayItem    // unsealed writes, in first-write order
 	index   *btreemap.BTreeMap[string, int32]
 	scanned bool // a scan read index since the last seal
@@ -66,12 +66,12 @@ type sealedRun struct {
 }
 
 func newOverlay() *overlay {
-	return &overlay{pending: make(map[string]int32)}
+	return &overlay{pending: newKeyIndex(0)}
 }
 
 // put records row (nil = tombstone) under key; key is copied if new.
 func (o *overlay) put(key []byte, row types.Row) {
-	if i, ok := o.pending[string(key)]; ok {
+	if i, ok := o.pending.find(o.items, key); ok {
 		o.items[i].row = row
 		return
 	}
@@ -83,7 +83,7 @@ func (o *overlay) put(key []byte, row types.Row) {
 func (o *overlay) putAbsent(key []byte, row types.Row) {
 	k := string(key)
 	i := int32(len(o.items))
-	o.pending[k] = i
+	o.pending.insert(k, i)
 	if len(o.items) == cap(o.items) {
 		// Double: append grows a large slice by a quarter, so a bulk
 		// epoch's million writes copied the items four times over
@@ -101,7 +101,7 @@ func (o *overlay) putAbsent(key []byte, row types.Row) {
 // unsealedRow returns key's unsealed write (nil for a tombstone), if any.
 // The row is the overlay's own: a caller may update it in place.
 func (o *overlay) unsealedRow(key []byte) (types.Row, bool) {
-	i, ok := o.pending[string(key)]
+	i, ok := o.pending.find(o.items, key)
 	if !ok {
 		return nil, false
 	}
@@ -110,7 +110,7 @@ func (o *overlay) unsealedRow(key []byte) (types.Row, bool) {
 
 // get returns the newest uncommitted write of key, if any.
 func (o *overlay) get(key []byte) (overlayItem, bool) {
-	if i, ok := o.pending[string(key)]; ok {
+	if i, ok := o.pending.find(o.items, key); ok {
 		return o.items[i], true
 	}
 	return o.sealedGet(key)
@@ -183,10 +183,10 @@ func (o *overlay) seal(epoch uint64) []overlayItem {
 	if oversized(cap(o.sortTmp), n) {
 		o.sortTmp = nil
 	}
-	if oversized(o.pendingPeak, n) {
-		o.pending, o.pendingPeak = make(map[string]int32, n), n
-	} else {
-		clear(o.pending)
+	resize := oversized(o.pendingPeak, n)
+	o.pending.reset(n, resize)
+	if resize {
+		o.pendingPeak = n
 	}
 	if o.index != nil {
 		if o.scanned {

@@ -157,3 +157,12 @@ func TestOverlayMatchesModel(t *testing.T) {
 		}
 	})
 }
+
+// TestOverlayMatchesModelWhenHashesCollide: the same model test with
+// every key hashing to one of three values, so nearly all of the key
+// index's lookups go through its collision map.
+func TestOverlayMatchesModelWhenHashesCollide(t *testing.T) {
+	weakKeyHash = true
+	defer func() { weakKeyHash = false }()
+	TestOverlayMatchesModel(t)
+}
