@@ -25,8 +25,8 @@ import (
 // in the next one; a table that is only read by point lookups never builds
 // it.
 type overlay struct {
-	pending keyIndex         // unsealed key → position in items (overlay_index.go)
-	items   []overlayItem    // unsealed writes, in first-write order
+	pending keyIndex      // unsealed key → position in items (overlay_index.go)
+	items   []overlayItem // unsealed writes, in first-write order
 	index   *btreemap.BTreeMap[string, int32]
 	scanned bool // a scan read index since the last seal
 	runs    []sealedRun
