@@ -77,7 +77,7 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 			inMemory = append(inMemory, fc)
 		}
 	}
-	order, ok := freshSortedOrder(inMemory)
+	order, ok, stored := freshSortedOrderStored(inMemory)
 	if !ok && spills == nil {
 		return nil, nil
 	}
@@ -85,8 +85,11 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 		return nil, fmt.Errorf("storage: table %d: a fresh row id twice in an epoch", t.lay.desc.ID)
 	}
 	fill := t.freshRowsInOrder(inMemory, order)
-	if spills != nil {
+	switch {
+	case spills != nil:
 		fill = t.mergeFill(spills, inMemory, order)
+	case stored && !stageOff:
+		fill = t.freshRowsStaged(inMemory) // fresh_stage.go
 	}
 	name := t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner)
 	f, err := t.store.writeSST(name, fill)
@@ -122,7 +125,16 @@ func (t *StateTable) unsealedFresh() []*freshChunk {
 // strictly: chunks of concurrent statements can interleave their ids, and
 // such a vnode's rows are sorted. It reports false if an id repeats.
 func freshSortedOrder(todo []*freshChunk) ([]freshRef, bool) {
+	order, ok, _ := freshSortedOrderStored(todo)
+	return order, ok
+}
+
+// freshSortedOrderStored is freshSortedOrder also reporting whether the
+// order within every vnode is the order the rows are stored in (no vnode
+// needed sorting).
+func freshSortedOrderStored(todo []*freshChunk) ([]freshRef, bool, bool) {
 	order := freshKeyOrder(todo)
+	stored := true
 	id := func(r freshRef) int64 { return todo[r.chunk].ids[r.k] }
 	vnode := func(r freshRef) uint16 { return todo[r.chunk].vnodes[r.k] }
 	for lo := 0; lo < len(order); {
@@ -132,17 +144,18 @@ func freshSortedOrder(todo []*freshChunk) ([]freshRef, bool) {
 			sorted = sorted && id(order[hi]) > id(order[hi-1])
 		}
 		if !sorted {
+			stored = false
 			run := order[lo:hi]
 			slices.SortFunc(run, func(a, b freshRef) int { return cmp.Compare(id(a), id(b)) })
 			for i := 1; i < len(run); i++ {
 				if id(run[i]) == id(run[i-1]) {
-					return nil, false
+					return nil, false, false
 				}
 			}
 		}
 		lo = hi
 	}
-	return order, true
+	return order, true, stored
 }
 
 // newIngestFile returns a new path in the ingest directory.

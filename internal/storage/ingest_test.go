@@ -377,3 +377,15 @@ func TestSnapshotWaitsForIngestingCommit(t *testing.T) {
 		t.Fatalf("a snapshot during the commit saw epoch %d with %d rows, want epoch 1 with 9", g.epoch, g.rows)
 	}
 }
+
+// TestIngestedSealsMatchBatchSealsStaged is the same comparison with a
+// stage of 64 bytes, so a sealed file's rows are staged a few vnodes at a
+// time, and with staging off.
+func TestIngestedSealsMatchBatchSealsStaged(t *testing.T) {
+	defer func(n int) { stageBytes = n }(stageBytes)
+	stageBytes = 64
+	t.Run("small stage", TestIngestedSealsMatchBatchSeals)
+	stageOff = true
+	defer func() { stageOff = false }()
+	t.Run("no stage", TestIngestedSealsMatchBatchSeals)
+}
