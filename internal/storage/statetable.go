@@ -31,7 +31,7 @@ type StateTable struct {
 	lastSealed uint64
 	openIters  int // pruning waits while iterators read the overlay
 	keyScratch []byte
-	stage      []byte // a seal's fresh rows in key order (fresh_stage.go)
+	stage      []byte    // a seal's fresh rows in key order (fresh_stage.go)
 	pkScratch  types.Row // see scratchPK
 	valScratch []byte
 	prunedUpTo uint64
