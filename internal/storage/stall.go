@@ -57,7 +57,7 @@ func (w *writeStall) end() {
 	}
 	if w.depth--; w.depth == 0 {
 		close(w.ended)
-		w.ended, w.lastErr = nil, nil
+		w.ended, w.reason, w.lastErr = nil, "", nil
 	}
 }
 
@@ -98,11 +98,9 @@ func (w *writeStall) canceled(ctx context.Context) error {
 	if !ok {
 		e = sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to user request")
 	}
-	w.mu.Lock()
-	reason, last := w.reason, w.lastErr
-	w.mu.Unlock()
-	if reason == "" {
-		return e
+	reason, last, stalled := w.state()
+	if !stalled {
+		return e // ctx ended while waiting for the turn, not for the store
 	}
 	detail := fmt.Sprintf("The store is not taking writes (%s)", reason)
 	if last != nil {
@@ -135,9 +133,16 @@ func (s *Store) enterAppend(ctx context.Context) (func(), error) {
 	}
 }
 
+// state is the current stall's reason and last background error, and
+// whether there is one.
+func (w *writeStall) state() (string, error, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.reason, w.lastErr, w.ended != nil
+}
+
 // WriteStalled reports whether Pebble is stalling writes now, and why.
 func (s *Store) WriteStalled() (string, bool) {
-	s.stall.mu.Lock()
-	defer s.stall.mu.Unlock()
-	return s.stall.reason, s.stall.ended != nil
+	reason, _, stalled := s.stall.state()
+	return reason, stalled
 }

@@ -93,3 +93,24 @@ func TestStalledStoreHonoursContext(t *testing.T) {
 		t.Fatalf("%d records in the log, %d acknowledged", len(recs), acked.Load())
 	}
 }
+
+// TestStallDetailOnlyWhileStalled: a statement cancelled while the store
+// stalls is told so; one cancelled after the stall ended (waiting for its
+// turn behind another append) is not.
+func TestStallDetailOnlyWhileStalled(t *testing.T) {
+	s := &Store{}
+	w := &s.stall
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w.begin("memtable count limit reached")
+	if e, ok := sqlerr.As(w.canceled(ctx)); !ok || !strings.Contains(e.Detail, "memtable count limit") {
+		t.Fatalf("during the stall: %v", e)
+	}
+	w.end()
+	if e, ok := sqlerr.As(w.canceled(ctx)); !ok || e.Code != sqlerr.QueryCanceled || e.Detail != "" {
+		t.Fatalf("after the stall: %+v", e)
+	}
+	if _, stalled := s.WriteStalled(); stalled {
+		t.Fatal("WriteStalled after the stall ended")
+	}
+}
