@@ -30,18 +30,11 @@ func (g *aggregation) aggregatePartitions(ctx context.Context, n *plan.Node, emi
 	if g.spill == nil {
 		return nil
 	}
-	for i := range spillPartitions {
-		if g.spill.empty(i) {
-			continue
-		}
+	return g.spill.each(ctx, g.x.size, func(feed func(emitFunc) error) error {
 		sub := &aggregation{x: g.x, a: g.a, in: g.in, groups: map[string]*aggGroup{}, depth: g.depth + 1}
 		if err := sub.prepare(); err != nil {
 			return err
 		}
-		err := sub.runAll(ctx, n, emit, func(add emitFunc) error { return g.spill.feed(ctx, i, g.x.size, add) })
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return sub.runAll(ctx, n, emit, feed)
+	})
 }

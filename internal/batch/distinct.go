@@ -50,16 +50,10 @@ func (d *dedup) runAll(ctx context.Context, emit emitFunc, feed func(emitFunc) e
 	if err != nil || d.spill == nil {
 		return err
 	}
-	for i := range spillPartitions {
-		if d.spill.empty(i) {
-			continue
-		}
+	return d.spill.each(ctx, d.x.size, func(feed func(emitFunc) error) error {
 		sub := &dedup{x: d.x, keys: d.keys, in: d.in, out: d.out, depth: d.depth + 1}
-		if err := sub.runAll(ctx, emit, func(add emitFunc) error { return d.spill.feed(ctx, i, d.x.size, add) }); err != nil {
-			return err
-		}
-	}
-	return nil
+		return sub.runAll(ctx, emit, feed)
+	})
 }
 
 // admit returns r's projection when its key is new here, nil when it was

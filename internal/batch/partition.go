@@ -90,6 +90,19 @@ func (p *partitionSet) feed(ctx context.Context, i, size int, add emitFunc) erro
 	return feedRows(ctx, src, p.ts, size, add)
 }
 
+// each calls fn with the feed of every partition that has rows, in turn.
+func (p *partitionSet) each(ctx context.Context, size int, fn func(feed func(emitFunc) error) error) error {
+	for i := range spillPartitions {
+		if p.empty(i) {
+			continue
+		}
+		if err := fn(func(add emitFunc) error { return p.feed(ctx, i, size, add) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // empty reports whether partition i has no rows.
 func (p *partitionSet) empty(i int) bool { return p == nil || p.parts[i] == nil }
 

@@ -25,6 +25,7 @@ var stageOff = false
 // order through the stage.
 func (t *StateTable) freshRowsStaged(todo []*freshChunk) func(add func(k, v []byte) error) error {
 	return func(add func(k, v []byte) error) error {
+		defer func() { t.stage = nil }() // a seal's buffer, not the table's
 		var bytesPer, rowsPer [codec.VNodeCount]int
 		for _, fc := range todo {
 			for k, v := range fc.vnodes {
@@ -43,7 +44,6 @@ func (t *StateTable) freshRowsStaged(todo []*freshChunk) func(add func(k, v []by
 			}
 			lo = hi
 		}
-		t.stage = nil // a seal's buffer, not the table's
 		return nil
 	}
 }
