@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"time"
 )
@@ -23,7 +22,7 @@ type ingestConfig struct {
 	settleCap  time.Duration // cap on waiting for both servers to go idle before a figure
 	idleCPU    float64       // cores; at or below this a server counts as idle
 	idleWindow time.Duration
-	cpuProfile string   // file for a CPU profile of the whole run ("": none)
+	cpuProfile string   // file for a CPU profile of the server over the whole run ("": none)
 	args       []string // the command line, for the report
 }
 
@@ -32,10 +31,7 @@ func parseIngestFlags(args []string, stderr io.Writer) (ingestConfig, error) {
 	var barrierMS int
 	fs := flag.NewFlagSet("sluice-bench ingest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.IntVar(&barrierMS, "barrier-interval-ms", 1000, "milliseconds between checkpoint barriers (the playground's default)")
-	fs.IntVar(&c.engine.parallelism, "parallelism", 0, "actors per distributed fragment (0: number of cores)")
-	fs.StringVar(&c.engine.dataDir, "data-dir", "", "Sluice's store directory (default: a new temporary directory, removed afterwards)")
-	fs.BoolVar(&c.engine.inMemory, "in-memory", false, "keep Sluice's store in memory instead of on disk")
+	addEngineFlags(fs, &c.engine, &barrierMS)
 	fs.IntVar(&c.rows, "rows", 1000000, "bid rows loaded by the COPY figures and in the UPDATE figure's table")
 	fs.IntVar(&c.clients, "clients", 16, "concurrent connections of the INSERT figure")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long the INSERT figure runs on each system")
@@ -44,7 +40,7 @@ func parseIngestFlags(args []string, stderr io.Writer) (ingestConfig, error) {
 	fs.DurationVar(&c.settleCap, "settle-cap", 60*time.Second, "cap on waiting for both servers to go idle before each figure")
 	fs.Float64Var(&c.idleCPU, "idle-cpu", 0.10, "CPU use (cores) at or below which a server counts as idle")
 	fs.DurationVar(&c.idleWindow, "idle-window", 250*time.Millisecond, "trailing window over which idle CPU use is measured")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (Sluice is in this process) to this file")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the Sluice server process over the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -75,31 +71,24 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if err != nil {
 		return err
 	}
-	if cfg.cpuProfile != "" {
-		stop, err := startCPUProfile(cfg.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer func() { err = errors.Join(err, stop()) }()
-	}
 	b := &ingestBench{cfg: cfg, log: stderr}
 	b.progress("generating %d bid rows (seed %d)", cfg.rows, cfg.seed)
 	b.data = generateIngestData(cfg.rows, cfg.seed)
 	b.progress("generated %.1f MiB of COPY text", mib(uint64(b.data.size())))
 
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	in, err := startInstance(ctx, cfg.engine, log)
+	b.progress("starting Sluice (sluice-bench serve, its own process)")
+	srv, err := startServerProcess(ctx, cfg.engine, cfg.cpuProfile, stderr)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, in.Close()) }()
+	defer func() { err = errors.Join(err, srv.Close()) }()
 	b.progress("starting PostgreSQL")
 	pg, err := startPostgres(ctx)
 	if err != nil {
 		return err
 	}
 	defer pg.Stop()
-	if err := b.open(ctx, in, pg); err != nil {
+	if err := b.open(ctx, srv, pg); err != nil {
 		return err
 	}
 	defer b.close()
@@ -107,8 +96,8 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if err != nil {
 		return err
 	}
-	res.peakRSS, res.dataBytes, res.auctions = peakRSS(), b.data.size(), b.data.auctions
-	return res.write(stdout, cfg, in, pg, b.notIdle)
+	res.peakRSS, res.dataBytes, res.auctions = peakRSS(srv.pid()), b.data.size(), b.data.auctions
+	return res.write(stdout, cfg, srv, pg, b.notIdle)
 }
 
 // run measures every figure, each on fresh tables, Sluice first.
@@ -119,7 +108,7 @@ func (b *ingestBench) run(ctx context.Context) (*ingestResults, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.label, err)
 		}
-		r.peakRSS = peakRSS()
+		r.peakRSS = peakRSS(b.srv.pid())
 		res.figures = append(res.figures, r)
 	}
 	cr, err := b.clientsFigure(ctx)
@@ -127,14 +116,14 @@ func (b *ingestBench) run(ctx context.Context) (*ingestResults, error) {
 		return nil, fmt.Errorf("inserts: %w", err)
 	}
 	res.clients = cr
-	cr.figure.peakRSS = peakRSS()
+	cr.figure.peakRSS = peakRSS(b.srv.pid())
 	res.figures = append(res.figures, cr.figure)
 	ur, err := b.updateFigure(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("update by pk: %w", err)
 	}
 	res.update = ur
-	ur.figure.peakRSS = peakRSS()
+	ur.figure.peakRSS = peakRSS(b.srv.pid())
 	res.figures = append(res.figures, ur.figure)
 	res.loadEnd = loadAverage()
 	return res, nil

@@ -28,19 +28,19 @@ type ingestBench struct {
 	log     io.Writer
 	data    *ingestData
 	sl, pg  *side
+	srv     *serverProcess
 	notIdle []string // figures measured before a server went idle
 }
 
-func (b *ingestBench) open(ctx context.Context, in *instance, pg *postgres) error {
-	slConn, err := in.connect(ctx)
+func (b *ingestBench) open(ctx context.Context, srv *serverProcess, pg *postgres) error {
+	b.srv = srv
+	slConn, err := connectSimple(ctx, srv.dsn)
 	if err != nil {
 		return err
 	}
 	b.sl = &side{name: "sluice", sluice: true, conn: slConn,
-		cpu: func() (time.Duration, error) { return processCPU(), nil },
-		connect: func(ctx context.Context) (*pgx.Conn, error) {
-			return pgx.Connect(ctx, in.server.DSN())
-		}}
+		cpu:     func() (time.Duration, error) { return treeCPU(srv.pid()) },
+		connect: func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, srv.dsn) }}
 	pgConn, err := pgx.Connect(ctx, pg.dsn())
 	if err != nil {
 		_ = slConn.Close(context.Background())
@@ -62,9 +62,8 @@ func (b *ingestBench) close() {
 func (b *ingestBench) sides() []*side { return []*side{b.sl, b.pg} }
 
 // measured is one system's cost of one figure: its server's CPU time and
-// the wall-clock time. self is this process's CPU over the same span: for
-// Postgres it is the benchmark client's share (plus an idle Sluice), which
-// Sluice's own figure includes.
+// the wall-clock time. self is this process's CPU over the same span: the
+// benchmark client's share, which neither server's figure includes.
 type measured struct {
 	cpu, wall, self time.Duration
 }

@@ -214,9 +214,9 @@ var clockTicks = sync.OnceValue(func() int64 {
 	return 100 // USER_HZ on Linux
 })
 
-// peakRSS is this process's peak resident set (VmHWM), or 0.
-func peakRSS() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
+// peakRSS is process pid's peak resident set (VmHWM), or 0.
+func peakRSS(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}

@@ -20,8 +20,8 @@ type ingestResults struct {
 	loadStart, loadEnd string
 }
 
-func (res *ingestResults) write(w io.Writer, c ingestConfig, in *instance, pg *postgres, notIdle []string) error {
-	store := "Pebble on disk in " + in.dir
+func (res *ingestResults) write(w io.Writer, c ingestConfig, srv *serverProcess, pg *postgres, notIdle []string) error {
+	store := "Pebble on disk in " + srv.dir
 	if c.engine.inMemory {
 		store = "in memory"
 	}
@@ -30,11 +30,11 @@ func (res *ingestResults) write(w io.Writer, c ingestConfig, in *instance, pg *p
 		{"command", c.commandLine()},
 		{"machine", fmt.Sprintf("%s/%s, %d cores (runtime.NumCPU; GOMAXPROCS %d), %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())},
 		{"load", fmt.Sprintf("1-minute load average %s at start, %s at end", res.loadStart, res.loadEnd)},
-		{"sluice", fmt.Sprintf("in-process, %s, barrier every %s, parallelism %s", store, c.engine.barrier, parallelismText(c.engine.parallelism))},
+		{"sluice", fmt.Sprintf("process %d (sluice-bench serve), %s, barrier every %s, parallelism %s", srv.pid(), store, c.engine.barrier, parallelismText(c.engine.parallelism))},
 		{"postgres", fmt.Sprintf("%s, private cluster on port %d (pgtest, restarted with %s)", pg.version, pg.Port(), pg.settings)},
 		{"data", fmt.Sprintf("%d Nexmark-style bids (7 columns), %d distinct auctions, seed %d; %.1f MiB of COPY text generated before any measurement", c.rows, res.auctions, c.seed, mib(uint64(res.dataBytes)))},
-		{"cpu", "sluice: getrusage of this process, so it includes the benchmark's client side (pgx, latency bookkeeping); " +
-			"postgres: utime+stime+cutime+cstime of the postmaster and its descendants from /proc; both sampled right before and after each figure, connections open"},
+		{"cpu", "utime+stime+cutime+cstime from /proc of the sluice server process, and of the postmaster and its descendants; " +
+			"the benchmark's clients (pgx, latency bookkeeping) are in this process, in neither figure; both sampled right before and after each figure, connections open"},
 		{"method", fmt.Sprintf("each figure on fresh tables, Sluice first; before each, Sluice FLUSHes, Postgres CHECKPOINTs and both fall to ≤ %.2f cores over %s", c.idleCPU, c.idleWindow)},
 	} {
 		fmt.Fprintf(w, "  %-9s %s\n", kv[0]+":", kv[1])
@@ -45,7 +45,7 @@ func (res *ingestResults) write(w io.Writer, c ingestConfig, in *instance, pg *p
 	for _, f := range res.figures {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%s\t%.2f\t%.2f\t%s\t%s\n", f.label, f.sl.cpu.Seconds(), f.pg.cpu.Seconds(), ratioText(f.sl.cpu, f.pg.cpu),
 			f.sl.wall.Seconds(), f.pg.wall.Seconds(), ratioText(f.sl.wall, f.pg.wall),
-			strings.Join(append(f.notes, fmt.Sprintf("bench client cpu during postgres %.2f s", f.pg.self.Seconds()),
+			strings.Join(append(f.notes, fmt.Sprintf("bench client cpu %.2f / %.2f s", f.sl.self.Seconds(), f.pg.self.Seconds()),
 				fmt.Sprintf("sluice VmHWM after %.0f MiB", mib(f.peakRSS))), "; "))
 	}
 	if err := tw.Flush(); err != nil {
@@ -55,7 +55,7 @@ func (res *ingestResults) write(w io.Writer, c ingestConfig, in *instance, pg *p
 	if err := res.writeDetails(w, c); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "sluice peak RSS (VmHWM of this process): %.1f MiB, including %.1f MiB of pre-generated COPY text\n",
+	fmt.Fprintf(w, "sluice peak RSS (VmHWM of the server process): %.1f MiB; the %.1f MiB of pre-generated COPY text is in the client\n",
 		mib(res.peakRSS), mib(uint64(res.dataBytes)))
 	for _, n := range notIdle {
 		fmt.Fprintf(w, "warning: measured while not idle: %s\n", n)
@@ -126,6 +126,7 @@ func (res *ingestResults) report() *report {
 			r.add(ratioOf(f.key+"_"+q.what+"_ratio", f.label+", "+q.what+" sluice/postgres", q.sl.Seconds(), q.pg.Seconds()))
 		}
 		r.add(seconds(f.key+"_bench_client_cpu_s", f.label+", this process's cpu during the postgres run", f.pg.self))
+		r.add(seconds(f.key+"_bench_client_sluice_cpu_s", f.label+", this process's cpu during the sluice run", f.sl.self))
 		if f.flush.cpu > 0 {
 			r.add(seconds(f.key+"_sluice_flush_cpu_s", f.label+", sluice's FLUSH after it, cpu", f.flush.cpu))
 		}
@@ -141,7 +142,7 @@ func (res *ingestResults) report() *report {
 	r.add(seconds("inserts_sluice_flush_wall_s", "inserts, sluice FLUSH after the window, wall", cl.sl.flush.wall))
 	r.add(metric{key: "update_pk_sluice_latency_ms", label: "update by pk, sluice latency", unit: "ms", samples: millis(res.update.sl)})
 	r.add(metric{key: "update_pk_postgres_latency_ms", label: "update by pk, postgres latency", unit: "ms", samples: millis(res.update.pg)})
-	r.add(metric{key: "sluice_peak_rss_mib", label: "sluice peak RSS (VmHWM, with the generated data)", unit: "MiB", samples: []float64{mib(res.peakRSS)}})
+	r.add(metric{key: "sluice_peak_rss_mib", label: "sluice peak RSS (VmHWM of the server process)", unit: "MiB", samples: []float64{mib(res.peakRSS)}})
 	r.add(metric{key: "generated_data_mib", label: "pre-generated COPY text", unit: "MiB", samples: []float64{mib(uint64(res.dataBytes))}})
 	return r
 }

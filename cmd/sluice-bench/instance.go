@@ -102,14 +102,18 @@ func (in *instance) removeDir() {
 // connect opens a client connection using the simple query protocol, as
 // psql does, so every statement is one round trip and results are text.
 func (in *instance) connect(ctx context.Context) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(in.server.DSN())
+	return connectSimple(ctx, in.server.DSN())
+}
+
+func connectSimple(ctx context.Context, dsn string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", in.server.Addr(), err)
+		return nil, fmt.Errorf("connect to %s:%d: %w", cfg.Host, cfg.Port, err)
 	}
 	return conn, nil
 }

@@ -1,10 +1,14 @@
 // Command sluice-bench runs Sluice's benchmarks. Each subcommand starts an
-// engine in its own process (on-disk store in a temporary directory, like
-// the playground), talks to it over pgwire with pgx as a user would, and
-// reads goroutines, heap and CPU time from the process itself.
+// engine (on-disk store in a temporary directory, like the playground) and
+// talks to it over pgwire with pgx as a user would. drop-under-stall runs
+// the engine in its own process and reads goroutines, heap and CPU time
+// from it; ingest runs it in a child process (sluice-bench serve), so the
+// server's CPU and memory are measured apart from the clients', as
+// PostgreSQL's are.
 //
 //	sluice-bench drop-under-stall [flags]   DROP while a join holds the barrier
 //	sluice-bench ingest [flags]             the write path against PostgreSQL 15
+//	sluice-bench serve [flags]              one engine for a parent sluice-bench
 //
 // Every subcommand prints a readable table, then one JSON line per metric
 // ({"bench":…,"metric":…}) for scripts. Progress goes to stderr.
@@ -32,6 +36,7 @@ func commands() []command {
 	return []command{
 		{name: "drop-under-stall", summary: "DROP a view whose join holds the barrier (issue 4's reference stall)", run: runDropUnderStall},
 		{name: "ingest", summary: "COPY, views, concurrent INSERT and UPDATE by key against PostgreSQL (issue 8)", run: runIngest},
+		{name: "serve", summary: "serve one engine for a parent sluice-bench until stdin closes (ingest runs it)", run: runServe},
 	}
 }
 

@@ -4,13 +4,26 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		// A serve child started by a test: this binary stands in for
+		// sluice-bench.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func TestDispatch(t *testing.T) {
 	ctx := context.Background()

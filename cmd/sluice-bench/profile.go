@@ -5,7 +5,7 @@ import (
 	"runtime/pprof"
 )
 
-// startCPUProfile profiles this process (Sluice runs in it) into path
+// startCPUProfile profiles this process (the engine runs in it) into path
 // until the returned stop is called.
 func startCPUProfile(path string) (stop func() error, err error) {
 	f, err := os.Create(path)

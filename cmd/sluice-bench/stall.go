@@ -29,10 +29,7 @@ func parseStallFlags(args []string, stderr io.Writer) (stallConfig, error) {
 	var barrierMS int
 	fs := flag.NewFlagSet("sluice-bench drop-under-stall", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.IntVar(&barrierMS, "barrier-interval-ms", 1000, "milliseconds between checkpoint barriers (the playground's default)")
-	fs.IntVar(&c.engine.parallelism, "parallelism", 0, "actors per distributed fragment (0: number of cores)")
-	fs.StringVar(&c.engine.dataDir, "data-dir", "", "store directory (default: a new temporary directory, removed afterwards)")
-	fs.BoolVar(&c.engine.inMemory, "in-memory", false, "keep the store in memory instead of on disk")
+	addEngineFlags(fs, &c.engine, &barrierMS)
 	fs.IntVar(&c.rows, "rows", 20000, "rows inserted per stall, all with k = 1 (the join makes rows² rows)")
 	fs.IntVar(&c.stalls, "stalls", 20, "stalls ended by an immediate DROP")
 	fs.IntVar(&c.gracefulRuns, "graceful-runs", 2, "stalls ended by DROP … GRACEFUL (each may cost -graceful-cap)")

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The serve subcommand runs one engine for a parent sluice-bench (ingest),
+// so the engine's CPU time and peak memory are its own process's, as for
+// PostgreSQL, and not mixed with the benchmark client's goroutines, buffers
+// and generated data. It prints one ready line to stdout and serves until
+// its stdin closes (the parent's Close, or the parent's death).
+
+const serveReady = "sluice-bench serve ready"
+
+// childEnv marks a child started by a test binary: its TestMain runs
+// dispatch on the arguments instead of the tests.
+const childEnv = "SLUICE_BENCH_CHILD"
+
+func addEngineFlags(fs *flag.FlagSet, c *engineConfig, barrierMS *int) {
+	fs.IntVar(barrierMS, "barrier-interval-ms", 1000, "milliseconds between checkpoint barriers (the playground's default)")
+	fs.IntVar(&c.parallelism, "parallelism", 0, "actors per distributed fragment (0: number of cores)")
+	fs.StringVar(&c.dataDir, "data-dir", "", "store directory (default: a new temporary directory, removed afterwards)")
+	fs.BoolVar(&c.inMemory, "in-memory", false, "keep the store in memory instead of on disk")
+}
+
+// args is c as serve's command line.
+func (c engineConfig) args() []string {
+	a := []string{"-barrier-interval-ms", fmt.Sprint(c.barrier.Milliseconds()), "-parallelism", fmt.Sprint(c.parallelism)}
+	if c.dataDir != "" {
+		a = append(a, "-data-dir", c.dataDir)
+	}
+	if c.inMemory {
+		a = append(a, "-in-memory")
+	}
+	return a
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	var c engineConfig
+	var barrierMS int
+	var cpuProfile string
+	fs := flag.NewFlagSet("sluice-bench serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addEngineFlags(fs, &c, &barrierMS)
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the engine to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if c.barrier = time.Duration(barrierMS) * time.Millisecond; c.barrier <= 0 || fs.NArg() > 0 {
+		return usageError{errors.New("-barrier-interval-ms must be positive and no arguments follow the flags")}
+	}
+	if cpuProfile != "" {
+		stop, err := startCPUProfile(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, stop()) }()
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	in, err := startInstance(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, in.Close()) }()
+	fmt.Fprintf(stdout, "%s\t%s\t%s\n", serveReady, in.server.DSN(), in.dir)
+	eof := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(eof) }()
+	select {
+	case <-eof:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// serverProcess is an engine served by a child sluice-bench.
+type serverProcess struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	dsn   string
+	dir   string
+	done  chan error
+}
+
+// startServerProcess runs this binary's serve subcommand and waits for
+// its ready line. The child's log goes to stderr.
+func startServerProcess(ctx context.Context, c engineConfig, cpuProfile string, stderr io.Writer) (*serverProcess, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"serve"}, c.args()...)
+	if cpuProfile != "" {
+		args = append(args, "-cpuprofile", cpuProfile)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &serverProcess{cmd: cmd, stdin: stdin, done: make(chan error, 1)}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), serveReady) {
+				ready <- sc.Text()
+			}
+		}
+		p.done <- cmd.Wait()
+	}()
+	select {
+	case line := <-ready:
+		f := strings.Split(line, "\t")
+		if len(f) != 3 {
+			_ = p.Close()
+			return nil, fmt.Errorf("serve: bad ready line %q", line)
+		}
+		p.dsn, p.dir = f[1], f[2]
+		return p, nil
+	case err := <-p.done:
+		return nil, fmt.Errorf("serve exited before it was ready: %v", err)
+	case <-ctx.Done():
+		_ = p.Close()
+		return nil, ctx.Err()
+	}
+}
+
+func (p *serverProcess) pid() int { return p.cmd.Process.Pid }
+
+// Close ends the child by closing its stdin, and kills it if it has not
+// exited within a minute.
+func (p *serverProcess) Close() error {
+	_ = p.stdin.Close()
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(time.Minute):
+		_ = p.cmd.Process.Kill()
+		return fmt.Errorf("serve did not exit within a minute of its stdin closing: killed; %v", <-p.done)
+	}
+}
