@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -22,8 +23,9 @@ type ingestConfig struct {
 	settleCap  time.Duration // cap on waiting for both servers to go idle before a figure
 	idleCPU    float64       // cores; at or below this a server counts as idle
 	idleWindow time.Duration
-	cpuProfile string   // file for a CPU profile of the server over the whole run ("": none)
-	args       []string // the command line, for the report
+	cpuProfile string          // file for a CPU profile of the server over the whole run ("": none)
+	figures    map[string]bool // the figures to run, by key
+	args       []string        // the command line, for the report
 }
 
 func parseIngestFlags(args []string, stderr io.Writer) (ingestConfig, error) {
@@ -41,12 +43,23 @@ func parseIngestFlags(args []string, stderr io.Writer) (ingestConfig, error) {
 	fs.Float64Var(&c.idleCPU, "idle-cpu", 0.10, "CPU use (cores) at or below which a server counts as idle")
 	fs.DurationVar(&c.idleWindow, "idle-window", 250*time.Millisecond, "trailing window over which idle CPU use is measured")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the Sluice server process over the whole run to this file")
+	figures := fs.String("figures", strings.Join(figureKeys, ","), "comma-separated figures to run")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	c.engine.barrier = time.Duration(barrierMS) * time.Millisecond
+	c.figures = make(map[string]bool)
+	for k := range strings.SplitSeq(*figures, ",") {
+		if !slices.Contains(figureKeys, k) {
+			return c, usageError{fmt.Errorf("-figures: unknown figure %q (figures: %s)", k, strings.Join(figureKeys, ", "))}
+		}
+		c.figures[k] = true
+	}
 	return c, c.validate(fs.NArg())
 }
+
+// figureKeys are the figures in the order they run.
+var figureKeys = []string{"copy", "copy_passthrough", "copy_groupby", "inserts", "update_pk"}
 
 func (c ingestConfig) validate(extra int) error {
 	switch {
@@ -104,6 +117,9 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 func (b *ingestBench) run(ctx context.Context) (*ingestResults, error) {
 	res := &ingestResults{loadStart: loadAverage()}
 	for _, f := range loadFigures() {
+		if !b.cfg.figures[f.key] {
+			continue
+		}
 		r, err := b.loadFigure(ctx, f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.label, err)
@@ -111,20 +127,24 @@ func (b *ingestBench) run(ctx context.Context) (*ingestResults, error) {
 		r.peakRSS = peakRSS(b.srv.pid())
 		res.figures = append(res.figures, r)
 	}
-	cr, err := b.clientsFigure(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("inserts: %w", err)
+	if b.cfg.figures["inserts"] {
+		cr, err := b.clientsFigure(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("inserts: %w", err)
+		}
+		res.clients = cr
+		cr.figure.peakRSS = peakRSS(b.srv.pid())
+		res.figures = append(res.figures, cr.figure)
 	}
-	res.clients = cr
-	cr.figure.peakRSS = peakRSS(b.srv.pid())
-	res.figures = append(res.figures, cr.figure)
-	ur, err := b.updateFigure(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("update by pk: %w", err)
+	if b.cfg.figures["update_pk"] {
+		ur, err := b.updateFigure(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("update by pk: %w", err)
+		}
+		res.update = ur
+		ur.figure.peakRSS = peakRSS(b.srv.pid())
+		res.figures = append(res.figures, ur.figure)
 	}
-	res.update = ur
-	ur.figure.peakRSS = peakRSS(b.srv.pid())
-	res.figures = append(res.figures, ur.figure)
 	res.loadEnd = loadAverage()
 	return res, nil
 }

@@ -65,29 +65,33 @@ func (res *ingestResults) write(w io.Writer, c ingestConfig, srv *serverProcess,
 }
 
 func (res *ingestResults) writeDetails(w io.Writer, c ingestConfig) error {
-	cl, up := res.clients, res.update
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, cl.figure.label+" ("+c.duration.String()+")\tsluice\tpostgres\tratio")
-	slRate, pgRate := cl.sl.rate(), cl.pg.rate()
-	fmt.Fprintf(tw, "  statements/s\t%.0f\t%.0f\t%s\n", slRate, pgRate, ratioFloat(slRate, pgRate))
-	for _, p := range []float64{50, 99} {
-		a, b := percentile(millis(cl.sl.latency), p), percentile(millis(cl.pg.latency), p)
-		fmt.Fprintf(tw, "  latency p%.0f\t%s\t%s\t%s\n", p, formatValue(a, "ms"), formatValue(b, "ms"), ratioFloat(a, b))
+	if cl := res.clients; cl != nil {
+		fmt.Fprintln(tw, cl.figure.label+" ("+c.duration.String()+")\tsluice\tpostgres\tratio")
+		slRate, pgRate := cl.sl.rate(), cl.pg.rate()
+		fmt.Fprintf(tw, "  statements/s\t%.0f\t%.0f\t%s\n", slRate, pgRate, ratioFloat(slRate, pgRate))
+		writeLatencies(tw, cl.sl.latency, cl.pg.latency)
+		a, b := perThousand(cl.figure.sl.cpu, cl.sl.stmts), perThousand(cl.figure.pg.cpu, cl.pg.stmts)
+		fmt.Fprintf(tw, "  cpu ms per 1000 statements\t%.1f\t%.1f\t%s\n", a, b, ratioFloat(a, b))
+		fmt.Fprintf(tw, "  statements\t%d\t%d\t\n", cl.sl.stmts, cl.pg.stmts)
+		fmt.Fprintln(tw, "\t\t\t")
 	}
-	a, b := perThousand(cl.figure.sl.cpu, cl.sl.stmts), perThousand(cl.figure.pg.cpu, cl.pg.stmts)
-	fmt.Fprintf(tw, "  cpu ms per 1000 statements\t%.1f\t%.1f\t%s\n", a, b, ratioFloat(a, b))
-	fmt.Fprintf(tw, "  statements\t%d\t%d\t\n", cl.sl.stmts, cl.pg.stmts)
-	fmt.Fprintln(tw, "\t\t\t")
-	fmt.Fprintf(tw, "%s (%d updates, %d rows)\tsluice\tpostgres\tratio\n", up.figure.label, c.updates, c.rows)
-	for _, p := range []float64{50, 99} {
-		a, b := percentile(millis(up.sl), p), percentile(millis(up.pg), p)
-		fmt.Fprintf(tw, "  latency p%.0f\t%s\t%s\t%s\n", p, formatValue(a, "ms"), formatValue(b, "ms"), ratioFloat(a, b))
+	if up := res.update; up != nil {
+		fmt.Fprintf(tw, "%s (%d updates, %d rows)\tsluice\tpostgres\tratio\n", up.figure.label, c.updates, c.rows)
+		writeLatencies(tw, up.sl, up.pg)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+func writeLatencies(w io.Writer, sl, pg []time.Duration) {
+	for _, p := range []float64{50, 99} {
+		a, b := percentile(millis(sl), p), percentile(millis(pg), p)
+		fmt.Fprintf(w, "  latency p%.0f\t%s\t%s\t%s\n", p, formatValue(a, "ms"), formatValue(b, "ms"), ratioFloat(a, b))
+	}
 }
 
 func (cs clientSide) rate() float64 {
@@ -132,7 +136,21 @@ func (res *ingestResults) report() *report {
 		}
 		r.add(metric{key: f.key + "_sluice_peak_rss_mib", label: f.label + ", VmHWM after", unit: "MiB", samples: []float64{mib(f.peakRSS)}})
 	}
+	res.clientMetrics(r)
+	if res.update != nil {
+		r.add(metric{key: "update_pk_sluice_latency_ms", label: "update by pk, sluice latency", unit: "ms", samples: millis(res.update.sl)})
+		r.add(metric{key: "update_pk_postgres_latency_ms", label: "update by pk, postgres latency", unit: "ms", samples: millis(res.update.pg)})
+	}
+	r.add(metric{key: "sluice_peak_rss_mib", label: "sluice peak RSS (VmHWM of the server process)", unit: "MiB", samples: []float64{mib(res.peakRSS)}})
+	r.add(metric{key: "generated_data_mib", label: "pre-generated COPY text", unit: "MiB", samples: []float64{mib(uint64(res.dataBytes))}})
+	return r
+}
+
+func (res *ingestResults) clientMetrics(r *report) {
 	cl := res.clients
+	if cl == nil {
+		return
+	}
 	r.add(metric{key: "inserts_sluice_stmts_per_s", label: "inserts, sluice statements/s", unit: "count", samples: []float64{cl.sl.rate()}})
 	r.add(metric{key: "inserts_postgres_stmts_per_s", label: "inserts, postgres statements/s", unit: "count", samples: []float64{cl.pg.rate()}})
 	r.add(ratioOf("inserts_stmts_ratio", "inserts, statements/s sluice/postgres", cl.sl.rate(), cl.pg.rate()))
@@ -140,11 +158,6 @@ func (res *ingestResults) report() *report {
 	r.add(metric{key: "inserts_postgres_latency_ms", label: "inserts, postgres latency", unit: "ms", samples: millis(cl.pg.latency)})
 	r.add(seconds("inserts_sluice_flush_cpu_s", "inserts, sluice FLUSH after the window, cpu", cl.sl.flush.cpu))
 	r.add(seconds("inserts_sluice_flush_wall_s", "inserts, sluice FLUSH after the window, wall", cl.sl.flush.wall))
-	r.add(metric{key: "update_pk_sluice_latency_ms", label: "update by pk, sluice latency", unit: "ms", samples: millis(res.update.sl)})
-	r.add(metric{key: "update_pk_postgres_latency_ms", label: "update by pk, postgres latency", unit: "ms", samples: millis(res.update.pg)})
-	r.add(metric{key: "sluice_peak_rss_mib", label: "sluice peak RSS (VmHWM of the server process)", unit: "MiB", samples: []float64{mib(res.peakRSS)}})
-	r.add(metric{key: "generated_data_mib", label: "pre-generated COPY text", unit: "MiB", samples: []float64{mib(uint64(res.dataBytes))}})
-	return r
 }
 
 func seconds(key, label string, d time.Duration) metric {

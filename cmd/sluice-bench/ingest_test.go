@@ -78,7 +78,13 @@ func TestParseIngestFlags(t *testing.T) {
 	if c.rows != 1000000 || c.clients != 16 || c.duration != 10*time.Second || c.updates != 2000 || c.engine.barrier != time.Second || c.engine.inMemory {
 		t.Fatalf("defaults %+v", c)
 	}
-	for _, bad := range [][]string{{"-rows", "0"}, {"-clients", "0"}, {"-duration", "0s"}, {"-barrier-interval-ms", "0"}, {"extra"}} {
+	if len(c.figures) != len(figureKeys) {
+		t.Errorf("default figures %v", c.figures)
+	}
+	if c, err := parseIngestFlags([]string{"-figures", "copy_groupby,inserts"}, io.Discard); err != nil || len(c.figures) != 2 || !c.figures["inserts"] {
+		t.Errorf("-figures copy_groupby,inserts: %v, %v", c.figures, err)
+	}
+	for _, bad := range [][]string{{"-figures", "copy,nope"}, {"-rows", "0"}, {"-clients", "0"}, {"-duration", "0s"}, {"-barrier-interval-ms", "0"}, {"extra"}} {
 		if _, err := parseIngestFlags(bad, io.Discard); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

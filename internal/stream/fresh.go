@@ -42,6 +42,16 @@ func (f *FreshRows) Decode(ts []types.Type) (*types.Chunk, error) {
 
 // DecodeRange returns rows [lo, hi) as a chunk of plain inserts.
 func (f *FreshRows) DecodeRange(ts []types.Type, lo, hi int) (*types.Chunk, error) {
+	return f.decode(ts, lo, hi, nil)
+}
+
+// DecodeOnly is Decode for a reader of some columns: only[i] false leaves
+// column i NULL (see codec.ColumnDecoder.DecodeOnly); nil decodes all.
+func (f *FreshRows) DecodeOnly(ts []types.Type, only []bool) (*types.Chunk, error) {
+	return f.decode(ts, 0, f.Len(), only)
+}
+
+func (f *FreshRows) decode(ts []types.Type, lo, hi int, only []bool) (*types.Chunk, error) {
 	n := hi - lo
 	cols := make([]types.Column, len(ts))
 	for j, t := range ts {
@@ -50,7 +60,7 @@ func (f *FreshRows) DecodeRange(ts []types.Type, lo, hi int) (*types.Chunk, erro
 	dec := codec.NewColumnDecoder(min(n, types.DefaultChunkSize))
 	for k := lo; k < hi; k++ {
 		v := f.Rows.Buf[f.Rows.Spans[2*k]:f.Rows.Spans[2*k+1]]
-		if err := dec.DecodeInto(v, ts, cols); err != nil {
+		if err := dec.DecodeOnly(v, ts, cols, only); err != nil {
 			return nil, fmt.Errorf("stream: fresh row %d (id %d): %w", k, f.IDs[k], err)
 		}
 	}

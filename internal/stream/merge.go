@@ -18,6 +18,9 @@ type Merge struct {
 	// (PassFresh); otherwise they are decoded here, so no other executor
 	// ever sees them.
 	fresh func() bool
+	// read marks the columns the chain above reads (nil: all); the others
+	// of decoded fresh rows are left NULL. See ReadOnly.
+	read []bool
 }
 
 // NewMerge returns a merge over inputs, whose messages have schema.
@@ -39,11 +42,23 @@ func (m *Merge) Next(ctx context.Context) (Message, error) {
 	if err != nil || msg.Fresh == nil || (m.fresh != nil && m.fresh()) {
 		return msg, err
 	}
-	c, err := msg.Fresh.Decode(m.schema)
+	c, err := msg.Fresh.DecodeOnly(m.schema, m.read)
 	if err != nil {
 		return Message{}, fmt.Errorf("stream: merge: %w", err)
 	}
 	return ChunkMsg(c), nil
+}
+
+// ReadOnly tells the merge that the executors above it read only the
+// columns marked in read (nil: all), so decoding fresh rows may skip the
+// others and leave them NULL. Chunks that arrive as chunks are passed on
+// as they are. A mask of the wrong length is an error.
+func (m *Merge) ReadOnly(read []bool) error {
+	if read != nil && len(read) != len(m.schema) {
+		return fmt.Errorf("stream: merge of %d columns given a read mask of %d", len(m.schema), len(read))
+	}
+	m.read = read
+	return nil
 }
 
 // PassFresh implements FreshPassing.

@@ -29,7 +29,7 @@ type MergeInputs func(m *plan.Merge) ([]*stream.Input, error)
 func Actor(env *stream.Env, g *task.Group, root *plan.Node, merges MergeInputs) (exec stream.Executor, err error) {
 	err = task.Run(context.Background(), "build", func(context.Context) error {
 		var err error
-		exec, err = node(env, g, root, merges)
+		exec, err = node(env, g, root, merges, nil)
 		return err
 	})
 	return exec, err
@@ -55,20 +55,23 @@ func builderFor(k plan.Kind) (builder, bool) {
 	return nil, false
 }
 
-func node(env *stream.Env, g *task.Group, n *plan.Node, merges MergeInputs) (stream.Executor, error) {
+// node builds n and its inputs; out marks the columns of n that its
+// consumer reads (nil: all).
+func node(env *stream.Env, g *task.Group, n *plan.Node, merges MergeInputs, out []bool) (stream.Executor, error) {
 	if n == nil {
 		return nil, fmt.Errorf("build: nil plan node")
 	}
 	if n.Kind == plan.KindMerge {
-		return merge(n, merges)
+		return merge(n, merges, out)
 	}
 	b, ok := builderFor(n.Kind)
 	if !ok {
 		return nil, fmt.Errorf("build: unknown node kind %q", n.Kind)
 	}
 	inputs := make([]stream.Executor, len(n.Inputs))
+	reads := inputReads(n, out)
 	for i, in := range n.Inputs {
-		e, err := node(env, g, in, merges)
+		e, err := node(env, g, in, merges, reads[i])
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +87,7 @@ func node(env *stream.Env, g *task.Group, n *plan.Node, merges MergeInputs) (str
 	return e, nil
 }
 
-func merge(n *plan.Node, merges MergeInputs) (stream.Executor, error) {
+func merge(n *plan.Node, merges MergeInputs, out []bool) (stream.Executor, error) {
 	if n.Merge == nil {
 		return nil, fmt.Errorf("build: merge node without its description")
 	}
@@ -95,5 +98,9 @@ func merge(n *plan.Node, merges MergeInputs) (stream.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return stream.NewMerge(n.Schema, ins), nil
+	m := stream.NewMerge(n.Schema, ins)
+	if err := m.ReadOnly(out); err != nil {
+		return nil, err
+	}
+	return m, nil
 }

@@ -23,7 +23,7 @@ import (
 // so a caller can skip a bad row and keep the chunk. Strings and bytes are
 // copied, never aliasing src.
 func DecodeValueInto(src []byte, ts []types.Type, cols []types.Column) error {
-	return decodeValueInto(src, ts, cols, nil)
+	return decodeValueInto(src, ts, cols, nil, nil)
 }
 
 // ColumnDecoder is DecodeValueInto for a run of rows, typically a chunk
@@ -45,7 +45,17 @@ func NewColumnDecoder(slabRows int) *ColumnDecoder {
 
 // DecodeInto is DecodeValueInto, drawing numerics from d's slabs.
 func (d *ColumnDecoder) DecodeInto(src []byte, ts []types.Type, cols []types.Column) error {
-	return decodeValueInto(src, ts, cols, d)
+	return decodeValueInto(src, ts, cols, d, nil)
+}
+
+// DecodeOnly is DecodeInto for a reader of some columns: column i is
+// decoded when only[i] is true and otherwise skipped and appended as NULL
+// (its bytes are still checked for shape). only nil decodes every column.
+func (d *ColumnDecoder) DecodeOnly(src []byte, ts []types.Type, cols []types.Column, only []bool) error {
+	if only != nil && len(only) != len(ts) {
+		return fmt.Errorf("codec: column mask of %d for %d types", len(only), len(ts))
+	}
+	return decodeValueInto(src, ts, cols, d, only)
 }
 
 // newDecimal returns a zero numeric, from the current slab when there is
@@ -62,7 +72,7 @@ func (d *ColumnDecoder) newDecimal() *decimal {
 	return x
 }
 
-func decodeValueInto(src []byte, ts []types.Type, cols []types.Column, dec *ColumnDecoder) error {
+func decodeValueInto(src []byte, ts []types.Type, cols []types.Column, dec *ColumnDecoder, only []bool) error {
 	if len(cols) != len(ts) {
 		return fmt.Errorf("codec: %d columns for %d types", len(cols), len(ts))
 	}
@@ -76,9 +86,14 @@ func decodeValueInto(src []byte, ts []types.Type, cols []types.Column, dec *Colu
 	r := valueReader{b: src[nb:]}
 	for i, t := range ts {
 		var err error
-		if src[i/8]&(1<<(i%8)) != 0 {
+		switch {
+		case src[i/8]&(1<<(i%8)) != 0:
 			cols[i].Append(nil)
-		} else {
+		case only != nil && !only[i]:
+			if err = r.skip(t); err == nil {
+				cols[i].Append(nil)
+			}
+		default:
 			err = r.appendTo(cols[i], t, dec)
 		}
 		if err != nil {
@@ -91,6 +106,28 @@ func decodeValueInto(src []byte, ts []types.Type, cols []types.Column, dec *Colu
 		return fmt.Errorf("%w: %d trailing bytes after value", ErrCorrupt, len(r.b))
 	}
 	return nil
+}
+
+// skip consumes one non-NULL value of type t without building it.
+func (r *valueReader) skip(t types.Type) error {
+	var err error
+	switch t.ID {
+	case types.Int16, types.Int32, types.Int64, types.Date, types.Time, types.Timestamp, types.Timestamptz:
+		_, err = r.varint()
+	case types.Float32, types.Float64:
+		_, err = r.float64()
+	case types.Varchar, types.Bytea:
+		var n uint64
+		if n, err = r.uvarint(); err == nil {
+			if n > uint64(len(r.b)) {
+				return fmt.Errorf("%w: length %d past end", ErrCorrupt, n)
+			}
+			r.b = r.b[n:]
+		}
+	default: // rare and variable-length: decode and drop
+		_, err = r.datum(t)
+	}
+	return err
 }
 
 // appendTo decodes one non-NULL value of type t and appends it to col.

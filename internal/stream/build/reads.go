@@ -1,0 +1,94 @@
+package build
+
+import (
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/plan"
+)
+
+// reads marks the output columns of a node that its consumer reads; nil
+// means every column. A merge told that the chain above reads only some
+// columns of a table's fresh rows skips decoding the others (a view of two
+// columns of a wide table then never builds the strings it drops).
+
+// inputReads returns what n reads of each of its inputs, given what n's
+// consumer reads of n (out). Projections, filters and backfills narrow it:
+// a projection reads the columns its expressions name; a filter reads its
+// condition's columns and what passes through it; a backfill reads the
+// upstream columns it emits that are read, plus the upstream's key and
+// distribution columns, which it fences and routes by. Every other node
+// reads all of every input.
+func inputReads(n *plan.Node, out []bool) [][]bool {
+	in := make([][]bool, len(n.Inputs))
+	if len(n.Inputs) != 1 || n.Inputs[0] == nil {
+		return in
+	}
+	width := len(n.Inputs[0].Schema)
+	switch {
+	case n.Project != nil:
+		r := make([]bool, width)
+		for _, e := range n.Project.Exprs {
+			if !markInputs(r, e) {
+				return in
+			}
+		}
+		in[0] = narrowed(r)
+	case n.Filter != nil && out != nil && len(out) == width:
+		r := append([]bool(nil), out...)
+		if markInputs(r, n.Filter.Cond) {
+			in[0] = narrowed(r)
+		}
+	case n.Backfill != nil && out != nil && len(out) == len(n.Backfill.Columns):
+		in[0] = backfillReads(n.Backfill, out, width)
+	}
+	return in
+}
+
+func backfillReads(bf *plan.Backfill, out []bool, width int) []bool {
+	r := make([]bool, width)
+	mark := func(cols []int) bool {
+		for _, c := range cols {
+			if c < 0 || c >= width {
+				return false
+			}
+			r[c] = true
+		}
+		return true
+	}
+	var emitted []int
+	for j, c := range bf.Columns {
+		if out[j] {
+			emitted = append(emitted, c)
+		}
+	}
+	if !mark(emitted) || !mark(bf.Upstream.PK) || !mark(bf.Upstream.DistKey) {
+		return nil
+	}
+	return narrowed(r)
+}
+
+// markInputs marks in r every input column e reads; false when one is out
+// of range (the node's own validation then reports it, reading all).
+func markInputs(r []bool, e expr.Desc) bool {
+	if e.Kind == expr.KindInput {
+		if e.Index < 0 || e.Index >= len(r) {
+			return false
+		}
+		r[e.Index] = true
+	}
+	for _, a := range e.Args {
+		if !markInputs(r, a) {
+			return false
+		}
+	}
+	return true
+}
+
+// narrowed is r, or nil when r marks every column.
+func narrowed(r []bool) []bool {
+	for _, b := range r {
+		if !b {
+			return r
+		}
+	}
+	return nil
+}
