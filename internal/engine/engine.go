@@ -37,7 +37,8 @@ type Options struct {
 	// that an insert over a stored row (a bug upstream) is reported
 	// (InconsistentOps): a point read per row. The tests turn it on; the
 	// playground leaves it off and trusts the view's input, as RisingWave's
-	// materialize does by default. Deletes are checked either way.
+	// materialize does by default: inserts and update pairs that keep their
+	// key are written unread. Deletes are checked either way.
 	CheckInserts bool
 	// WrapActorRoot is compute.Config.WrapRoot: a fault-injection seam for
 	// recovery tests, nil in production.

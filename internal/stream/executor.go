@@ -60,7 +60,8 @@ type Env struct {
 	// CheckInserts makes a view's materialize look up each key it
 	// inserts, to report an insert over a stored row; without it a view
 	// trusts its input (a consistent change stream of its key) and writes
-	// inserts without a read. A table's materialize always reads.
+	// inserts and key-keeping update pairs without a read. A table's
+	// materialize always reads.
 	CheckInserts bool
 	// Downstream says whether the actor's output goes anywhere (nil:
 	// assume it does).

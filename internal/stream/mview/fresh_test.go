@@ -123,8 +123,8 @@ func TestViewTakesFreshRows(t *testing.T) {
 		want  string
 	}{
 		{"idle table", nil, "barrier 1|+ 1 a\n+ 2 b|+ 3 c|barrier 2 stop"},
-		{"after a write", []stream.Message{stream.TextChunk(ts, "U- 50 x\nU+ 50 y")},
-			"barrier 1|+ 50 y|+ 1 a\n+ 2 b|+ 3 c|barrier 2 stop"},
+		{"after a write", []stream.Message{stream.TextChunk(ts, "+ 50 x"), stream.TextChunk(ts, "U- 50 x\nU+ 50 y")},
+			"barrier 1|+ 50 x|U- 50 x\nU+ 50 y|+ 1 a\n+ 2 b|+ 3 c|barrier 2 stop"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := streamtest.OpenStore(t)
