@@ -147,12 +147,13 @@ type arrayParser struct {
 }
 
 func (p *arrayParser) space() {
-	for p.i < len(p.s) && isArraySpace(p.s[p.i]) {
+	for p.i < len(p.s) && isSpace(p.s[p.i]) {
 		p.i++
 	}
 }
 
-func isArraySpace(c byte) bool {
+// isSpace is C's isspace, which Postgres's input functions skip.
+func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
@@ -213,7 +214,7 @@ func (p *arrayParser) element() (text string, isNull bool, err error) {
 			keep, escaped = sb.Len(), true
 		default:
 			sb.WriteByte(c)
-			if !isArraySpace(c) {
+			if !isSpace(c) {
 				keep = sb.Len()
 			}
 		}
