@@ -84,6 +84,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if err != nil {
 		return err
 	}
+	stderr = &syncWriter{w: stderr} // the server's child process logs here too
 	b := &ingestBench{cfg: cfg, log: stderr}
 	b.progress("generating %d bid rows (seed %d)", cfg.rows, cfg.seed)
 	b.data = generateIngestData(cfg.rows, cfg.seed)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -83,6 +84,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	return nil
 }
 
+// syncWriter serializes writes to w: a child's stderr is copied into it by
+// os/exec's goroutine while the benchmark writes its progress.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
 // serverProcess is an engine served by a child sluice-bench.
 type serverProcess struct {
 	cmd   *exec.Cmd
@@ -93,7 +107,8 @@ type serverProcess struct {
 }
 
 // startServerProcess runs this binary's serve subcommand and waits for
-// its ready line. The child's log goes to stderr.
+// its ready line. The child's log goes to stderr, which must not be
+// written by anything else unless through the same syncWriter.
 func startServerProcess(ctx context.Context, c engineConfig, cpuProfile string, stderr io.Writer) (*serverProcess, error) {
 	exe, err := os.Executable()
 	if err != nil {
