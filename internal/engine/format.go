@@ -10,7 +10,10 @@ import (
 
 // FormatVersion is the on-disk format this build reads and writes. Bump it
 // whenever keys, encodings or catalog records change incompatibly.
-const FormatVersion = 1
+//
+// 2: timestamps count microseconds from 2000-01-01, not 1970 (Postgres's
+// range, to 294276 AD); format 1's timestamps would read 30 years late.
+const FormatVersion = 2
 
 const formatKey = "sluice/format_version"
 

@@ -102,11 +102,19 @@ func instantPlus(ctx *Context, x types.DTimestamptz, v types.DInterval) (types.D
 	// skipped hour resolved as Postgres does); the time part moves the
 	// instant itself.
 	loc := ctx.loc()
-	wall, err := addInterval(wallTime(wallFromTz(x, loc)), types.DInterval{Months: v.Months, Days: v.Days})
+	from, err := wallFromTz(x, loc)
 	if err != nil {
 		return 0, err
 	}
-	t, err := wallPlus(int64(tzFromWall(wall, loc)), types.DInterval{Micros: v.Micros})
+	wall, err := addInterval(wallTime(from), types.DInterval{Months: v.Months, Days: v.Days})
+	if err != nil {
+		return 0, err
+	}
+	at, err := tzFromWall(wall, loc)
+	if err != nil {
+		return 0, err
+	}
+	t, err := wallPlus(int64(at), types.DInterval{Micros: v.Micros})
 	return types.DTimestamptz(t), err
 }
 
@@ -124,12 +132,10 @@ func negInterval(v types.DInterval) types.DInterval {
 	return types.DInterval{Months: -v.Months, Days: -v.Days, Micros: -v.Micros}
 }
 
-// Earliest timestamp Postgres accepts (4714-11-24 BC), as Unix micros.
-const minTimestampMicros = -210866803200000000
-
 // addInterval adds months (clamping the day to the month's end, so Jan 31
 // + 1 month is Feb 28/29), then days on the wall clock of t's zone, then
-// the time part, as Postgres does. It returns Unix micros.
+// the time part, as Postgres does. It returns timestamp micros (from
+// 2000, types.DTimestamp).
 func addInterval(t time.Time, v types.DInterval) (int64, error) {
 	if v.Months != 0 {
 		y, m, d := t.Date()
@@ -144,12 +150,12 @@ func addInterval(t time.Time, v types.DInterval) (int64, error) {
 	if v.Days != 0 {
 		t = t.AddDate(0, 0, int(v.Days))
 	}
-	if t.Year() > 294000 || t.Year() < -4714 {
+	if t.Year() > 294276 || t.Year() < -4714 {
 		return 0, errTimestampRange()
 	}
-	x := t.UnixMicro()
+	x := int64(types.TimestampFromTime(t))
 	r := x + v.Micros
-	if (x >= 0) == (v.Micros >= 0) && (r >= 0) != (x >= 0) || r < minTimestampMicros {
+	if (x >= 0) == (v.Micros >= 0) && (r >= 0) != (x >= 0) || r < types.MinTimestampMicros || r >= types.EndTimestampMicros {
 		return 0, errTimestampRange()
 	}
 	return r, nil
@@ -248,9 +254,10 @@ func (nowExpr) Eval(ctx *Context, c *types.Chunk) (types.Column, error) {
 	return constColumn(tTstz, now, c.Capacity())
 }
 
+// toTimestamp is to_timestamp(Unix seconds).
 func toTimestamp(_ *Context, secs float64) (types.DTimestamptz, error) {
-	us := math.Round(secs * 1e6)
-	if math.IsNaN(us) || us < minTimestampMicros || us >= math.MaxInt64 {
+	us := math.Round((secs - types.TimestampEpochSeconds) * 1e6)
+	if math.IsNaN(us) || us < float64(types.MinTimestampMicros) || us >= float64(types.EndTimestampMicros) {
 		return 0, errTimestampRange()
 	}
 	return types.DTimestamptz(us), nil

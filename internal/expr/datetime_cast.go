@@ -6,27 +6,28 @@ import (
 	"github.com/sluice-db/sluice/internal/types"
 )
 
-// Timestamps are microseconds since 1970-01-01. A timestamp without time
-// zone is a wall clock; its micros are read as if in UTC. Conversions
-// between the two use the session time zone (Context.Location).
+// Timestamps are microseconds since 2000-01-01 (types.DTimestamp). A
+// timestamp without time zone is a wall clock; its micros are read as if
+// in UTC. Conversions between the two use the session time zone
+// (Context.Location).
 
-func wallTime(w int64) time.Time { return time.UnixMicro(w).UTC() }
+func wallTime(w int64) time.Time { return types.DTimestamp(w).Time() }
 
 // wallMicros returns t's wall clock, whatever its zone, as timestamp micros.
-func wallMicros(t time.Time) int64 {
-	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC).UnixMicro()
-}
+func wallMicros(t time.Time) int64 { return int64(types.TimestampFromTime(t)) }
 
 // tzFromWall interprets wall clock micros in loc. A wall clock that a
 // transition skips or repeats is resolved as Postgres's
 // DetermineTimeZoneOffset does — a skipped one (spring forward) with the
 // offset from before the transition, a repeated one (fall back) with the
 // offset from after — where time.Date would do the opposite.
-func tzFromWall(w int64, loc *time.Location) types.DTimestamptz {
+// The instant must lie in the timestamp range (22008 otherwise).
+func tzFromWall(w int64, loc *time.Location) (types.DTimestamptz, error) {
 	if loc == time.UTC {
-		return types.DTimestamptz(w)
+		return types.DTimestamptz(w), nil
 	}
 	secs, us := floorDivMod(w, types.MicrosPerSecond)
+	secs += types.TimestampEpochSeconds // Unix seconds from here on
 	offAt := func(u int64) int64 {
 		_, off := time.Unix(u, 0).In(loc).Zone()
 		return int64(off)
@@ -45,12 +46,22 @@ func tzFromWall(w int64, loc *time.Location) types.DTimestamptz {
 			u = u1
 		}
 	}
-	return types.DTimestamptz(u*types.MicrosPerSecond + us)
+	return inTimestampRange((u-types.TimestampEpochSeconds)*types.MicrosPerSecond + us)
 }
 
-// wallFromTz returns the wall clock of instant x in loc.
-func wallFromTz(x types.DTimestamptz, loc *time.Location) int64 {
-	return wallMicros(time.UnixMicro(int64(x)).In(loc))
+// wallFromTz returns the wall clock of instant x in loc, which must lie
+// in the timestamp range (22008 otherwise: the last hours of 294276 AD
+// UTC are past it east of Greenwich).
+func wallFromTz(x types.DTimestamptz, loc *time.Location) (int64, error) {
+	w, err := inTimestampRange(wallMicros(x.Time().In(loc)))
+	return int64(w), err
+}
+
+func inTimestampRange(us int64) (types.DTimestamptz, error) {
+	if us < types.MinTimestampMicros || us >= types.EndTimestampMicros {
+		return 0, errTimestampRange()
+	}
+	return types.DTimestamptz(us), nil
 }
 
 func floorDivMod(a, b int64) (q, r int64) {
@@ -58,11 +69,15 @@ func floorDivMod(a, b int64) (q, r int64) {
 	return q, a - q*b
 }
 
-func dateToWall(d types.DDate) int64 { return int64(d) * types.MicrosPerDay }
+// dateToWall is the timestamp of midnight at the start of d (dates count
+// days from 1970, timestamps micros from 2000).
+func dateToWall(d types.DDate) int64 {
+	return (int64(d) - types.TimestampEpochDays) * types.MicrosPerDay
+}
 
 func wallToDate(w int64) types.DDate {
 	q, _ := floorDivMod(w, types.MicrosPerDay)
-	return types.DDate(q)
+	return types.DDate(q + types.TimestampEpochDays)
 }
 
 func castDatetime(e Expr, to types.Type) (Expr, error) {
@@ -79,7 +94,7 @@ func castDatetime(e Expr, to types.Type) (Expr, error) {
 			if err != nil || infSign(w) != 0 {
 				return types.DTimestamptz(w), err
 			}
-			return tzFromWall(w, ctx.loc()), nil
+			return tzFromWall(w, ctx.loc())
 		}}, nil
 	case from.ID == types.Timestamp && to.ID == types.Date:
 		return &unaryExpr[types.DTimestamp, types.DDate]{arg: e, typ: to, fn: func(_ *Context, w types.DTimestamp) (types.DDate, error) {
@@ -93,7 +108,7 @@ func castDatetime(e Expr, to types.Type) (Expr, error) {
 			if infSign(int64(w)) != 0 {
 				return types.DTimestamptz(w), nil
 			}
-			return tzFromWall(int64(w), ctx.loc()), nil
+			return tzFromWall(int64(w), ctx.loc())
 		}}, nil
 	case from.ID == types.Timestamp && to.ID == types.Time:
 		return timeOfInstant(e, to, func(_ *Context, x int64) int64 { return x }), nil
@@ -102,17 +117,22 @@ func castDatetime(e Expr, to types.Type) (Expr, error) {
 			if infSign(int64(x)) != 0 {
 				return types.DTimestamp(x), nil
 			}
-			return types.DTimestamp(wallFromTz(x, ctx.loc())), nil
+			w, err := wallFromTz(x, ctx.loc())
+			return types.DTimestamp(w), err
 		}}, nil
 	case from.ID == types.Timestamptz && to.ID == types.Date:
 		return &unaryExpr[types.DTimestamptz, types.DDate]{arg: e, typ: to, fn: func(ctx *Context, x types.DTimestamptz) (types.DDate, error) {
 			if s := infSign(int64(x)); s != 0 {
 				return dateOfInf(s), nil
 			}
-			return wallToDate(wallFromTz(x, ctx.loc())), nil
+			w, err := wallFromTz(x, ctx.loc())
+			return wallToDate(w), err
 		}}, nil
 	case from.ID == types.Timestamptz && to.ID == types.Time:
-		return timeOfInstant(e, to, func(ctx *Context, x int64) int64 { return wallFromTz(types.DTimestamptz(x), ctx.loc()) }), nil
+		return timeOfInstant(e, to, func(ctx *Context, x int64) int64 {
+			// The time of day of a wall clock past the range is still that.
+			return wallMicros(types.DTimestamptz(x).Time().In(ctx.loc()))
+		}), nil
 	case from.ID == types.Time && to.ID == types.Interval:
 		return &unaryExpr[types.DTime, types.DInterval]{arg: e, typ: to, fn: func(_ *Context, t types.DTime) (types.DInterval, error) {
 			return types.DInterval{Micros: int64(t)}, nil

@@ -55,9 +55,9 @@ func dateOfInf(s int) types.DDate {
 	return types.DateNegInfinity
 }
 
-// Timestamps stop at 294247-01-01 (exclusive); a date past that has no
+// Timestamps stop at 294277-01-01 (exclusive); a date past that has no
 // timestamp (types/datetime.go).
-const maxTimestampDate = 106751982
+const maxTimestampDate = 106762940
 
 // dateToTimestamp is date → timestamp micros: infinities carry over, a date
 // beyond the timestamp range is 22008, as in Postgres's date2timestamp.

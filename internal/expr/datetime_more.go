@@ -170,12 +170,13 @@ func timezoneBuild(ret types.Type) buildFn {
 				if infSign(int64(x)) != 0 {
 					return types.DTimestamptz(x), nil
 				}
-				return tzFromWall(int64(x), loc), nil
+				return tzFromWall(int64(x), loc)
 			case types.DTimestamptz:
 				if infSign(int64(x)) != 0 {
 					return types.DTimestamp(x), nil
 				}
-				return types.DTimestamp(wallFromTz(x, loc)), nil
+				w, err := wallFromTz(x, loc)
+				return types.DTimestamp(w), err
 			}
 			return nil, errBuild("timezone of %T", a[1])
 		}}, nil

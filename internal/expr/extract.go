@@ -42,6 +42,10 @@ func constField(e Expr) (string, error) {
 type fieldValue struct {
 	v     int64
 	scale int32
+	// plusSecs is added to v·10^-scale: the epoch field is a timestamp's
+	// micros from 2000 plus 2000's Unix seconds, which as one int64 of
+	// micros would overflow for the last 30 000 years of the range.
+	plusSecs int64
 }
 
 var timestampFields = map[string]bool{
@@ -94,6 +98,11 @@ func extractBuild(t types.Type, double bool) buildFn {
 		}
 		out := func(fv fieldValue) (types.Datum, error) {
 			d := apd.New(fv.v, -fv.scale)
+			if fv.plusSecs != 0 {
+				if _, err := apd.BaseContext.WithPrecision(40).Add(d, d, apd.New(fv.plusSecs, 0)); err != nil {
+					return nil, err
+				}
+			}
 			if double {
 				f, _ := d.Float64()
 				return f, nil
@@ -111,7 +120,7 @@ func extractBuild(t types.Type, double bool) buildFn {
 				if s := infSign(int64(x)); s != 0 {
 					return extractInfinite(field, s, double), nil
 				}
-				return out(extractTime(field, time.UnixMicro(int64(x)).In(ctx.loc()), int64(x)))
+				return out(extractTime(field, x.Time().In(ctx.loc()), int64(x)))
 			case types.DInterval:
 				return out(extractInterval(field, x))
 			}
@@ -120,9 +129,9 @@ func extractBuild(t types.Type, double bool) buildFn {
 	}
 }
 
-// extractTime reads field from wall clock t; epoch is the instant's Unix
-// micros.
-func extractTime(field string, t time.Time, epochMicros int64) fieldValue {
+// extractTime reads field from wall clock t; micros is the timestamp's
+// value (from 2000), whose Unix time is the epoch field.
+func extractTime(field string, t time.Time, micros int64) fieldValue {
 	secMicros := int64(t.Second())*1e6 + int64(t.Nanosecond()/1000)
 	switch field {
 	case "year": // there is no year 0: 1 BC is -1
@@ -158,7 +167,7 @@ func extractTime(field string, t time.Time, epochMicros int64) fieldValue {
 	case "microsecond":
 		return fieldValue{v: secMicros}
 	case "epoch":
-		return fieldValue{v: epochMicros, scale: 6}
+		return fieldValue{v: micros, scale: 6, plusSecs: types.TimestampEpochSeconds}
 	case "dow":
 		return fieldValue{v: int64(t.Weekday())}
 	case "isodow":
@@ -232,8 +241,8 @@ func truncBuild(t types.Type) buildFn {
 				r, err := truncTime(field, wallTime(int64(x)))
 				return types.DTimestamp(wallMicros(r)), err
 			case types.DTimestamptz:
-				r, err := truncTime(field, time.UnixMicro(int64(x)).In(ctx.loc()))
-				return types.DTimestamptz(r.UnixMicro()), err
+				r, err := truncTime(field, x.Time().In(ctx.loc()))
+				return types.TimestamptzFromTime(r), err
 			}
 			return nil, fmt.Errorf("expr: internal error: date_trunc of %T", a[0])
 		}}, nil

@@ -52,8 +52,10 @@
 //     result streams with bounded memory. A malformed or oversized
 //     (Config.MaxMessageSize) message ends the connection with FATAL 08P01.
 //
-// Sluice's datums use 1970 epochs; the binary formats use 2000 and are
-// converted (infinities keep their sentinels). Text output is
+// Sluice's timestamps count from 2000 as the binary format does and are
+// sent as they are (binary input outside the range is 22008); its dates
+// count from 1970 and are converted (infinities keep their sentinels).
+// Text output is
 // types.FormatDatumAppend: DateStyle ISO, TimeZone UTC, IntervalStyle
 // postgres.
 package pgwire

@@ -10,11 +10,9 @@ import (
 	"github.com/sluice-db/sluice/internal/types"
 )
 
-// Postgres counts dates and timestamps from 2000-01-01; Sluice from 1970.
-const (
-	pgEpochDays   = 10957 // days from 1970-01-01 to 2000-01-01
-	pgEpochMicros = int64(pgEpochDays) * types.MicrosPerDay
-)
+// Postgres's binary dates count days from 2000-01-01; Sluice's from 1970.
+// (Timestamps count from 2000 in both.)
+const pgEpochDays = types.TimestampEpochDays
 
 const (
 	formatText   int16 = 0
@@ -60,9 +58,9 @@ func appendBinary(dst []byte, d types.Datum, oid uint32) ([]byte, error) {
 	case types.DTime:
 		return binary.BigEndian.AppendUint64(dst, uint64(x)), nil
 	case types.DTimestamp:
-		return binary.BigEndian.AppendUint64(dst, uint64(timestampToPG(int64(x)))), nil
+		return binary.BigEndian.AppendUint64(dst, uint64(x)), nil // both count from 2000
 	case types.DTimestamptz:
-		return binary.BigEndian.AppendUint64(dst, uint64(timestampToPG(int64(x)))), nil
+		return binary.BigEndian.AppendUint64(dst, uint64(x)), nil // both count from 2000
 	case types.DInterval:
 		dst = binary.BigEndian.AppendUint64(dst, uint64(x.Micros))
 		dst = binary.BigEndian.AppendUint32(dst, uint32(x.Days))
@@ -97,20 +95,6 @@ func dateFromPG(v int32) types.DDate {
 		return types.DDate(v)
 	}
 	return types.DDate(v + pgEpochDays)
-}
-
-func timestampToPG(us int64) int64 {
-	if us == math.MinInt64 || us == math.MaxInt64 {
-		return us
-	}
-	return us - pgEpochMicros
-}
-
-func timestampFromPG(us int64) int64 {
-	if us == math.MinInt64 || us == math.MaxInt64 {
-		return us
-	}
-	return us + pgEpochMicros
 }
 
 // decodeParam decodes one bound parameter value (non-NULL) of type t sent
@@ -172,7 +156,10 @@ func decodeBinary64(b []byte, t types.Type) (types.Datum, error) {
 		if len(b) != 8 {
 			return nil, errBinary(t, b)
 		}
-		us := timestampFromPG(int64(binary.BigEndian.Uint64(b)))
+		us := int64(binary.BigEndian.Uint64(b)) // both count from 2000
+		if (us < types.MinTimestampMicros || us >= types.EndTimestampMicros) && us != math.MinInt64 && us != math.MaxInt64 {
+			return nil, sqlerr.New(sqlerr.DatetimeFieldOverflow, "timestamp out of range")
+		}
 		if t.ID == types.Timestamp {
 			return types.DTimestamp(us), nil
 		}

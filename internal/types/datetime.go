@@ -21,15 +21,25 @@ const (
 	TimestamptzInfinity    = DTimestamptz(math.MaxInt64)
 )
 
-// Supported ranges: from 4714-11-24 BC (Julian day 0), as in Postgres, to
-// 5874897-12-31 for dates and to 294246-12-31 23:59:59.999999 for
-// timestamps. Postgres reaches 294276 AD because it counts from 2000; a
-// count of microseconds from 1970 in an int64 stops 30 years earlier.
+// Supported ranges, Postgres's: from 4714-11-24 BC (Julian day 0) to
+// 5874897-12-31 for dates and to 294276-12-31 23:59:59.999999 for
+// timestamps. Dates count days from 1970-01-01; timestamps count
+// microseconds from 2000-01-01, as Postgres's do (an int64 of microseconds
+// from 1970 would stop 30 years short). Day counts below are from 1970.
 const (
 	minDateDays      = -2440588   // 4714-11-24 BC, Julian day 0
 	maxDateDays      = 2145042905 // 5874897-12-31
 	minTimestampDays = minDateDays
-	maxTimestampDays = 106751982 // 294247-01-01, exclusive
+	maxTimestampDays = 106762940 // 294277-01-01, exclusive
+	// TimestampEpochDays is the day count (from 1970) of 2000-01-01, the
+	// day timestamps count from.
+	TimestampEpochDays = 10957
+	// TimestampEpochSeconds is the Unix time of 2000-01-01 00:00:00 UTC.
+	TimestampEpochSeconds = TimestampEpochDays * 86400
+	// MinTimestampMicros and EndTimestampMicros bound the finite
+	// timestamps (the second is exclusive).
+	MinTimestampMicros = (minTimestampDays - TimestampEpochDays) * MicrosPerDay
+	EndTimestampMicros = (maxTimestampDays - TimestampEpochDays) * MicrosPerDay
 	// MicrosPerDayTime is the largest DTime: 24:00:00, which Postgres
 	// accepts and keeps.
 	MicrosPerDayTime = DTime(MicrosPerDay)
@@ -146,7 +156,7 @@ func TimestampFromTime(t time.Time) DTimestamp {
 	h, m, s := t.Clock()
 	micros := int64(h)*MicrosPerHour + int64(m)*MicrosPerMinute + int64(s)*MicrosPerSecond +
 		int64(t.Nanosecond()/1000)
-	return DTimestamp(days*MicrosPerDay + micros)
+	return DTimestamp((days-TimestampEpochDays)*MicrosPerDay + micros)
 }
 
 // Time returns the timestamp's wall clock reading as a UTC time.Time.
@@ -161,12 +171,13 @@ func TimestamptzFromTime(t time.Time) DTimestamptz {
 // Time returns the instant as a UTC time.Time. Check IsFinite first.
 func (x DTimestamptz) Time() time.Time { return microsToUTC(int64(x)) }
 
-// microsToUTC avoids time.UnixMicro's nanosecond overflow far from 1970
-// by splitting days from the time of day.
+// microsToUTC returns timestamp micros (from 2000) as a UTC time.Time. It
+// splits days from the time of day, so neither the epoch's offset nor
+// time.UnixMicro's nanoseconds can overflow far from 2000.
 func microsToUTC(us int64) time.Time {
 	days := floorDiv(us, MicrosPerDay)
 	rem := us - days*MicrosPerDay
-	y, m, d := civilFromDays(days)
+	y, m, d := civilFromDays(days + TimestampEpochDays)
 	return time.Date(int(y), time.Month(m), int(d), 0, 0, 0, 0, time.UTC).
 		Add(time.Duration(rem) * time.Microsecond)
 }

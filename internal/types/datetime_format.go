@@ -92,7 +92,7 @@ func appendTimestamp(dst []byte, us int64, tz bool) []byte {
 		return append(dst, "-infinity"...)
 	}
 	days := floorDiv(us, MicrosPerDay)
-	y, m, d := civilFromDays(days)
+	y, m, d := civilFromDays(days + TimestampEpochDays)
 	dst = appendYMD(dst, int(y), int(m), int(d))
 	dst = append(dst, ' ')
 	dst = appendClock(dst, uint64(us-days*MicrosPerDay))

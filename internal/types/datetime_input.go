@@ -114,8 +114,8 @@ func parseTimestampMicros(s, name string, zoned bool) (int64, error) {
 		return int64(TimestampInfinity), nil
 	case "-infinity":
 		return int64(TimestampNegInfinity), nil
-	case "epoch":
-		return 0, nil
+	case "epoch": // the Unix epoch, 1970-01-01
+		return -TimestampEpochDays * MicrosPerDay, nil
 	case "":
 	default:
 		return 0, dtError(dtBadFormat, name, s)
@@ -134,11 +134,11 @@ func parseTimestampMicros(s, name string, zoned bool) (int64, error) {
 	if days < minTimestampDays || days >= maxTimestampDays {
 		return 0, errTimestampRange(s)
 	}
-	us := days*MicrosPerDay + clock
+	us := (days-TimestampEpochDays)*MicrosPerDay + clock
 	if zoned {
 		us -= f.offsetSecs(days, clock) * MicrosPerSecond
 	}
-	if us < minTimestampDays*MicrosPerDay || us >= maxTimestampDays*MicrosPerDay {
+	if us < MinTimestampMicros || us >= EndTimestampMicros {
 		return 0, errTimestampRange(s)
 	}
 	return us, nil

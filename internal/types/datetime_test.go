@@ -52,9 +52,14 @@ func TestTimeHelpers(t *testing.T) {
 	if got := FormatDatum(DateFromTime(d.Time().AddDate(0, 1, 0)), TDate); got != "2024-03-02" {
 		t.Errorf("AddDate: %s", got)
 	}
-	far := DTimestamp(maxTimestampDays*MicrosPerDay - 1)
-	if got := TimestampFromTime(far.Time()); got != far {
-		t.Errorf("far timestamp round trip: %d != %d", got, far)
+	for _, far := range []DTimestamp{DTimestamp(EndTimestampMicros - 1), DTimestamp(MinTimestampMicros)} {
+		if got := TimestampFromTime(far.Time()); got != far {
+			t.Errorf("far timestamp round trip: %d != %d", got, far)
+		}
+	}
+	// Timestamps count from 2000-01-01, Postgres's epoch.
+	if got := FormatDatum(DTimestamp(0), TTimestamp); got != "2000-01-01 00:00:00" {
+		t.Errorf("timestamp 0 is %s", got)
 	}
 	if _, ok := DateFromYMD(2023, 2, 29); ok {
 		t.Error("DateFromYMD accepted 2023-02-29")

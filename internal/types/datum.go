@@ -34,10 +34,11 @@ type DDate int32
 type DTime int64
 
 // DTimestamp is a timestamp without time zone: microseconds since
-// 1970-01-01 00:00:00.
+// 2000-01-01 00:00:00, Postgres's epoch (so its range, to 294276 AD, fits
+// an int64, and its binary wire format is the value itself).
 type DTimestamp int64
 
-// DTimestamptz is an instant: microseconds since 1970-01-01 00:00:00 UTC.
+// DTimestamptz is an instant: microseconds since 2000-01-01 00:00:00 UTC.
 type DTimestamptz int64
 
 // DInterval is a Postgres interval: months, days and microseconds kept apart,

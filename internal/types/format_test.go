@@ -65,6 +65,10 @@ var parseFormatCases = []parseFormatCase{
 	{TTimestamp, "1969-12-31 23:59:59.5", "1969-12-31 23:59:59.5"},
 	{TTimestamp, "infinity", "infinity"}, {TTimestamp, "epoch", "1970-01-01 00:00:00"},
 	{TTimestamp, "20150715 102030", "2015-07-15 10:20:30"},
+	// Postgres's whole range (issue 9: Sluice stopped at 294247 AD).
+	{TTimestamp, "294276-12-31 23:59:59.999999", "294276-12-31 23:59:59.999999"},
+	{TTimestamp, "4714-11-24 00:00:00 BC", "4714-11-24 00:00:00 BC"},
+	{TTimestamptz, "294276-12-31 23:59:59.999999+00", "294276-12-31 23:59:59.999999+00"},
 
 	{TTimestamptz, "2002-02-02 02:00:00+00", "2002-02-02 02:00:00+00"},
 	{TTimestamptz, "2002-02-02 07:00:00+05", "2002-02-02 02:00:00+00"},
@@ -169,7 +173,8 @@ var parseErrorCases = []parseErrorCase{
 	{TTime, "x", sqlerr.InvalidDatetimeFormat, `invalid input syntax for type time: "x"`},
 	{TTimestamp, "2024-02-30 00:00", sqlerr.DatetimeFieldOverflow, ""},
 	{TTimestamp, "2024-01-01 12:00:00 12:00:00", sqlerr.InvalidDatetimeFormat, ""},
-	{TTimestamp, "294247-01-01", sqlerr.DatetimeFieldOverflow, `timestamp out of range: "294247-01-01"`},
+	{TTimestamp, "294277-01-01", sqlerr.DatetimeFieldOverflow, `timestamp out of range: "294277-01-01"`},
+	{TTimestamptz, "294276-12-31 23:59:59.999999-01", sqlerr.DatetimeFieldOverflow, `timestamp out of range: "294276-12-31 23:59:59.999999-01"`},
 	{TTimestamp, "allballs", sqlerr.InvalidDatetimeFormat, ""},
 	{TTimestamptz, "2002-02-02 02:00+16", "22009", `time zone displacement out of range: "2002-02-02 02:00+16"`},
 	{TTimestamptz, "2002-02-02 02:00 Mars/Olympus", sqlerr.InvalidDatetimeFormat,

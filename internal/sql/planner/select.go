@@ -217,7 +217,7 @@ func evalConst(t typed, to types.Type) (types.Datum, error) {
 // same for every row, as in Postgres.
 func (q *query) evalConst(t typed, to types.Type) (types.Datum, error) {
 	if q.now == 0 {
-		q.now = types.DTimestamptz(time.Now().UnixMicro())
+		q.now = types.TimestamptzFromTime(time.Now())
 	}
 	return evalConstAt(t, to, q.now)
 }

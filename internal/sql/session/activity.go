@@ -92,7 +92,7 @@ func stamp(t time.Time) any {
 	if t.IsZero() {
 		return nil
 	}
-	return types.FormatDatum(types.DTimestamptz(t.UnixMicro()), types.TTimestamptz)
+	return types.FormatDatum(types.TimestamptzFromTime(t), types.TTimestamptz)
 }
 
 // activityQueryBytes bounds the statement text kept, as Postgres's

@@ -251,5 +251,5 @@ func canceled(ctx context.Context, err error) error {
 
 // now is the statement's now().
 func (s *Session) now() types.DTimestamptz {
-	return types.DTimestamptz(s.h.cfg.Clock().UnixMicro())
+	return types.TimestamptzFromTime(s.h.cfg.Clock())
 }
