@@ -256,7 +256,7 @@ func (nowExpr) Eval(ctx *Context, c *types.Chunk) (types.Column, error) {
 
 // toTimestamp is to_timestamp(Unix seconds).
 func toTimestamp(_ *Context, secs float64) (types.DTimestamptz, error) {
-	us := math.Round((secs - types.TimestampEpochSeconds) * 1e6)
+	us := math.RoundToEven((secs - types.TimestampEpochSeconds) * 1e6) // as Postgres: epoch first, then rint
 	if math.IsNaN(us) || us < float64(types.MinTimestampMicros) || us >= float64(types.EndTimestampMicros) {
 		return 0, errTimestampRange()
 	}
