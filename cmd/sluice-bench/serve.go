@@ -139,7 +139,10 @@ func startServerProcess(ctx context.Context, c engineConfig, cpuProfile string, 
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if strings.HasPrefix(sc.Text(), serveReady) {
-				ready <- sc.Text()
+				select { // only the first counts; a second must not block the reader
+				case ready <- sc.Text():
+				default:
+				}
 			}
 		}
 		p.done <- cmd.Wait()
