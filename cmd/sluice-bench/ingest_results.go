@@ -30,7 +30,7 @@ func (res *ingestResults) write(w io.Writer, c ingestConfig, srv *serverProcess,
 		{"command", c.commandLine()},
 		{"machine", fmt.Sprintf("%s/%s, %d cores (runtime.NumCPU; GOMAXPROCS %d), %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())},
 		{"load", fmt.Sprintf("1-minute load average %s at start, %s at end", res.loadStart, res.loadEnd)},
-		{"sluice", fmt.Sprintf("process %d (sluice-bench serve), %s, barrier every %s, parallelism %s", srv.pid(), store, c.engine.barrier, parallelismText(c.engine.parallelism))},
+		{"sluice", fmt.Sprintf("process %d (sluice-bench serve), %s, barrier every %s, parallelism %s, commit delay %s", srv.pid(), store, c.engine.barrier, parallelismText(c.engine.parallelism), c.engine.commitDelay)},
 		{"postgres", fmt.Sprintf("%s, private cluster on port %d (pgtest, restarted with %s)", pg.version, pg.Port(), pg.settings)},
 		{"data", fmt.Sprintf("%d Nexmark-style bids (7 columns), %d distinct auctions, seed %d; %.1f MiB of COPY text generated before any measurement", c.rows, res.auctions, c.seed, mib(uint64(res.dataBytes)))},
 		{"cpu", "utime+stime+cutime+cstime from /proc of the sluice server process, and of the postmaster and its descendants; " +

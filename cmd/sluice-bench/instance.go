@@ -22,7 +22,8 @@ type engineConfig struct {
 	dataDir     string // empty: a fresh temporary directory, removed at the end
 	inMemory    bool
 	barrier     time.Duration
-	parallelism int // 0: one actor per core
+	parallelism int           // 0: one actor per core
+	commitDelay time.Duration // sluice --commit-delay: 0 never waits
 }
 
 // instance is an engine and its pgwire server, in this process.
@@ -38,7 +39,7 @@ type instance struct {
 // In memory it is session.StartPlayground; on disk it is what that does,
 // with the store under a directory (StartPlayground forces memory).
 func startInstance(ctx context.Context, c engineConfig, log *slog.Logger) (*instance, error) {
-	opts := engine.Options{BarrierInterval: c.barrier, Parallelism: c.parallelism, Logger: log}
+	opts := engine.Options{BarrierInterval: c.barrier, Parallelism: c.parallelism, Logger: log, CommitDelay: c.commitDelayOption()}
 	if c.inMemory {
 		p, err := session.StartPlayground(ctx, opts, session.Config{Parallelism: c.parallelism, Logger: log})
 		if err != nil {
@@ -124,4 +125,13 @@ func (in *instance) barrierStatus(ctx context.Context) (meta.Status, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	return in.engine.Coordinator().Status(ctx)
+}
+
+// commitDelayOption is engine.Options.CommitDelay for c.commitDelay, where
+// the option's 0 means the default and a negative value never waits.
+func (c engineConfig) commitDelayOption() time.Duration {
+	if c.commitDelay <= 0 {
+		return -1
+	}
+	return c.commitDelay
 }

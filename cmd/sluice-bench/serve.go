@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sluice-db/sluice/internal/engine"
 )
 
 // The serve subcommand runs one engine for a parent sluice-bench (ingest),
@@ -33,6 +35,7 @@ func addEngineFlags(fs *flag.FlagSet, c *engineConfig, barrierMS *int) {
 	fs.IntVar(&c.parallelism, "parallelism", 0, "actors per distributed fragment (0: number of cores)")
 	fs.StringVar(&c.dataDir, "data-dir", "", "store directory (default: a new temporary directory, removed afterwards)")
 	fs.BoolVar(&c.inMemory, "in-memory", false, "keep the store in memory instead of on disk")
+	fs.DurationVar(&c.commitDelay, "commit-delay", engine.DefaultCommitDelay, "longest a log sync waits for concurrent writes (sluice --commit-delay); 0 never waits")
 }
 
 // args is c as serve's command line.
@@ -44,7 +47,7 @@ func (c engineConfig) args() []string {
 	if c.inMemory {
 		a = append(a, "-in-memory")
 	}
-	return a
+	return append(a, "-commit-delay", c.commitDelay.String())
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {

@@ -40,6 +40,7 @@ type config struct {
 	password      string
 	maxConns      int
 	acceptLoss    bool
+	commitDelay   time.Duration
 	passwordFile  string
 	tlsCert       string
 	tlsKey        string
@@ -61,6 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (chain) for TLS connections (sslmode=require); needs --tls-key")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.BoolVar(&c.acceptLoss, "accept-data-loss", false, "open a data directory whose write-ahead log lost acknowledged writes (refused otherwise)")
+	fs.DurationVar(&c.commitDelay, "commit-delay", engine.DefaultCommitDelay, "longest a log sync waits for concurrent writes to share it (group commit; only while several sessions write); 0 never waits")
 	fs.IntVar(&c.maxConns, "max-connections", pgwire.DefaultMaxConnections, "sessions open at once; one more is refused with SQLSTATE 53300")
 	fs.Func("query-memory", "memory all running queries share, like 8GB (default: half the machine's); past it they spill to disk or fail with SQLSTATE 53200",
 		func(s string) (err error) {
@@ -143,7 +145,8 @@ func main() {
 func run(ctx context.Context, c config, out io.Writer) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := engine.Options{Dir: c.dataDir, InMemory: c.inMemory, Parallelism: c.parallelism,
-		BarrierInterval: time.Duration(c.barrierMS) * time.Millisecond, Logger: log, AcceptDataLoss: c.acceptLoss}
+		BarrierInterval: time.Duration(c.barrierMS) * time.Millisecond, Logger: log, AcceptDataLoss: c.acceptLoss,
+		CommitDelay: commitDelayOption(c.commitDelay)}
 	if c.inMemory {
 		opts.Dir = ""
 	}
@@ -249,4 +252,13 @@ func serveMetrics(ctx context.Context, g *task.Group, addr string, e *engine.Eng
 		return nil
 	})
 	return srv, nil
+}
+
+// commitDelayOption turns --commit-delay into engine.Options.CommitDelay,
+// where 0 means the default and a negative value never waits.
+func commitDelayOption(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }

@@ -46,7 +46,15 @@ type Options struct {
 	// AcceptDataLoss opens a store whose write-ahead log lost acknowledged
 	// writes (storage.Options.AcceptDataLoss).
 	AcceptDataLoss bool
+	// CommitDelay is the longest a WAL sync waits for concurrent writes to
+	// share it (storage.Options.CommitDelay): 0 is the default, negative
+	// never waits.
+	CommitDelay time.Duration
 }
+
+// DefaultCommitDelay is storage.DefaultCommitDelay, the playground's
+// --commit-delay.
+const DefaultCommitDelay = storage.DefaultCommitDelay
 
 // Engine is one Sluice process.
 type Engine struct {
@@ -113,7 +121,7 @@ func open(ctx context.Context, opts Options) (*Engine, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	store, err := storage.Open(ctx, storage.Options{Dir: opts.Dir, InMemory: opts.InMemory, FS: opts.FS, Logger: opts.Logger,
-		AcceptDataLoss: opts.AcceptDataLoss})
+		AcceptDataLoss: opts.AcceptDataLoss, CommitDelay: opts.CommitDelay})
 	if err != nil {
 		if strings.Contains(err.Error(), "lock") || strings.Contains(err.Error(), "temporarily unavailable") {
 			return nil, fmt.Errorf("data directory %q is in use by another Sluice process (%w)", opts.Dir, err)

@@ -41,6 +41,10 @@ type Options struct {
 	// refused with 53100 (diskguard.go); 0 means 5 % of the file system,
 	// at least 64 MiB and at most 1 GiB (a quarter of a small one).
 	DiskReserve uint64
+	// CommitDelay is the longest a WAL sync waits for more concurrent
+	// writes to share it (groupcommit.go): 0 means DefaultCommitDelay, a
+	// negative value never waits.
+	CommitDelay time.Duration
 }
 
 // IsCorruption reports whether err comes from a corrupt file of the store.
@@ -153,6 +157,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s := &Store{logger: logger, fs: fs, dir: dir, ingestDir: fs.PathJoin(dir, ingestDirName), turn: make(appendTurn, 1)}
 	popts := pebbleOptions(fs, logger)
+	popts.WALMinSyncInterval = minSyncInterval(opts.CommitDelay)
 	s.stall.listen(popts.EventListener, popts.Logger)
 	popts.ErrorIfNotExists = exists // a store whose marker vanishes mid-open is not remade
 	db, err := pebble.Open(dir, popts)

@@ -46,6 +46,7 @@ func BenchmarkConcurrentInserts(b *testing.B) {
 		defer conns[i].Close(ctx)
 	}
 	b.ResetTimer()
+	cpu0 := processCPU()
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	for i, c := range conns {
@@ -67,4 +68,5 @@ func BenchmarkConcurrentInserts(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "stmts/s")
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-us/stmt")
 }
