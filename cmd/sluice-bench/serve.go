@@ -35,7 +35,7 @@ func addEngineFlags(fs *flag.FlagSet, c *engineConfig, barrierMS *int) {
 	fs.IntVar(&c.parallelism, "parallelism", 0, "actors per distributed fragment (0: number of cores)")
 	fs.StringVar(&c.dataDir, "data-dir", "", "store directory (default: a new temporary directory, removed afterwards)")
 	fs.BoolVar(&c.inMemory, "in-memory", false, "keep the store in memory instead of on disk")
-	fs.DurationVar(&c.commitDelay, "commit-delay", engine.DefaultCommitDelay, "longest a log sync waits for concurrent writes (sluice --commit-delay); 0 never waits")
+	fs.DurationVar(&c.commitDelay, "commit-delay", engine.DefaultCommitDelay, "group commit: least time between log syncs (sluice --commit-delay); 0 syncs at once")
 }
 
 // args is c as serve's command line.

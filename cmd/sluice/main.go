@@ -62,7 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (chain) for TLS connections (sslmode=require); needs --tls-key")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.BoolVar(&c.acceptLoss, "accept-data-loss", false, "open a data directory whose write-ahead log lost acknowledged writes (refused otherwise)")
-	fs.DurationVar(&c.commitDelay, "commit-delay", engine.DefaultCommitDelay, "longest a log sync waits for concurrent writes to share it (group commit; only while several sessions write); 0 never waits")
+	fs.DurationVar(&c.commitDelay, "commit-delay", engine.DefaultCommitDelay, "group commit: a log sync that follows another within this time waits until it has passed, so concurrent sessions' writes share it; 0 syncs at once")
 	fs.IntVar(&c.maxConns, "max-connections", pgwire.DefaultMaxConnections, "sessions open at once; one more is refused with SQLSTATE 53300")
 	fs.Func("query-memory", "memory all running queries share, like 8GB (default: half the machine's); past it they spill to disk or fail with SQLSTATE 53200",
 		func(s string) (err error) {
