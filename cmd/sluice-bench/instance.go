@@ -39,7 +39,7 @@ type instance struct {
 // In memory it is session.StartPlayground; on disk it is what that does,
 // with the store under a directory (StartPlayground forces memory).
 func startInstance(ctx context.Context, c engineConfig, log *slog.Logger) (*instance, error) {
-	opts := engine.Options{BarrierInterval: c.barrier, Parallelism: c.parallelism, Logger: log, CommitDelay: c.commitDelayOption()}
+	opts := engine.Options{BarrierInterval: c.barrier, Parallelism: c.parallelism, Logger: log, CommitDelay: engine.CommitDelayFlag(c.commitDelay)}
 	if c.inMemory {
 		p, err := session.StartPlayground(ctx, opts, session.Config{Parallelism: c.parallelism, Logger: log})
 		if err != nil {
@@ -125,13 +125,4 @@ func (in *instance) barrierStatus(ctx context.Context) (meta.Status, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	return in.engine.Coordinator().Status(ctx)
-}
-
-// commitDelayOption is engine.Options.CommitDelay for c.commitDelay, where
-// the option's 0 means the default and a negative value never waits.
-func (c engineConfig) commitDelayOption() time.Duration {
-	if c.commitDelay <= 0 {
-		return -1
-	}
-	return c.commitDelay
 }

@@ -146,7 +146,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := engine.Options{Dir: c.dataDir, InMemory: c.inMemory, Parallelism: c.parallelism,
 		BarrierInterval: time.Duration(c.barrierMS) * time.Millisecond, Logger: log, AcceptDataLoss: c.acceptLoss,
-		CommitDelay: commitDelayOption(c.commitDelay)}
+		CommitDelay: engine.CommitDelayFlag(c.commitDelay)}
 	if c.inMemory {
 		opts.Dir = ""
 	}
@@ -252,13 +252,4 @@ func serveMetrics(ctx context.Context, g *task.Group, addr string, e *engine.Eng
 		return nil
 	})
 	return srv, nil
-}
-
-// commitDelayOption turns --commit-delay into engine.Options.CommitDelay,
-// where 0 means the default and a negative value never waits.
-func commitDelayOption(d time.Duration) time.Duration {
-	if d <= 0 {
-		return -1
-	}
-	return d
 }

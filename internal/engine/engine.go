@@ -56,6 +56,15 @@ type Options struct {
 // --commit-delay.
 const DefaultCommitDelay = storage.DefaultCommitDelay
 
+// CommitDelayFlag is Options.CommitDelay for a --commit-delay flag's
+// value, where 0 (or less) syncs at once; the option's 0 is the default.
+func CommitDelayFlag(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
+}
+
 // Engine is one Sluice process.
 type Engine struct {
 	opts    Options

@@ -3,7 +3,7 @@ package storage
 import "time"
 
 // Group commit. Every acknowledged write waits for a WAL sync, and on the
-// machines measured one fdatasync costs 50-100 us of CPU (a virtio flush),
+// machines measured one write plus fdatasync costs 50-130 us of CPU,
 // more than the rest of a single-row INSERT. Pebble syncs as soon as one
 // writer waits, so under many concurrent writers each sync covered only
 // the few batches that arrived during the one before (sluice-bench
