@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/sluice-db/sluice/internal/types"
@@ -35,8 +36,9 @@ type StateTable struct {
 	pkScratch  types.Row // see scratchPK
 	valScratch []byte
 	prunedUpTo uint64
-	rc         rowCounts    // per-vnode row counts, when tracked
-	fresh      []freshChunk // uncommitted fresh inserts (statetable_fresh.go)
+	rc         rowCounts     // per-vnode row counts, when tracked
+	fresh      []freshChunk  // uncommitted fresh inserts (statetable_fresh.go)
+	freshHeld  *atomic.Int64 // their bytes in memory (fresh_memory.go)
 }
 
 // OpenTable opens owner's state table for desc. vnodes lists the vnodes the

@@ -111,6 +111,7 @@ func (t *StateTable) addFresh(ids []int64, vals encodedRows) error {
 		}
 	}
 	t.fresh = append(t.fresh, fc)
+	t.held().Add(int64(vals.size))
 	return t.maybeSpill()
 }
 
@@ -301,6 +302,11 @@ func (t *StateTable) pruneFresh(committed uint64) {
 	if n > 0 {
 		for _, f := range spillsOf(t.firstFresh(n)) {
 			f.close(t.store)
+		}
+		for i := range n {
+			if t.fresh[i].spill == nil {
+				t.held().Add(-int64(t.fresh[i].vals.size))
+			}
 		}
 		t.fresh = slices.Delete(t.fresh, 0, n)
 	}

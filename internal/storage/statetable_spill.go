@@ -12,8 +12,9 @@ import (
 // An epoch of a bulk load brings a state table a million fresh rows, and
 // keeping them in memory until the seal held the whole epoch, encoded,
 // per table (a table and a passthrough view of it: a quarter of a
-// gigabyte). So once a table's in-memory fresh rows pass spillFrom bytes
-// they are written, in key order, to a spill file (a plain run of
+// gigabyte). So once the store's tables hold more than spillFrom bytes of
+// them (fresh_memory.go), the table adding rows writes its own, in key
+// order,, in key order, to a spill file (a plain run of
 // records, spill_raw.go: it is read once), and only their ids and value
 // offsets stay in memory, for Get to find a row. The seal merges the spill files and the rows still in
 // memory into the one sorted file the commit ingests: the rows are
@@ -21,10 +22,6 @@ import (
 //
 // Spill files live in the ingest directory, so Open removes those of a
 // table whose epoch never sealed.
-
-// defaultSpillFrom is the in-memory fresh bytes of one state table past
-// which they are spilled.
-const defaultSpillFrom = 32 << 20
 
 // spillFile is a sorted file of fresh rows: a spill, or the sealed file
 // of the rows once merged (until their commit).
@@ -35,8 +32,9 @@ type spillFile struct {
 	raw    bool            // a spill's plain records (spill_raw.go), not an sstable
 }
 
-// maybeSpill spills the in-memory unsealed fresh rows once they pass the
-// store's spill bound. Rows whose keys cannot be sorted stay in memory.
+// maybeSpill spills the in-memory unsealed fresh rows once the store's
+// tables hold more than its spill bound. Rows whose keys cannot be sorted
+// stay in memory.
 func (t *StateTable) maybeSpill() error {
 	s := t.store
 	if s.spillFrom <= 0 || s.ingestFrom <= 0 || t.lay.pkOrders[0].Desc {
@@ -50,7 +48,7 @@ func (t *StateTable) maybeSpill() error {
 			n += fc.vals.size
 		}
 	}
-	if n < s.spillFrom {
+	if n < min(s.spillFrom, s.spillAtLeast) || s.freshMem.total() < int64(s.spillFrom) {
 		return nil
 	}
 	order, ok := freshSortedOrder(todo)
@@ -68,6 +66,7 @@ func (t *StateTable) maybeSpill() error {
 	for _, fc := range todo {
 		fc.spill, fc.vals = sf, encodedRows{}
 	}
+	t.held().Add(-int64(n))
 	return nil
 }
 

@@ -109,7 +109,9 @@ type Store struct {
 	dir           string
 	ingestDir     string
 	ingestFrom    int
-	spillFrom     int // fresh bytes a table keeps in memory (statetable_spill.go)
+	spillFrom     int         // fresh bytes the tables keep in memory (fresh_memory.go)
+	spillAtLeast  int         // the fewest fresh bytes a table spills
+	freshMem      freshMemory // what they keep
 	ingestSeq     atomic.Uint64
 	ingestDirMade atomic.Bool
 	writerOpts    sstable.WriterOptions
@@ -168,7 +170,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.db = db
 	s.segmentDir, s.openNanos = fs.PathJoin(dir, segmentDirName), time.Now().UnixNano()
 	s.disk = diskGuard{fs: fs, dir: dir, reserve: opts.DiskReserve}
-	s.spillFrom = defaultSpillFrom
+	s.spillFrom, s.spillAtLeast = defaultSpillFrom, defaultSpillAtLeast
 	s.ingestFrom = opts.IngestFrom
 	if s.ingestFrom == 0 {
 		s.ingestFrom = defaultIngestFrom
