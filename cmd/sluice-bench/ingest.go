@@ -24,6 +24,7 @@ type ingestConfig struct {
 	idleCPU    float64       // cores; at or below this a server counts as idle
 	idleWindow time.Duration
 	cpuProfile string          // file for a CPU profile of the server over the whole run ("": none)
+	repeat     int             // measurements of each COPY figure (ingest_repeat.go)
 	figures    map[string]bool // the figures to run, by key
 	args       []string        // the command line, for the report
 }
@@ -38,6 +39,7 @@ func parseIngestFlags(args []string, stderr io.Writer) (ingestConfig, error) {
 	fs.IntVar(&c.clients, "clients", 16, "concurrent connections of the INSERT figure")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long the INSERT figure runs on each system")
 	fs.IntVar(&c.updates, "updates", 2000, "sequential UPDATEs by primary key")
+	fs.IntVar(&c.repeat, "repeat", 1, "measure each COPY figure this many times on fresh tables and show the pair with the median ratio")
 	fs.Uint64Var(&c.seed, "seed", 8, "seed of the generated data")
 	fs.DurationVar(&c.settleCap, "settle-cap", 60*time.Second, "cap on waiting for both servers to go idle before each figure")
 	fs.Float64Var(&c.idleCPU, "idle-cpu", 0.10, "CPU use (cores) at or below which a server counts as idle")
@@ -67,8 +69,8 @@ func (c ingestConfig) validate(extra int) error {
 		return usageError{errors.New("unexpected arguments")}
 	case c.engine.barrier <= 0:
 		return usageError{errors.New("-barrier-interval-ms must be positive")}
-	case c.rows < 1 || c.clients < 1 || c.updates < 1:
-		return usageError{errors.New("-rows, -clients and -updates must be at least 1")}
+	case c.rows < 1 || c.clients < 1 || c.updates < 1 || c.repeat < 1:
+		return usageError{errors.New("-rows, -clients, -updates and -repeat must be at least 1")}
 	case c.duration <= 0 || c.settleCap <= 0 || c.idleWindow <= 0 || c.idleCPU <= 0:
 		return usageError{errors.New("-duration, -settle-cap, -idle-window and -idle-cpu must be positive")}
 	}
@@ -121,7 +123,7 @@ func (b *ingestBench) run(ctx context.Context) (*ingestResults, error) {
 		if !b.cfg.figures[f.key] {
 			continue
 		}
-		r, err := b.loadFigure(ctx, f)
+		r, err := b.repeatLoad(ctx, f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.label, err)
 		}

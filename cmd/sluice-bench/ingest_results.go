@@ -134,6 +134,10 @@ func (res *ingestResults) report() *report {
 		if f.flush.cpu > 0 {
 			r.add(seconds(f.key+"_sluice_flush_cpu_s", f.label+", sluice's FLUSH after it, cpu", f.flush.cpu))
 		}
+		if len(f.ratios) > 0 {
+			r.add(metric{key: f.key + "_target_ratio", label: f.label + ", cpu sluice/postgres as its target states it, every repetition",
+				unit: "x", samples: f.ratios})
+		}
 		r.add(metric{key: f.key + "_sluice_peak_rss_mib", label: f.label + ", VmHWM after", unit: "MiB", samples: []float64{mib(f.peakRSS)}})
 	}
 	res.clientMetrics(r)

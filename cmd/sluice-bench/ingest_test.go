@@ -27,14 +27,15 @@ func TestIngestSmoke(t *testing.T) {
 	defer cancel()
 	var out, errOut bytes.Buffer
 	args := []string{"ingest", "-data-dir", t.TempDir(), "-rows", "2000", "-duration", "1s", "-clients", "4",
-		"-updates", "100", "-barrier-interval-ms", "100", "-settle-cap", "10s", "-idle-cpu", "0.5"}
+		"-updates", "100", "-barrier-interval-ms", "100", "-settle-cap", "10s", "-idle-cpu", "0.5", "-repeat", "2"}
 	if code := dispatch(ctx, args, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
 	}
 	t.Log(out.String())
 	text := out.String()
 	for _, want := range []string{"copy ", "copy+passthrough view", "copy+group-by view", "4 clients inserts", "update by pk",
-		"statements/s", "latency p99", "peak RSS", " cores (runtime.NumCPU", "sluice-bench ingest -data-dir"} {
+		"statements/s", "latency p99", "peak RSS", " cores (runtime.NumCPU", "sluice-bench ingest -data-dir",
+		"copy+FLUSH cpu ratio over 2 pairs: median "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -53,6 +54,11 @@ func TestIngestSmoke(t *testing.T) {
 		}
 		if m := got[fig+"_sluice_wall_s"]; m.P50 != nil && *m.P50 <= 0 {
 			t.Errorf("%s: sluice wall time %v", fig, *m.P50)
+		}
+	}
+	for _, fig := range []string{"copy", "copy_passthrough", "copy_groupby"} {
+		if m := got[fig+"_target_ratio"]; m.N != 2 {
+			t.Errorf("%s_target_ratio = %+v, want a ratio for each of 2 repetitions", fig, m)
 		}
 	}
 	for _, k := range []string{"inserts_sluice_latency_ms", "inserts_postgres_latency_ms"} {
