@@ -144,7 +144,9 @@ func onlyPassword(opts []*pg_query.Node) bool {
 // ownedBy names a relation user owns ("" for none).
 func (s *Session) ownedBy(user string) string {
 	for _, r := range s.e.Catalog().All() {
-		if r.Owner == user {
+		// A relation being dropped is gone for users (the DROP returned
+		// before its cleanup ends): DROP VIEW then DROP USER must work.
+		if r.Owner == user && r.State != catalog.StateDropping {
 			return relKindName(r.Kind) + " " + r.Name
 		}
 	}
