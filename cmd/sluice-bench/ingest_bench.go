@@ -162,8 +162,8 @@ type figureResult struct {
 	sl, pg     measured
 	flush      measured // Sluice's FLUSH after a COPY without a view
 	notes      []string
-	peakRSS    uint64    // this process's VmHWM once the figure is done
-	ratios     []float64 // every repetition's targetRatio (ingest_repeat.go)
+	peakRSS    uint64         // this process's VmHWM once the figure is done
+	reps       []figureResult // every repetition, the median pair among them (ingest_repeat.go)
 }
 
 // loadSpec is a COPY figure: a fresh table, maybe a view over it.

@@ -11,7 +11,8 @@ import (
 // and the ratio from 0.84x to 1.25x. So -repeat N measures each COPY
 // figure N times, each time on fresh tables in both systems, Sluice
 // then PostgreSQL back to back, and shows the pair whose ratio is the
-// median; the notes give the range and the JSON line every ratio.
+// median; the notes give the range, and the JSON lines every
+// repetition's figures.
 
 // targetRatio is the ratio a COPY figure's target is stated in: Sluice's
 // CPU (with the FLUSH that writes a plain table's state) over PostgreSQL's.
@@ -20,7 +21,7 @@ func (r figureResult) targetRatio() float64 {
 }
 
 // repeatLoad measures f b.cfg.repeat times and returns the median pair,
-// with every pair's ratio in ratios.
+// with every pair in reps.
 func (b *ingestBench) repeatLoad(ctx context.Context, f loadSpec) (figureResult, error) {
 	runs := make([]figureResult, 0, b.cfg.repeat)
 	for k := range b.cfg.repeat {
@@ -43,9 +44,7 @@ func (b *ingestBench) repeatLoad(ctx context.Context, f loadSpec) (figureResult,
 		return compareFloat(x.targetRatio(), y.targetRatio())
 	})
 	med := runs[(len(runs)-1)/2]
-	for _, r := range runs {
-		med.ratios = append(med.ratios, r.targetRatio())
-	}
+	med.reps = runs
 	if len(runs) > 1 {
 		med.notes = append(med.notes, fmt.Sprintf("%s over %d pairs: median %.2fx, range %.2f-%.2fx (this row is the median pair)",
 			targetWhat(f), len(runs), med.targetRatio(), runs[0].targetRatio(), runs[len(runs)-1].targetRatio()))

@@ -121,22 +121,36 @@ func ratioFloat(a, b float64) string {
 func (res *ingestResults) report() *report {
 	r := &report{bench: "ingest"}
 	for _, f := range res.figures {
+		reps := f.reps
+		if len(reps) == 0 {
+			reps = []figureResult{f}
+		}
+		each := func(pick func(figureResult) float64) []float64 {
+			out := make([]float64, len(reps))
+			for i, x := range reps {
+				out[i] = pick(x)
+			}
+			return out
+		}
 		for _, q := range []struct {
 			what   string
-			sl, pg time.Duration
-		}{{"cpu", f.sl.cpu, f.pg.cpu}, {"wall", f.sl.wall, f.pg.wall}} {
-			r.add(seconds(f.key+"_sluice_"+q.what+"_s", f.label+", sluice "+q.what, q.sl))
-			r.add(seconds(f.key+"_postgres_"+q.what+"_s", f.label+", postgres "+q.what, q.pg))
-			r.add(ratioOf(f.key+"_"+q.what+"_ratio", f.label+", "+q.what+" sluice/postgres", q.sl.Seconds(), q.pg.Seconds()))
+			sl, pg func(figureResult) time.Duration
+		}{
+			{"cpu", func(x figureResult) time.Duration { return x.sl.cpu }, func(x figureResult) time.Duration { return x.pg.cpu }},
+			{"wall", func(x figureResult) time.Duration { return x.sl.wall }, func(x figureResult) time.Duration { return x.pg.wall }},
+		} {
+			r.add(secondsEach(f.key+"_sluice_"+q.what+"_s", f.label+", sluice "+q.what, each(func(x figureResult) float64 { return q.sl(x).Seconds() })))
+			r.add(secondsEach(f.key+"_postgres_"+q.what+"_s", f.label+", postgres "+q.what, each(func(x figureResult) float64 { return q.pg(x).Seconds() })))
+			r.add(ratiosEach(f.key+"_"+q.what+"_ratio", f.label+", "+q.what+" sluice/postgres", reps, q.sl, q.pg))
 		}
 		r.add(seconds(f.key+"_bench_client_cpu_s", f.label+", this process's cpu during the postgres run", f.pg.self))
 		r.add(seconds(f.key+"_bench_client_sluice_cpu_s", f.label+", this process's cpu during the sluice run", f.sl.self))
 		if f.flush.cpu > 0 {
-			r.add(seconds(f.key+"_sluice_flush_cpu_s", f.label+", sluice's FLUSH after it, cpu", f.flush.cpu))
+			r.add(secondsEach(f.key+"_sluice_flush_cpu_s", f.label+", sluice's FLUSH after it, cpu", each(func(x figureResult) float64 { return x.flush.cpu.Seconds() })))
 		}
-		if len(f.ratios) > 0 {
+		if len(f.reps) > 0 {
 			r.add(metric{key: f.key + "_target_ratio", label: f.label + ", cpu sluice/postgres as its target states it, every repetition",
-				unit: "x", samples: f.ratios})
+				unit: "x", samples: each(figureResult.targetRatio)})
 		}
 		r.add(metric{key: f.key + "_sluice_peak_rss_mib", label: f.label + ", VmHWM after", unit: "MiB", samples: []float64{mib(f.peakRSS)}})
 	}
@@ -166,6 +180,24 @@ func (res *ingestResults) clientMetrics(r *report) {
 
 func seconds(key, label string, d time.Duration) metric {
 	return metric{key: key, label: label, unit: "s", samples: []float64{d.Seconds()}}
+}
+
+func secondsEach(key, label string, s []float64) metric {
+	return metric{key: key, label: label, unit: "s", samples: s}
+}
+
+// ratiosEach is ratioOf for every repetition of a figure.
+func ratiosEach(key, label string, reps []figureResult, sl, pg func(figureResult) time.Duration) metric {
+	m := metric{key: key, label: label, unit: "x"}
+	for _, x := range reps {
+		if pg(x) <= 0 {
+			m.note = "unavailable: postgres measured 0"
+			m.samples = nil
+			return m
+		}
+		m.samples = append(m.samples, sl(x).Seconds()/pg(x).Seconds())
+	}
+	return m
 }
 
 func ratioOf(key, label string, a, b float64) metric {

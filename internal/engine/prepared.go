@@ -70,6 +70,11 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 // allocation and page faults).
 var piecePayloads sync.Pool
 
+// KeepsRows reports whether the piece still holds the chunk it was
+// prepared from (a small piece, kept until it is written). A piece that
+// went to its segment does not: its caller may reuse the chunk's columns.
+func (p *Prepared) KeepsRows() bool { return p.write.Rows != nil }
+
 // Release removes the segment of a piece that was never handed to a
 // write (the statement failed before it wrote its pieces).
 func (p *Prepared) Release(e *Engine) {

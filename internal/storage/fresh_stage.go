@@ -15,13 +15,8 @@ import "github.com/sluice-db/sluice/internal/types/codec"
 // load); freshSortedOrder says when it is.
 
 // stageBytes bounds the stage a seal fills at a time (a variable for
-// tests, which make it small so that a seal takes many groups). Each
-// group's pass reads every row's vnode again and, through the hardware's
-// prefetch, most of the rows' bytes. With 4 MiB a seal of 500 000 rows
-// made 14 passes; 8 MiB cut BenchmarkBulkEpoch's CPU by 14 % (0.347 to
-// 0.299 s, means of four). 16 MiB added 10-15 MiB to the peak RSS of a
-// million-row COPY for little more.
-var stageBytes = 8 << 20
+// tests, which make it small so that a seal takes many groups).
+var stageBytes = 4 << 20
 
 // stageOff turns staging off (tests compare both ways).
 var stageOff = false

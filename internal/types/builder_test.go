@@ -30,3 +30,41 @@ func TestBuilderSizesChunksByUse(t *testing.T) {
 		t.Fatalf("a one-row chunk of an unbounded builder has capacity %d", capOf(c))
 	}
 }
+
+// TestBuilderRecycle: a recycled chunk's vectors are filled again from
+// empty (same backing arrays, no row of the old chunk left), and a chunk
+// that does not fit the builder, or a builder holding rows, is left alone.
+func TestBuilderRecycle(t *testing.T) {
+	ts := []Type{TInt64, TVarchar}
+	b := NewBuilder(ts, 2)
+	b.Append(Insert, Row{int64(1), "a"})
+	first := b.Append(Insert, Row{int64(2), "b"})
+	ints := first.Cols[0].(*Vec[int64])
+	b.Recycle(first)
+	b.Append(Insert, Row{int64(3), nil})
+	second := b.Append(Insert, Row{int64(4), "d"})
+	if second == nil || second.Capacity() != 2 {
+		t.Fatalf("second chunk %v", second)
+	}
+	if got := second.Cols[0].(*Vec[int64]); &got.Vals[0] != &ints.Vals[0] {
+		t.Error("the recycled chunk's vector was not reused")
+	}
+	if r := second.Row(0); r[0] != int64(3) || r[1] != nil {
+		t.Errorf("row 0 = %v, want [3 NULL]", r)
+	}
+	if r := second.Row(1); r[0] != int64(4) || r[1] != "d" {
+		t.Errorf("row 1 = %v, want [4 d]", r)
+	}
+
+	b.Append(Insert, Row{int64(5), "e"}) // the builder holds a row now
+	b.Recycle(second)
+	if second.Capacity() != 2 {
+		t.Error("Recycle emptied a chunk while the builder held rows")
+	}
+	other := NewBuilder([]Type{TVarchar, TInt64}, 1).Append(Insert, Row{"x", int64(1)})
+	b2 := NewBuilder(ts, 2)
+	b2.Recycle(other)
+	if other.Capacity() != 1 {
+		t.Error("Recycle emptied a chunk of other column types")
+	}
+}

@@ -281,6 +281,26 @@ func (b *Builder) AppendRange(src *Chunk, from, to int) {
 	}
 }
 
+// Recycle gives the builder c's column vectors to fill again, emptied,
+// instead of allocating new ones for its next chunk (a bulk COPY's
+// pieces: 73 MB of columns per million rows). The caller must hold the
+// only reference to c, which must have the builder's column types and no
+// visibility mask. It does nothing while the builder holds rows.
+func (b *Builder) Recycle(c *Chunk) {
+	if b.cols != nil || c == nil || c.HasVisibility() || len(c.Cols) != len(b.types) {
+		return
+	}
+	for i, col := range c.Cols {
+		if col.Type() != b.types[i] {
+			return
+		}
+	}
+	for _, col := range c.Cols {
+		col.Reset()
+	}
+	b.cols, b.ops = c.Cols, c.Ops[:0]
+}
+
 // Len returns the number of buffered rows.
 func (b *Builder) Len() int { return len(b.ops) }
 

@@ -324,14 +324,18 @@ func (s *Session) loadPieces(ctx context.Context, rel *catalog.Relation, vis []t
 			}
 		}
 	}()
+	b := types.NewBuilder(vis, copyPieceRows)
 	prepare := func(c *types.Chunk) error {
 		p, err := s.e.Prepare(ctx, rel, c)
-		if err == nil {
-			pieces = append(pieces, p)
+		if err != nil {
+			return err
 		}
-		return err
+		pieces = append(pieces, p)
+		if !p.KeepsRows() {
+			b.Recycle(c) // the next piece fills the same columns
+		}
+		return nil
 	}
-	b := types.NewBuilder(vis, copyPieceRows)
 	total, err := readCopyRows(ctx, rel, dr, b, read, prepare)
 	if err != nil {
 		return 0, err
