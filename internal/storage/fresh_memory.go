@@ -8,22 +8,21 @@ import (
 
 // The fresh rows of a bulk load wait in memory for their epoch's seal,
 // and past a bound they are spilled (statetable_spill.go), which writes
-// them a second time. The bound was per state table (32 MiB), so a
-// million-row COPY into a table of two actors (71 MB of rows) spilled
-// half of them, about 0.35 of the 2.6 CPU seconds of the COPY and its
-// flush, while sixteen tables loading at once could hold a gigabyte. Now
-// the bound is the store's, on what all its tables hold together
-// (Store.spillFrom, 96 MiB), and a table whose rows take it past the
-// bound spills its own when it holds at least spillAtLeast of them
-// (smaller spills would cost a file each for little memory). One load
-// gets the whole budget; many share it.
+// them a second time. The bound was per state table (32 MiB), so sixteen
+// tables loading at once could hold half a gigabyte, and a million-row
+// COPY into one table of two actors (71 MB of rows) spilled both halves.
+// Now the bound is the store's, on what all its tables hold together
+// (Store.spillFrom), and a table whose rows take it past the bound
+// spills its own when it holds at least spillAtLeast of them (smaller
+// spills would cost a file each for little memory).
 //
-// The heap peaks near twice what it holds (Go's GC lets it grow by the
-// live heap), so the budget bounds peak RSS too. Four million-row COPYs
-// in a row into fresh tables (with COPY's column vectors reused too)
-// peaked at 249-277 MiB, against 234-236 MiB with the per-table bound,
-// for 12 % less CPU: 1.92 against 2.17 s per COPY and its FLUSH, means
-// of eight. A 48 MiB budget peaked at 226-229 MiB for 2.03 s.
+// The budget trades peak RSS for CPU, and less than a profile of one
+// seal suggests. The heap peaks near twice what it holds (Go's GC lets it
+// grow by the live heap). Four million-row COPYs in a row into fresh
+// tables, server CPU per COPY and its FLUSH and peak RSS, means of eight
+// on a quiet machine: per-table bound 1.80 s, 216 MiB; a 48 MiB budget
+// 1.79 s, 198-210 MiB; 96 MiB (no spill at all) about 10 % less CPU in
+// a busier hour but 249-347 MiB, past the 300 MB the issue allows.
 //
 // Each table keeps its own count, which the store sums when a table adds
 // rows. A table that is dropped or rebuilt without sealing never lowers
@@ -32,7 +31,7 @@ import (
 
 // defaultSpillFrom is the fresh bytes all of a store's tables keep in
 // memory before the one adding rows spills them.
-const defaultSpillFrom = 96 << 20
+const defaultSpillFrom = 48 << 20
 
 // defaultSpillAtLeast is the fewest bytes a table spills.
 const defaultSpillAtLeast = 8 << 20
