@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -41,7 +42,7 @@ func (b *ingestBench) repeatLoad(ctx context.Context, f loadSpec) (figureResult,
 		runs = append(runs, r)
 	}
 	slices.SortFunc(runs, func(x, y figureResult) int {
-		return compareFloat(x.targetRatio(), y.targetRatio())
+		return cmp.Compare(x.targetRatio(), y.targetRatio())
 	})
 	med := runs[(len(runs)-1)/2]
 	med.reps = runs
@@ -74,14 +75,4 @@ func (b *ingestBench) dropLoad(ctx context.Context, f loadSpec) error {
 		}
 	}
 	return nil
-}
-
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
