@@ -20,8 +20,8 @@ import (
 // seal suggests. The heap peaks near twice what it holds (Go's GC lets it
 // grow by the live heap). Four million-row COPYs in a row into fresh
 // tables, server CPU per COPY and its FLUSH and peak RSS, means of eight
-// on a quiet machine: per-table bound 1.80 s, 216 MiB; a 48 MiB budget
-// 1.79 s, 198-210 MiB; 96 MiB (no spill at all) about 10 % less CPU in
+// on a quiet machine: per-table bound 1.80 s, 176-216 MiB; a 48 MiB budget
+// 1.79 s, 177-210 MiB; 96 MiB (no spill at all) about 10 % less CPU in
 // a busier hour but 249-347 MiB, past the 300 MB the issue allows.
 //
 // Each table keeps its own count, which the store sums when a table adds
