@@ -179,7 +179,7 @@ func (res *ingestResults) clientMetrics(r *report) {
 }
 
 func seconds(key, label string, d time.Duration) metric {
-	return metric{key: key, label: label, unit: "s", samples: []float64{d.Seconds()}}
+	return secondsEach(key, label, []float64{d.Seconds()})
 }
 
 func secondsEach(key, label string, s []float64) metric {
