@@ -19,12 +19,13 @@ import (
 // Record: vnode (2 bytes BE), row id (8 bytes BE), uvarint length, value.
 // Get finds a row by the value's offset, which the chunk keeps.
 
-// writeRawSpill writes the rows of todo in order to path and records in
-// each chunk where every row's value lies.
-func (t *StateTable) writeRawSpill(path string, todo []*freshChunk, order []freshRef) error {
-	f, err := t.store.fs.Create(path, "")
+// writeRawSpill writes the rows of todo in order to a spill file (a
+// pooled one, else path) and records in each chunk where every row's
+// value lies.
+func (t *StateTable) writeRawSpill(path string, todo []*freshChunk, order []freshRef) (*spillFile, error) {
+	f, file, err := t.store.createSpill(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, fc := range todo {
 		fc.spillAt = make([]uint32, 2*len(fc.ids))
@@ -52,12 +53,14 @@ func (t *StateTable) writeRawSpill(path string, todo []*freshChunk, order []fres
 		err = w.Flush()
 	}
 	if err = errors.Join(err, f.Close()); err != nil {
-		_ = t.store.fs.Remove(path)
+		_ = t.store.fs.Remove(file.path)
 		for _, fc := range todo {
 			fc.spillAt = nil
 		}
+		return nil, err
 	}
-	return err
+	size := int64(off)
+	return &spillFile{path: file.path, owned: true, raw: true, size: size, fileSize: max(size, file.size)}, nil
 }
 
 // readRawAt reads bytes [lo, hi) of a raw spill.
@@ -83,12 +86,13 @@ type rawSource struct {
 	err  error
 }
 
-func (t *StateTable) rawSpillSource(path string) (*rawSource, error) {
-	f, err := t.store.fs.Open(path)
+func (t *StateTable) rawSpillSource(sf *spillFile) (*rawSource, error) {
+	f, err := t.store.fs.Open(sf.path)
 	if err != nil {
 		return nil, err
 	}
-	src := &rawSource{t: t, f: f, r: bufio.NewReaderSize(f, 256<<10)}
+	// The file may go on past the spill: an older, longer one's bytes.
+	src := &rawSource{t: t, f: f, r: bufio.NewReaderSize(io.LimitReader(f, sf.size), 256<<10)}
 	if err := src.next(); err != nil {
 		src.close()
 		return nil, err

@@ -30,6 +30,9 @@ type spillFile struct {
 	reader *sstable.Reader // opened by the first Get of a sealed file
 	owned  bool            // removed when closed (a spill, not a sealed file)
 	raw    bool            // a spill's plain records (spill_raw.go), not an sstable
+	// A raw spill's length, and its file's (longer when the file held a
+	// longer spill before: spill_pool.go).
+	size, fileSize int64
 }
 
 // maybeSpill spills the in-memory unsealed fresh rows once the store's
@@ -58,11 +61,10 @@ func (t *StateTable) maybeSpill() error {
 	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
 		return fmt.Errorf("storage: table %d: spill fresh rows: %w", t.lay.desc.ID, err)
 	}
-	path := s.newIngestFile(0, t.lay.desc.ID, t.owner) + ".spill"
-	if err := t.writeRawSpill(path, todo, order); err != nil {
+	sf, err := t.writeRawSpill(s.newIngestFile(0, t.lay.desc.ID, t.owner)+".spill", todo, order)
+	if err != nil {
 		return fmt.Errorf("storage: table %d: spill fresh rows: %w", t.lay.desc.ID, err)
 	}
-	sf := &spillFile{path: path, owned: true, raw: true}
 	for _, fc := range todo {
 		fc.spill, fc.vals = sf, encodedRows{}
 	}
@@ -114,7 +116,10 @@ func (f *spillFile) close(s *Store) {
 		_ = f.reader.Close()
 		f.reader = nil
 	}
-	if f.owned {
+	switch {
+	case f.owned && f.raw:
+		s.retireSpill(pooledSpill{path: f.path, size: f.fileSize})
+	case f.owned:
 		_ = s.fs.Remove(f.path)
 	}
 }
@@ -157,7 +162,7 @@ func (t *StateTable) mergeFill(spills []*spillFile, todo []*freshChunk, order []
 		h := &mergeHeap{}
 		defer h.close()
 		for _, sf := range spills {
-			src, err := t.rawSpillSource(sf.path)
+			src, err := t.rawSpillSource(sf)
 			if err != nil {
 				return err
 			}

@@ -112,6 +112,7 @@ type Store struct {
 	spillFrom     int         // fresh bytes the tables keep in memory (fresh_memory.go)
 	spillAtLeast  int         // the fewest fresh bytes a table spills
 	freshMem      freshMemory // what they keep
+	spills        spillPool   // merged spills' files, to write over (spill_pool.go)
 	ingestSeq     atomic.Uint64
 	ingestDirMade atomic.Bool
 	writerOpts    sstable.WriterOptions
