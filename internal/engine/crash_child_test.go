@@ -166,7 +166,16 @@ func (w *crashWriter) write(ctx context.Context, s stmt) error {
 			return err
 		}
 		tws = append(tws, tw)
-		if _, err := tw.Stage(ctx, part.chunk()); err != nil {
+		c := part.chunk()
+		if checkedWrites(rel) { // read the keys, as a statement does
+			if c, err = w.e.upsertChanges(ctx, rel, c); err != nil {
+				return err
+			}
+			if c == nil {
+				continue
+			}
+		}
+		if _, err := tw.Stage(ctx, c); err != nil {
 			return err
 		}
 	}

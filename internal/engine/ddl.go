@@ -149,7 +149,8 @@ func columnTypes(cols []catalog.Column) []types.Type {
 func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *plan.Node, ids *IDBlock, background bool) error {
 	root := &plan.Node{Kind: plan.KindMaterialize, Inputs: []*plan.Node{input}, Schema: rel.Table.Types,
 		StreamKey: rel.PK, Materialize: &plan.Materialize{Table: rel.Table, View: rel.Kind == catalog.KindMaterializedView,
-			FreshInserts: rel.Kind == catalog.KindTable && hasRowID(rel)}}
+			FreshInserts:  rel.Kind == catalog.KindTable && hasRowID(rel),
+			CheckedWrites: checkedWrites(rel)}}
 	job, err := plan.Fragmentize(rel.ID, root, plan.FragmentOptions{
 		Parallelism: e.opts.Parallelism, NextFragmentID: ids.Next, Upstream: e.upstream})
 	if err != nil {

@@ -17,12 +17,17 @@ import (
 // table without a primary key are assigned here. Deletes must carry the
 // full row including the hidden row id (as read from the table). The
 // record is in the table's latest state (LatestSnapshot) before Write
-// returns. A statement that read the table to compute c writes through
-// its TableWriter instead.
+// returns. Into a table with a primary key the changes are upserts: an
+// insert over a held key replaces its row, a delete of an absent key does
+// nothing (upsert.go). A statement that read the table to compute c
+// writes through its TableWriter instead.
 func (e *Engine) Write(ctx context.Context, table string, c *types.Chunk) error {
 	rel, ok := e.catalog.ByName(table)
 	if !ok {
 		return sqlerr.Errorf(sqlerr.UndefinedTable, "relation %q does not exist", table)
+	}
+	if checkedWrites(rel) {
+		return e.writeUpserts(ctx, rel, c)
 	}
 	_, err := e.write(ctx, rel, c, nil)
 	return err

@@ -33,12 +33,14 @@ type Options struct {
 	ChunkSize    int
 	CacheEntries int
 	Logger       *slog.Logger
-	// CheckInserts looks up every key a view's materialize inserts, so
-	// that an insert over a stored row (a bug upstream) is reported
-	// (InconsistentOps): a point read per row. The tests turn it on; the
-	// playground leaves it off and trusts the view's input, as RisingWave's
-	// materialize does by default: inserts and update pairs that keep their
-	// key are written unread. Deletes are checked either way.
+	// CheckInserts looks up every key a view's materialize inserts (and a
+	// primary-key table's, plan.Materialize.CheckedWrites), so that an
+	// insert over a stored row (a bug upstream, or a statement that did
+	// not check its key) is reported (InconsistentOps): a point read per
+	// row. The tests turn it on; the playground leaves it off and trusts
+	// the input, as RisingWave's materialize does by default: inserts and
+	// update pairs that keep their key are written unread. Deletes are
+	// checked either way.
 	CheckInserts bool
 	// WrapActorRoot is compute.Config.WrapRoot: a fault-injection seam for
 	// recovery tests, nil in production.

@@ -47,7 +47,8 @@ func (c *inconsistencyCounter) viewName(table uint32) string {
 	return "?"
 }
 
-// InconsistentOps returns how many changes materialized views received that
+// InconsistentOps returns how many changes materialized views (and
+// primary-key tables, whose writers check their keys) received that
 // contradicted their stored rows (sluice_stream_inconsistent_ops_total). It
 // is 0 unless an operator upstream lost or reordered changes.
 func (e *Engine) InconsistentOps() uint64 { return e.inconsistent.load() }

@@ -209,6 +209,16 @@ type Materialize struct {
 	// without looking the key up. False, the default of older plans, looks
 	// every key up.
 	FreshInserts bool `json:",omitempty"`
+	// CheckedWrites marks a table keyed by its declared primary key whose
+	// every writer is a session statement that read the key first: an
+	// insert is of a key the table does not hold (else the statement
+	// failed with 23505, or ON CONFLICT turned it into an update pair) and
+	// an update pair carries the stored row. Its input is then as
+	// consistent as a view's, and is stored without looking keys up
+	// (unless stream.Env.CheckInserts, which checks it as a view's).
+	// A connector that upserts must not set it. False, the default of
+	// older plans, looks every inserted key up.
+	CheckedWrites bool `json:",omitempty"`
 }
 
 // Backfill reads an upstream table's committed snapshot and merges it with

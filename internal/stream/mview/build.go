@@ -41,11 +41,13 @@ func Build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 		// are; applyFreshRows takes them whatever the table holds.
 		in.PassFresh(func() bool { return true })
 	}
-	if n.Materialize.View {
-		// A view's input inserts only keys the view does not hold. A
-		// table's materialize keeps reading: its writers may overwrite.
+	if n.Materialize.View || n.Materialize.CheckedWrites {
+		// A view's input inserts only keys the view does not hold, and so
+		// do a table's checked writers. Another table's materialize keeps
+		// reading: its writers may overwrite.
 		m.check = consistency{table: t.ID, report: env.OnInconsistentOp}
 		m.trusted = !env.CheckInserts
+		m.view = n.Materialize.View
 	}
 	return m, nil
 }

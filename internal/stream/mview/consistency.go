@@ -19,8 +19,9 @@ const (
 	InconsistentInsertPresent = "insert of present key"
 )
 
-// consistency reports inconsistent changes of one view's materialize. A
-// nil report (a table's materialize, or no listener) checks nothing. The
+// consistency reports inconsistent changes of one view's materialize, or a
+// table's whose writers check keys (plan.Materialize.CheckedWrites). A nil
+// report (another table's materialize, or no listener) checks nothing. The
 // checks only compare the input with the stored row the materialize reads
 // anyway, so they add no state access.
 type consistency struct {

@@ -34,6 +34,9 @@ type Materialize struct {
 	// trusted: a view's inserts are of keys it does not hold, so they are
 	// written unread (stream.Env.CheckInserts off).
 	trusted bool
+	// view: a view's, which may keep trusted inserts as fresh runs; a
+	// table keeps none (its writers read it by key: storage.LatestGet).
+	view bool
 	// downstream says whether anything reads the output (stream.FreshRows
 	// are decoded only then).
 	downstream *stream.Downstream
@@ -118,7 +121,7 @@ func (m *Materialize) apply(ctx context.Context, c *types.Chunk) error {
 			var n int
 			n, err = m.applyFreshRun(c, idx[k:])
 			k += n - 1
-		case op == types.Insert && m.trusted && m.table.HoldsNoWrites():
+		case op == types.Insert && m.trusted && m.view && m.table.HoldsNoWrites():
 			var n int
 			n, err = m.applyTrustedRun(c, idx[k:])
 			k += n - 1
@@ -177,7 +180,7 @@ func (m *Materialize) applyFreshRows(ctx context.Context, f *stream.FreshRows) (
 func (m *Materialize) storeFresh(f *stream.FreshRows) (bool, error) {
 	switch {
 	case m.fresh:
-	case m.trusted && m.table.HoldsNoWrites():
+	case m.trusted && m.view && m.table.HoldsNoWrites():
 		m.rows.forget()
 	default:
 		return false, nil

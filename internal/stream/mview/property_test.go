@@ -150,9 +150,9 @@ func consistent(o op, cur map[int64]types.Datum) (op, bool) {
 
 // TestMaterializeMatchesModel drives the executor with random upserts,
 // deletes and updates (rows that may disagree with the stored ones) over a
-// few epochs; or, as a view's materialize that trusts its input
-// (stream.Env.CheckInserts off), with changes consistent with the
-// view. It runs them sometimes committing and sometimes crashing (discarding
+// few epochs; or, as a view's or checked table's materialize that trusts
+// its input (stream.Env.CheckInserts off), with changes consistent with
+// what it holds. It runs them sometimes committing and sometimes crashing (discarding
 // uncommitted epochs and rebuilding). After every barrier the downstream
 // copy built from the output must equal the model, and after every commit
 // the committed table (ScanAll) must too.
@@ -167,10 +167,14 @@ func TestMaterializeMatchesModel(t *testing.T) {
 			CacheEntries: rapid.SampledFrom([]int{1, 2, 1000}).Draw(t, "cache"),
 			ChunkSize:    rapid.SampledFrom([]int{1, 2, 3, 1024}).Draw(t, "chunkSize"),
 		}
-		view := rapid.Bool().Draw(t, "trusted view")
+		// A tolerant table upserts; a view, or a table whose writers
+		// check their keys, gets consistent changes and trusts them.
+		kind := rapid.SampledFrom([]string{"table", "view", "checked table"}).Draw(t, "kind")
+		view := kind != "table"
 		env.CheckInserts = !view // the tolerant table's upserts need the reads
 		node := materializeNode(tab)
-		node.Materialize.View = view
+		node.Materialize.View = kind == "view"
+		node.Materialize.CheckedWrites = kind == "checked table"
 		cur, committedCur := map[int64]types.Datum{}, map[int64]types.Datum{}
 		src := stream.NewMockSource(tab.Types)
 		build := func() stream.Executor {
