@@ -219,30 +219,49 @@ func (e *Engine) lockKeys(txn *Txn, rel *catalog.Relation, full *types.Chunk) er
 // changedKeys returns the keys of the rows a prepared chunk changes, but
 // not those of plain inserts of fresh row ids.
 func changedKeys(rel *catalog.Relation, full *types.Chunk) ([]keyRef, error) {
-	pkTypes := make([]types.Type, len(rel.PK))
-	for i, c := range rel.PK {
-		pkTypes[i] = rel.Columns[c].Type
-	}
-	orders := rel.Table.Orders
-	if orders == nil {
-		orders = make([]codec.Order, len(rel.PK))
-	}
+	keys := newPKKeys(rel)
 	rowID := hasRowID(rel)
 	var out []keyRef
-	var buf []byte
-	pk := make(types.Row, len(rel.PK))
 	for i := range full.Capacity() {
 		if !full.Visible(i) || (rowID && full.Op(i) == types.Insert) {
 			continue
 		}
-		for j, c := range rel.PK {
-			pk[j] = full.Cols[c].Get(i)
-		}
-		var err error
-		if buf, err = codec.EncodeKey(buf[:0], pk, pkTypes, orders); err != nil {
+		_, key, err := keys.of(full, i)
+		if err != nil {
 			return nil, err
 		}
-		out = append(out, keyRef{table: rel.Table.ID, key: string(buf)})
+		out = append(out, keyRef{table: rel.Table.ID, key: string(key)})
 	}
 	return out, nil
+}
+
+// pkKeys encodes the primary keys of a relation's rows.
+type pkKeys struct {
+	rel    *catalog.Relation
+	types  []types.Type
+	orders []codec.Order
+	buf    []byte
+}
+
+func newPKKeys(rel *catalog.Relation) *pkKeys {
+	k := &pkKeys{rel: rel, types: make([]types.Type, len(rel.PK)), orders: rel.Table.Orders}
+	for i, c := range rel.PK {
+		k.types[i] = rel.Columns[c].Type
+	}
+	if k.orders == nil {
+		k.orders = make([]codec.Order, len(rel.PK))
+	}
+	return k
+}
+
+// of returns row i of c's primary key and its encoding, valid until the
+// next call.
+func (k *pkKeys) of(c *types.Chunk, i int) (types.Row, []byte, error) {
+	pk := make(types.Row, len(k.rel.PK))
+	for j, col := range k.rel.PK {
+		pk[j] = c.Cols[col].Get(i)
+	}
+	var err error
+	k.buf, err = codec.EncodeKey(k.buf[:0], pk, k.types, k.orders)
+	return pk, k.buf, err
 }

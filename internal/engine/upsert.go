@@ -5,7 +5,6 @@ import (
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/types"
-	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
 // A table keyed by its declared primary key trusts its log to hold exact
@@ -38,24 +37,14 @@ func (e *Engine) writeUpserts(ctx context.Context, rel *catalog.Relation, c *typ
 // upsertChanges returns the exact changes c's upserts make to rel's latest
 // state. The caller holds the table's lock.
 func (e *Engine) upsertChanges(ctx context.Context, rel *catalog.Relation, c *types.Chunk) (*types.Chunk, error) {
-	pkTypes := make([]types.Type, len(rel.PK))
-	for i, col := range rel.PK {
-		pkTypes[i] = rel.Columns[col].Type
-	}
-	orders := make([]codec.Order, len(rel.PK))
+	keys := newPKKeys(rel)
 	desc := toDesc(rel)
 	latest := e.LatestRows()
 	held := map[string]types.Row{} // the chunk's keys so far: nil = absent
 	b := types.NewUnboundedBuilder(c.Types())
-	var key []byte
 	for _, i := range c.VisibleIndices() {
-		row := c.Row(i)
-		pk := make(types.Row, len(rel.PK))
-		for j, col := range rel.PK {
-			pk[j] = row[col]
-		}
-		var err error
-		if key, err = codec.EncodeKey(key[:0], pk, pkTypes, orders); err != nil {
+		pk, key, err := keys.of(c, i)
+		if err != nil {
 			return nil, err
 		}
 		cur, known := held[string(key)]
@@ -64,20 +53,20 @@ func (e *Engine) upsertChanges(ctx context.Context, rel *catalog.Relation, c *ty
 				return nil, err
 			}
 		}
+		row, insert := c.Row(i), c.Op(i).IsInsert()
 		switch {
-		case c.Op(i).IsInsert() && cur != nil:
+		case insert && cur != nil:
 			b.Append(types.UpdateDelete, cur)
 			b.Append(types.UpdateInsert, row)
-		case c.Op(i).IsInsert():
+		case insert:
 			b.Append(types.Insert, row)
 		case cur != nil:
 			b.Append(types.Delete, cur)
 		}
-		if c.Op(i).IsInsert() {
-			held[string(key)] = row
-		} else {
-			held[string(key)] = nil
+		if !insert {
+			row = nil
 		}
+		held[string(key)] = row
 	}
 	return b.Take(), nil
 }
