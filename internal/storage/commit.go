@@ -16,14 +16,21 @@ import (
 type ActorID uint32
 
 // stagedBatch is one state table's writes for one sealed epoch: a batch
-// and, for a bulk epoch, a file of its fresh rows (ingest.go), which are
-// older than the batch's writes.
+// and, for a bulk epoch, files of its fresh rows and fresh keys
+// (ingest.go, ingest_items.go), which are older than the batch's writes.
 type stagedBatch struct {
 	owner ActorID
 	table uint32
 	batch *pebble.Batch
-	file  *ingestFile
-	fs    vfs.FS // to remove file
+	files []*ingestFile
+	fs    vfs.FS // to remove files
+}
+
+// addFile adds f, if not nil, to the files the commit ingests.
+func (b *stagedBatch) addFile(f *ingestFile) {
+	if f != nil {
+		b.files = append(b.files, f)
+	}
 }
 
 func (b *stagedBatch) release() {
@@ -31,10 +38,10 @@ func (b *stagedBatch) release() {
 		_ = b.batch.Close()
 		b.batch = nil
 	}
-	if b.file != nil {
-		_ = b.fs.Remove(b.file.path)
-		b.file = nil
+	for _, f := range b.files {
+		_ = b.fs.Remove(f.path)
 	}
+	b.files = nil
 }
 
 // stage hands a sealed epoch's batch to the store. It fails if the table was
@@ -128,9 +135,7 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, meta map[string][]byte
 	defer b.Close()
 	var files []*ingestFile
 	for _, sb := range batches {
-		if sb.file != nil {
-			files = append(files, sb.file)
-		}
+		files = append(files, sb.files...)
 	}
 	defer func() {
 		for _, sb := range batches {
@@ -158,7 +163,7 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, meta map[string][]byte
 		var kept bool
 		if kept, err = s.commitIngest(ctx, epoch, files, b); kept {
 			for _, sb := range batches {
-				sb.file = nil // Open needs them to finish the undo
+				sb.files = nil // Open needs them to finish the undo
 			}
 		}
 	} else {

@@ -55,8 +55,9 @@
 // the log in order without gaps. The committed epoch records the seq a
 // table source reached (as a meta offset); TruncateDML deletes behind it.
 //
-// Bulk writes: a seal of many fresh rows writes them to an sstable that
-// the commit ingests ahead of the epoch's batch (ingest.go), and a DML
+// Bulk writes: a seal of many fresh rows, or of many keys no layer held
+// (a value table's new keys), writes them to an sstable that the commit
+// ingests ahead of the epoch's batch (ingest.go, ingest_items.go), and a DML
 // record of a megabyte or more is kept in a file of its own that the
 // log's key names (dml_segment.go), so neither goes through the WAL, a
 // memtable, a flush and compactions.

@@ -15,8 +15,8 @@ import (
 
 // recoverIngest finishes what a crash left of a commit with files
 // (ingest.go): an intent above the committed epoch means the epoch never
-// committed, so every key of its files is deleted (they are fresh rows:
-// no older version of them exists to restore). Then every file left in
+// committed, so every key of its files is deleted (fresh rows and fresh
+// keys: no older version of them exists to restore). Then every file left in
 // the ingest directory is removed: none belongs to a committed epoch's
 // commit in progress, and sealed epochs that did not commit are redone.
 func (s *Store) recoverIngest(committed uint64) error {
@@ -46,8 +46,9 @@ func (s *Store) recoverIngest(committed uint64) error {
 }
 
 // undoIngest deletes every key of the files of epoch's commit and its
-// intent, synced. The files hold fresh rows, keys never stored before, so
-// this restores the store as it was whether or not they were ingested.
+// intent, synced. The files hold fresh rows and fresh keys (ingest.go,
+// ingest_items.go), none with a committed row, so this restores the store
+// as it was whether or not they were ingested.
 func (s *Store) undoIngest(epoch uint64, paths []string) error {
 	b := s.db.NewBatch()
 	defer b.Close()

@@ -47,7 +47,7 @@ func (t *StateTable) AddCount(ctx context.Context, pk types.Row, delta int64, un
 		// Deleted earlier this epoch: absent.
 		return t.putCount(key, pk, 0, delta, false, t.overlay.put)
 	}
-	old, found, err := t.readKey(ctx, key, pk, uncommittedOnly)
+	old, found, untouched, err := t.readKey(ctx, key, pk, uncommittedOnly)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -55,7 +55,11 @@ func (t *StateTable) AddCount(ctx context.Context, pk types.Row, delta int64, un
 		before, _ = old[len(pk)].(int64)
 	}
 	// Not written this epoch: the overlay need not look for it again.
-	return t.putCount(key, pk, before, delta, found, t.overlay.putAbsent)
+	put := t.overlay.putAbsent
+	if untouched {
+		put = t.overlay.putFresh
+	}
+	return t.putCount(key, pk, before, delta, found, put)
 }
 
 // putCount writes pk's count before+delta as a new row, or deletes the
@@ -89,21 +93,23 @@ func (t *StateTable) checkMultiset(n int) error {
 	return nil
 }
 
-// readKey reads key (pk's key) from the sealed runs, the fresh rows and,
-// unless uncommittedOnly, Pebble; the caller has looked at the unsealed
-// writes already.
-func (t *StateTable) readKey(ctx context.Context, key []byte, pk types.Row, uncommittedOnly bool) (types.Row, bool, error) {
-	if e, found := t.overlay.sealedGet(key); found {
-		return e.row, e.row != nil, nil
+// readKey reads key (of pk) from the layers under the unsealed writes:
+// the sealed runs, the fresh rows and, unless uncommittedOnly, Pebble.
+// untouched says none of them holds the key, not even as a tombstone of
+// an uncommitted epoch: a key the commit may ingest (putFresh).
+func (t *StateTable) readKey(ctx context.Context, key []byte, pk types.Row, uncommittedOnly bool) (row types.Row, found, untouched bool, err error) {
+	if e, ok := t.overlay.sealedGet(key); ok {
+		return e.row, e.row != nil, false, nil
 	}
 	if row, ok, err := t.freshGet(pk); ok || err != nil {
-		return row, ok, err
+		return row, ok, false, err
 	}
 	if uncommittedOnly {
-		return nil, false, nil
+		return nil, false, true, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
-	return getRow(t.store.db, t.lay, key)
+	row, found, err = getRow(t.store.db, t.lay, key)
+	return row, found, !found && err == nil, err
 }

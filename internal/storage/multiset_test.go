@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"pgregory.net/rapid"
 
 	"github.com/sluice-db/sluice/internal/types"
@@ -12,12 +13,15 @@ import (
 // TestAddCountMatchesModel drives AddCount with random deltas over a few
 // keys, sealing and committing at random points, and checks every answer,
 // every read of the table and the committed state after reopening against
-// a map of counts. uncommittedOnly is passed whenever the key has no
-// committed row, as an aggregate does for a new group.
+// a map of counts, with seals through batches only or through files too.
+// uncommittedOnly is passed whenever the key has no committed row, as an
+// aggregate does for a new group.
 func TestAddCountMatchesModel(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		ctx := context.Background()
-		s := openMem(t, nil)
+		// IngestFrom 1: every seal's fresh keys go to a file (ingest_items.go).
+		ingestFrom := rapid.SampledFrom([]int{-1, 1}).Draw(rt, "ingestFrom")
+		s := openIngest(t, vfs.NewMem(), ingestFrom)
 		tbl := mustOpenTable(t, s, kvDesc(1), 1, nil)
 		model := map[[2]any]int64{}     // present iff > 0
 		committed := map[[2]any]int64{} // as of the last commit

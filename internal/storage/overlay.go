@@ -37,6 +37,12 @@ type overlay struct {
 	sortKeys    []sortKey // see sortedItems
 	sortTmp     []sortKey // sortKeys's scratch
 
+	// fresh marks the unsealed items, by position in items, whose key no
+	// layer held when the epoch first wrote it (putFresh); lastFresh is
+	// the same for the run the last seal made, by position in that run.
+	fresh     types.Bitmap
+	lastFresh types.Bitmap
+
 	// pendingPeak is the most unsealed keys pending has held since it was
 	// made (Go maps never shrink); lastSealed is the last epoch's size.
 	// Both let one huge epoch's buffers go once epochs are small again.
@@ -96,6 +102,14 @@ func (o *overlay) putAbsent(key []byte, row types.Row) {
 	if o.index != nil {
 		o.index.ReplaceOrInsert(k, i)
 	}
+}
+
+// putFresh is putAbsent of a key that no layer holds: the committed
+// state has no row of it, and no sealed run a row or a tombstone. A seal
+// may write such keys to a file the commit ingests (sealFreshItems).
+func (o *overlay) putFresh(key []byte, row types.Row) {
+	o.fresh.Set(len(o.items))
+	o.putAbsent(key, row)
 }
 
 // unsealedRow returns key's unsealed write (nil for a tombstone), if any.
@@ -168,6 +182,7 @@ func (o *overlay) len() int {
 func (o *overlay) seal(epoch uint64) []overlayItem {
 	items := o.sortedItems()
 	o.runs = append(o.runs, sealedRun{epoch: epoch, items: items})
+	o.sealFreshBits()
 	// The unsorted slice is free now; the run's storage comes back through
 	// spare when it is pruned.
 	n := len(items)
@@ -198,6 +213,27 @@ func (o *overlay) seal(epoch uint64) []overlayItem {
 	o.scanned = false
 	return items
 }
+
+// sealFreshBits moves the fresh marks of the items just sealed to
+// lastFresh, in the run's order (o.sortKeys is the sort just done).
+func (o *overlay) sealFreshBits() {
+	clear(o.lastFresh)
+	o.lastFresh = o.lastFresh[:0]
+	if !o.fresh.Any() {
+		return
+	}
+	for i, k := range o.sortKeys {
+		if o.fresh.Get(int(k.pos)) {
+			o.lastFresh.Set(i)
+		}
+	}
+	clear(o.fresh)
+	o.fresh = o.fresh[:0]
+}
+
+// sealedFresh marks the items of the run the last seal returned whose
+// keys were fresh (putFresh), by position in the run.
+func (o *overlay) sealedFresh() types.Bitmap { return o.lastFresh }
 
 // prune drops the runs of epochs ≤ committed: Pebble has them now. No
 // iterator may be open (their Pebble view may predate the commit). The

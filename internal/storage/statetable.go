@@ -224,13 +224,18 @@ func (t *StateTable) Seal(epoch uint64) error {
 }
 
 // sealInto writes the writes since the last seal into sb: a bulk epoch's
-// fresh rows into a file, the rest into its batch.
+// fresh rows and fresh keys into files, the rest into its batch.
 func (t *StateTable) sealInto(sb *stagedBatch, epoch uint64) error {
-	var err error
-	if sb.file, err = t.maybeSealFreshFile(epoch); err != nil {
+	f, err := t.maybeSealFreshFile(epoch)
+	if err != nil {
 		return err
 	}
-	items := t.overlay.seal(epoch)
+	sb.addFile(f)
+	items, f, err := t.maybeSealFreshItems(epoch, t.overlay.seal(epoch), t.overlay.sealedFresh())
+	if err != nil {
+		return err
+	}
+	sb.addFile(f)
 	sb.batch = t.store.db.NewBatchWithSize(t.batchSize(items) + t.freshSealedSize())
 	// Fresh rows first: an overlay write of the same key is newer.
 	if err := t.sealFresh(sb.batch, epoch); err != nil {

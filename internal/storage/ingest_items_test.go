@@ -1,0 +1,146 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// countsEpoch is one epoch of AddCount calls on a kvDesc multiset: keys
+// lo..hi-1 of name "a" get delta each.
+type countsEpoch struct {
+	lo, hi int64
+	delta  int64
+}
+
+// addCounts applies e to tbl; newKeys says the keys have no committed row.
+func addCounts(t testing.TB, tbl *StateTable, e countsEpoch, newKeys bool) {
+	t.Helper()
+	for k := e.lo; k < e.hi; k++ {
+		if _, _, err := tbl.AddCount(context.Background(), types.Row{k, "a"}, e.delta, newKeys); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// multisetRows is the committed rows of a kvDesc table, in key order.
+func multisetRows(t testing.TB, s *Store, desc TableDesc) string {
+	t.Helper()
+	snap, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	it, err := snap.ScanTable(context.Background(), desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := collect(context.Background(), it, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(rows)
+}
+
+// TestFreshKeysAreIngested: a seal of many keys no layer held writes them
+// to a file the commit ingests; keys that were held (committed, or in a
+// sealed epoch not yet committed, even as a tombstone) go through the
+// batch, and every count comes out as through batches alone.
+func TestFreshKeysAreIngested(t *testing.T) {
+	ctx := context.Background()
+	desc := kvDesc(1)
+	epochs := []struct {
+		counts []countsEpoch
+		commit bool
+	}{
+		{[]countsEpoch{{0, 300, 2}}, true},                       // all fresh
+		{[]countsEpoch{{200, 500, 1}, {0, 50, -2}}, false},       // 300..499 fresh; 0..49 deleted
+		{[]countsEpoch{{0, 100, 3}, {450, 600, 1}}, true},        // 0..49 held as tombstones; 500..599 fresh
+		{[]countsEpoch{{1000, 1100, 1}, {1000, 1050, -1}}, true}, // fresh, half deleted again
+	}
+	var got [2]string
+	for i, ingestFrom := range []int{-1, 1} {
+		s := openIngest(t, vfs.NewMem(), ingestFrom)
+		tbl := mustOpenTable(t, s, desc, 1, nil)
+		for e, ep := range epochs {
+			for _, c := range ep.counts {
+				addCounts(t, tbl, c, false)
+			}
+			if err := tbl.Seal(uint64(e + 1)); err != nil {
+				t.Fatal(err)
+			}
+			if ep.commit {
+				if err := s.Commit(ctx, uint64(e+1), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		got[i] = multisetRows(t, s, desc)
+		ingested := s.db.Metrics().Ingest.Count
+		if (ingestFrom == 1) != (ingested > 0) {
+			t.Fatalf("ingest from %d: %d ingestions", ingestFrom, ingested)
+		}
+	}
+	if got[0] != got[1] {
+		t.Fatalf("counts through files differ from counts through batches:\n got %s\nwant %s", got[1], got[0])
+	}
+	for _, want := range []string{"[0 a 3]", "[49 a 3]", "[50 a 5]", "[299 a 3]", "[450 a 2]", "[599 a 1]", "[1099 a 1]"} {
+		if !strings.Contains(got[1], want) {
+			t.Errorf("committed rows lack %s", want)
+		}
+	}
+	if strings.Contains(got[1], "[1000 a") {
+		t.Error("a fresh key deleted within its epoch was committed")
+	}
+}
+
+// TestCrashDuringFreshKeyIngest: a crash in the commit of an epoch whose
+// fresh keys went to a file, and whose other writes update committed
+// keys, leaves exactly the previous epoch after recovery.
+func TestCrashDuringFreshKeyIngest(t *testing.T) {
+	for _, step := range []string{"intent", "ingested"} {
+		t.Run(step, func(t *testing.T) {
+			ctx := context.Background()
+			fs := vfs.NewCrashableMem()
+			s, err := Open(ctx, Options{FS: fs, Dir: "db", IngestFrom: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			desc := kvDesc(1)
+			tbl := mustOpenTable(t, s, desc, 1, nil)
+			addCounts(t, tbl, countsEpoch{0, 100, 1}, true)
+			if err := tbl.Seal(1); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Commit(ctx, 1, nil); err != nil {
+				t.Fatal(err)
+			}
+			want := multisetRows(t, s, desc)
+			addCounts(t, tbl, countsEpoch{50, 200, 1}, false) // 50..99 updated, 100..199 fresh
+			if err := tbl.Seal(2); err != nil {
+				t.Fatal(err)
+			}
+			s.crashAt = func(at string) error {
+				if at == step {
+					return errSimulatedCrash
+				}
+				return nil
+			}
+			if err := s.Commit(ctx, 2, nil); err == nil {
+				t.Fatal("the commit went through its crash point")
+			}
+			crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0, RNG: rand.New(rand.NewPCG(1, 2))})
+			_ = s.Close()
+			s2 := openIngest(t, crashed, 1)
+			if got := multisetRows(t, s2, desc); got != want {
+				t.Fatalf("after the crash:\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+}
