@@ -25,38 +25,31 @@ import (
 //     batch write of the key is a later epoch's, and newer.
 
 // maybeSealFreshItems writes the sealed run's fresh keys that hold a row
-// (fresh marks them by position) to a file when they are many
-// (Options.IngestFrom), and returns the items left for the batch: the
-// others. A fresh key deleted again within the epoch is in neither (no
-// layer held it before, none holds it after). With few fresh keys it
-// returns items unchanged and no file.
-func (t *StateTable) maybeSealFreshItems(epoch uint64, items []overlayItem, fresh types.Bitmap) ([]overlayItem, *ingestFile, error) {
-	n := 0
-	for i, it := range items {
-		if it.row != nil && fresh.Get(i) {
+// (fresh marks them by position; vals holds the run's encoded values) to
+// a file when they are many (Options.IngestFrom). It returns the items
+// the batch must then leave out, byFile: those written, and the fresh keys
+// deleted again within the epoch (no layer held them before, none holds
+// them after). With few fresh keys it returns no file and byFile empty.
+func (t *StateTable) maybeSealFreshItems(epoch uint64, items []overlayItem, vals *sealedKVs, fresh types.Bitmap) (byFile types.Bitmap, f *ingestFile, err error) {
+	n, size := 0, 0
+	for j, it := range items {
+		if it.row != nil && fresh.Get(j) {
 			n++
+			size += len(vals.entry(j))
 		}
 	}
-	if n == 0 || !t.store.ingestEnabled(t.batchSize(items)/len(items)*n) {
-		return items, nil, nil
+	if n == 0 || !t.store.ingestEnabled(size) {
+		return nil, nil, nil
 	}
-	rest := make([]overlayItem, 0, len(items)-n)
+	byFile = fresh.Clone()
 	name := t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner)
-	f, err := t.store.writeSST(name, func(add func(k, v []byte) error) error {
-		for i, it := range items {
-			switch {
-			case !fresh.Get(i):
-				rest = append(rest, it)
-			case it.row != nil:
-				v, err := t.lay.encodeValue(t.valScratch[:0], it.row)
-				if err != nil {
-					return err
-				}
-				t.valScratch = v
-				t.keyScratch = append(t.keyScratch[:0], it.key...)
-				if err := add(t.keyScratch, v); err != nil {
-					return err
-				}
+	f, err = t.store.writeSST(name, func(add func(k, v []byte) error) error {
+		for j, it := range items {
+			if it.row == nil || !fresh.Get(j) {
+				continue
+			}
+			if err := add(vals.key(j), vals.value(j)); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -64,5 +57,5 @@ func (t *StateTable) maybeSealFreshItems(epoch uint64, items []overlayItem, fres
 	if err != nil {
 		return nil, nil, fmt.Errorf("storage: table %d: write sealed fresh keys: %w", t.lay.desc.ID, err)
 	}
-	return rest, f, nil
+	return byFile, f, nil
 }

@@ -43,6 +43,13 @@ type overlay struct {
 	fresh     types.Bitmap
 	lastFresh types.Bitmap
 
+	// lastOrder is the last seal's order: run item j was unsealed item
+	// lastOrder[j]. encWritten and encRun are sealEncoded's buffers
+	// (overlay_values.go).
+	lastOrder  []int32
+	encWritten sealedKVs
+	encRun     sealedKVs
+
 	// pendingPeak is the most unsealed keys pending has held since it was
 	// made (Go maps never shrink); lastSealed is the last epoch's size.
 	// Both let one huge epoch's buffers go once epochs are small again.
@@ -198,6 +205,7 @@ func (o *overlay) seal(epoch uint64) []overlayItem {
 	if oversized(cap(o.sortTmp), n) {
 		o.sortTmp = nil
 	}
+
 	resize := oversized(o.pendingPeak, n)
 	o.pending.reset(n, resize)
 	if resize {
@@ -214,11 +222,16 @@ func (o *overlay) seal(epoch uint64) []overlayItem {
 	return items
 }
 
-// sealFreshBits moves the fresh marks of the items just sealed to
-// lastFresh, in the run's order (o.sortKeys is the sort just done).
+// sealFreshBits records the order of the seal just done (o.sortKeys) in
+// lastOrder and moves the fresh marks of the items it sealed to
+// lastFresh, in the run's order.
 func (o *overlay) sealFreshBits() {
 	clear(o.lastFresh)
 	o.lastFresh = o.lastFresh[:0]
+	o.lastOrder = o.lastOrder[:0]
+	for _, k := range o.sortKeys {
+		o.lastOrder = append(o.lastOrder, k.pos)
+	}
 	if !o.fresh.Any() {
 		return
 	}

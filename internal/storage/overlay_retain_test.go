@@ -13,17 +13,29 @@ func TestOverlayReleasesHugeEpochBuffers(t *testing.T) {
 	o := newOverlay()
 	const big = 20 * retainItems
 	row := types.Row{int64(1)}
+	seal := func(e uint64) {
+		if _, _, err := o.sealEncoded(e, func(dst []byte, r types.Row) ([]byte, error) {
+			return append(dst, "value"...), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := range big {
 		o.put(fmt.Appendf(nil, "t1234%08d", i), row)
 	}
-	o.seal(1)
+	seal(1)
 	o.prune(1)
 	for e := uint64(2); e < 6; e++ {
 		for i := range 10 {
 			o.put(fmt.Appendf(nil, "t1234%08d", i), row)
 		}
-		o.seal(e)
+		seal(e)
 		o.prune(e)
+	}
+	for _, c := range []int{cap(o.lastOrder), cap(o.encWritten.at) / 3, cap(o.encRun.at) / 3, cap(o.encWritten.buf) / 32, cap(o.encRun.buf) / 32} {
+		if c > retainItems {
+			t.Errorf("a seal's encoding buffers keep room for %d items", c)
+		}
 	}
 	if c := cap(o.items); c > retainItems {
 		t.Errorf("items keeps capacity %d", c)

@@ -34,7 +34,6 @@ type StateTable struct {
 	keyScratch []byte
 	stage      []byte    // a seal's fresh rows in key order (fresh_stage.go)
 	pkScratch  types.Row // see scratchPK
-	valScratch []byte
 	prunedUpTo uint64
 	rc         rowCounts     // per-vnode row counts, when tracked
 	fresh      []freshChunk  // uncommitted fresh inserts (statetable_fresh.go)
@@ -231,55 +230,51 @@ func (t *StateTable) sealInto(sb *stagedBatch, epoch uint64) error {
 		return err
 	}
 	sb.addFile(f)
-	items, f, err := t.maybeSealFreshItems(epoch, t.overlay.seal(epoch), t.overlay.sealedFresh())
+	items, vals, err := t.overlay.sealEncoded(epoch, t.lay.encodeValue)
+	if err != nil {
+		return err
+	}
+	byFile, f, err := t.maybeSealFreshItems(epoch, items, vals, t.overlay.sealedFresh())
 	if err != nil {
 		return err
 	}
 	sb.addFile(f)
-	sb.batch = t.store.db.NewBatchWithSize(t.batchSize(items) + t.freshSealedSize())
+	sb.batch = t.store.db.NewBatchWithSize(batchSize(items, vals, byFile) + t.freshSealedSize())
 	// Fresh rows first: an overlay write of the same key is newer.
 	if err := t.sealFresh(sb.batch, epoch); err != nil {
 		return err
 	}
 	// In key order: Pebble's memtable inserts a sorted batch faster.
-	if err := t.encodeSealed(sb.batch, items); err != nil {
+	if err := t.encodeSealed(sb.batch, items, vals, byFile); err != nil {
 		return err
 	}
 	return t.sealCounts(sb.batch)
 }
 
-// batchSize estimates the bytes of the batch holding items, from the
-// first few: growing a bulk epoch's batch by doubling copied it many times.
-func (t *StateTable) batchSize(items []overlayItem) int {
-	const sample = 16
-	n, bytes := 0, 0
-	for _, it := range items[:min(sample, len(items))] {
-		n++
-		bytes += len(it.key) + 16 // record header, value length
-		if it.row != nil {
-			v, err := t.lay.encodeValue(t.valScratch[:0], it.row)
-			if err != nil {
-				return 0 // encodeSealed reports it
-			}
-			t.valScratch = v
-			bytes += len(v)
+// batchSize is the bytes of the batch holding the run's items that the
+// file did not take (byFile).
+func batchSize(items []overlayItem, vals *sealedKVs, byFile types.Bitmap) int {
+	n := 1 << 10
+	for j := range items {
+		if !byFile.Get(j) {
+			n += len(vals.entry(j)) + 16 // record header, value length
 		}
 	}
-	if n == 0 {
-		return 0
-	}
-	return bytes*len(items)/n*9/8 + 1<<10
+	return n
 }
 
-// encodeSealed writes a sealed epoch's items into b.
-func (t *StateTable) encodeSealed(b *pebble.Batch, items []overlayItem) error {
-	for _, it := range items {
+// encodeSealed writes the run's items that the file did not take
+// (byFile) into b.
+func (t *StateTable) encodeSealed(b *pebble.Batch, items []overlayItem, vals *sealedKVs, byFile types.Bitmap) error {
+	for j, it := range items {
+		if byFile.Get(j) {
+			continue
+		}
 		var err error
-		t.keyScratch = append(t.keyScratch[:0], it.key...)
 		if it.row == nil {
-			err = b.Delete(t.keyScratch, nil)
-		} else if t.valScratch, err = t.lay.encodeValue(t.valScratch[:0], it.row); err == nil {
-			err = b.Set(t.keyScratch, t.valScratch, nil)
+			err = b.Delete(vals.key(j), nil)
+		} else {
+			err = b.Set(vals.key(j), vals.value(j), nil)
 		}
 		if err != nil {
 			return err

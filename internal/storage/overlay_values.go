@@ -1,0 +1,89 @@
+package storage
+
+import (
+	"errors"
+	"math"
+	"slices"
+
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// A seal writes its run in key order, and encoding each item there read
+// the items' keys and rows in key order too: an aggregate's value table
+// seals a million rows allocated in the order they were written, so
+// nearly every key, row and boxed datum read was a cache miss (a quarter
+// of BenchmarkBulkMultisetEpoch). sealEncoded copies each key and encodes
+// each row in the order they were written, into one buffer, and only then
+// gathers them into key order, reading a buffer a fraction the size of
+// the keys and rows it came from.
+
+// sealedKVs is the keys and encoded values of a run: item j's key is
+// buf[at[3j]:at[3j+1]], its value buf[at[3j+1]:at[3j+2]] (empty for a
+// tombstone: an encoded row is never empty).
+type sealedKVs struct {
+	buf []byte
+	at  []uint32
+}
+
+// key returns item j's key.
+func (v *sealedKVs) key(j int) []byte { return v.buf[v.at[3*j]:v.at[3*j+1]] }
+
+// value returns item j's encoded value (empty: a tombstone).
+func (v *sealedKVs) value(j int) []byte { return v.buf[v.at[3*j+1]:v.at[3*j+2]] }
+
+// entry returns item j's key and value together, as one span.
+func (v *sealedKVs) entry(j int) []byte { return v.buf[v.at[3*j]:v.at[3*j+2]] }
+
+// sealEncoded is seal that also returns the run's keys and its rows
+// encoded with enc, in the run's order, valid until the next seal.
+func (o *overlay) sealEncoded(epoch uint64, enc func([]byte, types.Row) ([]byte, error)) ([]overlayItem, *sealedKVs, error) {
+	written := &o.encWritten
+	written.buf, written.at = written.buf[:0], written.at[:0]
+	for i, it := range o.items {
+		if i == 1 { // one allocation for a bulk epoch's buffer
+			written.buf = slices.Grow(written.buf, len(written.buf)*len(o.items)*5/4)
+			written.at = slices.Grow(written.at, 3*len(o.items))
+		}
+		start := len(written.buf)
+		written.buf = append(written.buf, it.key...)
+		mid := len(written.buf)
+		if it.row != nil {
+			var err error
+			if written.buf, err = enc(written.buf, it.row); err != nil {
+				return nil, nil, err
+			}
+		}
+		if len(written.buf) > math.MaxUint32 {
+			return nil, nil, errors.New("an epoch's writes to one table exceed 4 GiB")
+		}
+		written.at = append(written.at, uint32(start), uint32(mid), uint32(len(written.buf)))
+	}
+	items := o.seal(epoch)
+	run := &o.encRun
+	run.buf = slices.Grow(run.buf[:0], len(written.buf))
+	run.at = slices.Grow(run.at[:0], len(written.at))
+	for _, k := range o.lastOrder {
+		start := uint32(len(run.buf))
+		run.buf = append(run.buf, written.entry(int(k))...)
+		keyLen := written.at[3*k+1] - written.at[3*k]
+		run.at = append(run.at, start, start+keyLen, uint32(len(run.buf)))
+	}
+	o.releaseEncoded(len(items))
+	return items, run, nil
+}
+
+// releaseEncoded lets the buffers of one huge epoch go once epochs of n
+// items are much smaller.
+func (o *overlay) releaseEncoded(n int) {
+	if oversized(cap(o.lastOrder), n) {
+		o.lastOrder = nil
+	}
+	for _, v := range []*sealedKVs{&o.encWritten, &o.encRun} {
+		if oversized(cap(v.at), 3*n) {
+			v.at = nil
+		}
+		if oversized(cap(v.buf), 32*n) {
+			v.buf = nil
+		}
+	}
+}
