@@ -145,6 +145,8 @@ func (res *ingestResults) report() *report {
 		}
 		r.add(seconds(f.key+"_bench_client_cpu_s", f.label+", this process's cpu during the postgres run", f.pg.self))
 		r.add(seconds(f.key+"_bench_client_sluice_cpu_s", f.label+", this process's cpu during the sluice run", f.sl.self))
+		r.add(secondsEach(f.key+"_sluice_deferred_cpu_s", f.label+", sluice cpu after it until idle", each(func(x figureResult) float64 { return x.slAfter.cpu.Seconds() })))
+		r.add(secondsEach(f.key+"_postgres_deferred_cpu_s", f.label+", postgres cpu after it: CHECKPOINT, then until idle", each(func(x figureResult) float64 { return x.pgAfter.cpu.Seconds() })))
 		if f.flush.cpu > 0 {
 			r.add(secondsEach(f.key+"_sluice_flush_cpu_s", f.label+", sluice's FLUSH after it, cpu", each(func(x figureResult) float64 { return x.flush.cpu.Seconds() })))
 		}
