@@ -229,6 +229,9 @@ func (o *overlay) sealFreshBits() {
 	clear(o.lastFresh)
 	o.lastFresh = o.lastFresh[:0]
 	o.lastOrder = o.lastOrder[:0]
+	if oversized(cap(o.lastOrder), len(o.sortKeys)) {
+		o.lastOrder = nil // one huge epoch's buffer
+	}
 	for _, k := range o.sortKeys {
 		o.lastOrder = append(o.lastOrder, k.pos)
 	}

@@ -14,10 +14,16 @@ func TestOverlayReleasesHugeEpochBuffers(t *testing.T) {
 	const big = 20 * retainItems
 	row := types.Row{int64(1)}
 	seal := func(e uint64) {
-		if _, _, err := o.sealEncoded(e, func(dst []byte, r types.Row) ([]byte, error) {
+		items, kvs, err := o.sealEncoded(e, func(dst []byte, r types.Row) ([]byte, error) {
 			return append(dst, "value"...), nil
-		}); err != nil {
+		})
+		if err != nil {
 			t.Fatal(err)
+		}
+		for j, it := range items { // the buffers let go are not the ones returned
+			if string(kvs.key(j)) != it.key || string(kvs.value(j)) != "value" {
+				t.Fatalf("epoch %d, item %d: sealed %q=%q, want %q=value", e, j, kvs.key(j), kvs.value(j), it.key)
+			}
 		}
 	}
 	for i := range big {

@@ -37,6 +37,7 @@ func (v *sealedKVs) entry(j int) []byte { return v.buf[v.at[3*j]:v.at[3*j+2]] }
 // sealEncoded is seal that also returns the run's keys and its rows
 // encoded with enc, in the run's order, valid until the next seal.
 func (o *overlay) sealEncoded(epoch uint64, enc func([]byte, types.Row) ([]byte, error)) ([]overlayItem, *sealedKVs, error) {
+	o.releaseEncoded(len(o.items))
 	written := &o.encWritten
 	written.buf, written.at = written.buf[:0], written.at[:0]
 	for i, it := range o.items {
@@ -68,16 +69,12 @@ func (o *overlay) sealEncoded(epoch uint64, enc func([]byte, types.Row) ([]byte,
 		keyLen := written.at[3*k+1] - written.at[3*k]
 		run.at = append(run.at, start, start+keyLen, uint32(len(run.buf)))
 	}
-	o.releaseEncoded(len(items))
 	return items, run, nil
 }
 
-// releaseEncoded lets the buffers of one huge epoch go once epochs of n
-// items are much smaller.
+// releaseEncoded lets the buffers of one huge epoch go, before they are
+// filled, once epochs of n items are much smaller.
 func (o *overlay) releaseEncoded(n int) {
-	if oversized(cap(o.lastOrder), n) {
-		o.lastOrder = nil
-	}
 	for _, v := range []*sealedKVs{&o.encWritten, &o.encRun} {
 		if oversized(cap(v.at), 3*n) {
 			v.at = nil
