@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/storage"
@@ -47,6 +48,12 @@ type TableSource struct {
 	// it arrived (through seq target) to be emitted before it.
 	held   *stream.Barrier
 	target uint64
+	// lingerFor is how long a small chunk makes the source linger
+	// (tablesource_linger.go), lingerUntil when that linger ends, and
+	// lingerTimer times it.
+	lingerFor   time.Duration
+	lingerUntil time.Time
+	lingerTimer *time.Timer
 }
 
 // NewTableSource builds the source of node ts with the given output schema
@@ -79,6 +86,7 @@ func NewTableSource(env *stream.Env, ts *plan.TableSource, schema []types.Type) 
 		store: env.Store, tableID: ts.TableID, schema: schema,
 		barriers: env.Barriers, throttle: env.Throttle,
 		chunkSize: env.ChunkSizeOrDefault(), offsets: offsets, emitFresh: ts.FreshRows,
+		lingerFor: lingerFor,
 	}, nil
 }
 
@@ -121,6 +129,12 @@ func (s *TableSource) Next(ctx context.Context) (stream.Message, error) {
 		default:
 		}
 		if !s.hasPending() {
+			if msg, done, err := s.linger(ctx); err != nil || done {
+				return msg, err
+			}
+			if s.held != nil {
+				continue
+			}
 			if err := s.fill(); err != nil {
 				return stream.Message{}, err
 			}
@@ -184,6 +198,7 @@ func (s *TableSource) pendingRows() int {
 
 // emit returns the pending rows.
 func (s *TableSource) emit() stream.Message {
+	s.noteEmitted(s.pendingRows())
 	msg := stream.Message{Chunk: s.pending, Fresh: s.pendingFresh}
 	s.pending, s.pendingFresh, s.emitted = nil, nil, s.after
 	return msg
