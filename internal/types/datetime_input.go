@@ -105,6 +105,16 @@ func parseTimestamptz(s string) (Datum, error) {
 // clock to UTC by the written zone (none means the session's, UTC), and
 // without it ignores the zone as Postgres does for timestamp.
 func parseTimestampMicros(s, name string, zoned bool) (int64, error) {
+	if !zoned {
+		if us, ok := isoTimestampMicros(s); ok {
+			return us, nil
+		}
+	}
+	return parseTimestampLexed(s, name, zoned)
+}
+
+// parseTimestampLexed is parseTimestampMicros through the general lexer.
+func parseTimestampLexed(s, name string, zoned bool) (int64, error) {
 	f, k := lexDateTime(s)
 	if k != dtOK {
 		return 0, dtError(k, name, s)
