@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
 	"github.com/sluice-db/sluice/internal/stream/streamtest"
 )
@@ -15,13 +16,7 @@ import (
 // before it. The linger is an hour here: the test would time out if the
 // barrier did not end it.
 func TestTableSourceLingersAfterSmallChunk(t *testing.T) {
-	store := streamtest.OpenStore(t)
-	h := newSrcHarness(t, store, 1024)
-	h.src.lingerFor = time.Hour
-	h.barrier(1)
-	expectText(t, next(t, h.src), "barrier 1")
-	appendDML(t, store, "+ 1 'a'")
-	expectText(t, next(t, h.src), "chunk:\n+ 1 a")
+	h, store := lingeringSource(t)
 
 	got := make(chan stream.Message, 1)
 	go func() { got <- next(t, h.src) }()
@@ -41,6 +36,15 @@ func TestTableSourceLingersAfterSmallChunk(t *testing.T) {
 // TestTableSourceLingerEndsWithCancel: a lingering Next returns when its
 // context ends.
 func TestTableSourceLingerEndsWithCancel(t *testing.T) {
+	h, store := lingeringSource(t)
+	appendDML(t, store, "+ 2 'b'")
+	expectCancelUnblocks(t, context.Background(), h.src, "lingering Next")
+}
+
+// lingeringSource returns a source, with an hour's linger, that has just
+// emitted a one-row chunk: it lingers from here.
+func lingeringSource(t *testing.T) (*srcHarness, *storage.Store) {
+	t.Helper()
 	store := streamtest.OpenStore(t)
 	h := newSrcHarness(t, store, 1024)
 	h.src.lingerFor = time.Hour
@@ -48,6 +52,5 @@ func TestTableSourceLingerEndsWithCancel(t *testing.T) {
 	expectText(t, next(t, h.src), "barrier 1")
 	appendDML(t, store, "+ 1 'a'")
 	expectText(t, next(t, h.src), "chunk:\n+ 1 a")
-	appendDML(t, store, "+ 2 'b'")
-	expectCancelUnblocks(t, context.Background(), h.src, "lingering Next")
+	return h, store
 }
