@@ -10,7 +10,8 @@ import (
 // the aggregate's value table (one per distinct group and value), through
 // the epoch's batch: encoded into it, copied into the commit's batch,
 // written to the WAL, sorted again as a flushable batch and flushed to
-// L0, about a fifth of the load's CPU. Most of those keys are fresh: no
+// L0 (a third of BenchmarkBulkMultisetEpoch's CPU: 1.86 s per million
+// keys that way, 1.24 s through a file). Most of those keys are fresh: no
 // layer held them when the epoch first wrote them (overlay.putFresh).
 // Fresh keys can take the path of fresh rows (ingest.go): a file the
 // commit ingests ahead of the batch. The two reasons that path is sound

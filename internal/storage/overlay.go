@@ -113,7 +113,7 @@ func (o *overlay) putAbsent(key []byte, row types.Row) {
 
 // putFresh is putAbsent of a key that no layer holds: the committed
 // state has no row of it, and no sealed run a row or a tombstone. A seal
-// may write such keys to a file the commit ingests (sealFreshItems).
+// may write such keys to a file the commit ingests (maybeSealFreshItems).
 func (o *overlay) putFresh(key []byte, row types.Row) {
 	o.fresh.Set(len(o.items))
 	o.putAbsent(key, row)
@@ -205,7 +205,6 @@ func (o *overlay) seal(epoch uint64) []overlayItem {
 	if oversized(cap(o.sortTmp), n) {
 		o.sortTmp = nil
 	}
-
 	resize := oversized(o.pendingPeak, n)
 	o.pending.reset(n, resize)
 	if resize {

@@ -245,7 +245,7 @@ func (t *StateTable) sealInto(sb *stagedBatch, epoch uint64) error {
 		return err
 	}
 	// In key order: Pebble's memtable inserts a sorted batch faster.
-	if err := t.encodeSealed(sb.batch, items, vals, byFile); err != nil {
+	if err := t.batchSealed(sb.batch, items, vals, byFile); err != nil {
 		return err
 	}
 	return t.sealCounts(sb.batch)
@@ -263,9 +263,9 @@ func batchSize(items []overlayItem, vals *sealedKVs, byFile types.Bitmap) int {
 	return n
 }
 
-// encodeSealed writes the run's items that the file did not take
+// batchSealed writes the run's items that the file did not take
 // (byFile) into b.
-func (t *StateTable) encodeSealed(b *pebble.Batch, items []overlayItem, vals *sealedKVs, byFile types.Bitmap) error {
+func (t *StateTable) batchSealed(b *pebble.Batch, items []overlayItem, vals *sealedKVs, byFile types.Bitmap) error {
 	for j, it := range items {
 		if byFile.Get(j) {
 			continue
