@@ -171,6 +171,7 @@ type TableDMLWrite struct {
 // durable (a failed WAL sync stops Pebble), so WriteDMLBatch waits for the
 // sync whatever ctx says: a durable write is never reported as failed.
 func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued func()) ([]uint64, error) {
+	defer s.writers.enter()()
 	if err := ctx.Err(); err != nil {
 		s.removeCallerSegments(ws)
 		return nil, err

@@ -99,6 +99,8 @@ type Store struct {
 	// (stall.go).
 	stall writeStall
 	turn  appendTurn
+	// writers counts the DML writers in flight (groupcommit.go).
+	writers dmlWriters
 	// acked counts acknowledged writes (acked.go).
 	acked ackCounter
 	// disk refuses writes when the disk is nearly full (diskguard.go).
@@ -160,7 +162,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s := &Store{logger: logger, fs: fs, dir: dir, ingestDir: fs.PathJoin(dir, ingestDirName), turn: make(appendTurn, 1)}
 	popts := pebbleOptions(fs, logger)
-	popts.WALMinSyncInterval = minSyncInterval(opts.CommitDelay)
+	popts.WALMinSyncInterval = minSyncInterval(opts.CommitDelay, &s.writers)
 	s.stall.listen(popts.EventListener, popts.Logger)
 	popts.ErrorIfNotExists = exists // a store whose marker vanishes mid-open is not remade
 	db, err := pebble.Open(dir, popts)
