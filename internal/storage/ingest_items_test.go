@@ -108,10 +108,7 @@ func TestCrashDuringFreshKeyIngest(t *testing.T) {
 		t.Run(step, func(t *testing.T) {
 			ctx := context.Background()
 			fs := vfs.NewCrashableMem()
-			s, err := Open(ctx, Options{FS: fs, Dir: "db", IngestFrom: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := openIngest(t, fs, 1)
 			desc := kvDesc(1)
 			tbl := mustOpenTable(t, s, desc, 1, nil)
 			addCounts(t, tbl, countsEpoch{0, 100, 1}, true)
