@@ -92,7 +92,7 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 		fill = t.freshRowsStaged(inMemory) // fresh_stage.go
 	}
 	name := t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner)
-	f, err := t.store.writeSST(name, fill)
+	f, err := t.store.writeSST(name, &t.store.scanOpts, fill)
 	if err != nil {
 		return nil, fmt.Errorf("storage: table %d: write sealed rows: %w", t.lay.desc.ID, err)
 	}
@@ -171,9 +171,9 @@ type ingestFile struct {
 	lo, hi []byte
 }
 
-// writeSST creates name, lets fill add keys in strictly increasing order,
-// and syncs the file. On error the file is removed.
-func (s *Store) writeSST(name string, fill func(add func(k, v []byte) error) error) (*ingestFile, error) {
+// writeSST creates name with opts, lets fill add keys in strictly
+// increasing order, and syncs the file. On error the file is removed.
+func (s *Store) writeSST(name string, opts *sstable.WriterOptions, fill func(add func(k, v []byte) error) error) (*ingestFile, error) {
 	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (s *Store) writeSST(name string, fill func(add func(k, v []byte) error) err
 		return nil, err
 	}
 	out := &ingestFile{path: name}
-	w := sstable.NewWriter(newBufferedWritable(f), s.writerOpts)
+	w := sstable.NewWriter(newBufferedWritable(f), *opts)
 	err = fill(func(k, v []byte) error {
 		if out.lo == nil {
 			out.lo = slices.Clone(k)

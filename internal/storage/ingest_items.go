@@ -44,7 +44,7 @@ func (t *StateTable) maybeSealFreshItems(epoch uint64, items []overlayItem, vals
 	}
 	byFile = fresh.Clone()
 	name := t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner)
-	f, err = t.store.writeSST(name, func(add func(k, v []byte) error) error {
+	f, err = t.store.writeSST(name, &t.store.writerOpts, func(add func(k, v []byte) error) error {
 		for j, it := range items {
 			if it.row == nil || !fresh.Get(j) {
 				continue

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"pgregory.net/rapid"
 
@@ -224,6 +225,37 @@ func TestBulkSealIsIngested(t *testing.T) {
 	}
 	if r, ok, err := tbl.Get(ctx, types.Row{int64(777)}); err != nil || !ok || r[0] != "v777" {
 		t.Fatalf("row 777 = %v %v %v", r, ok, err)
+	}
+	checkScanTables(t, s, 199_999)
+}
+
+// checkScanTables checks that the store's one sstable with rows in
+// bounds is written for scans (scanWriterOptions): no bloom filter, and
+// data blocks of about 32 KiB.
+func checkScanTables(t *testing.T, s *Store, rows uint64) {
+	t.Helper()
+	levels, err := s.db.SSTables(pebble.WithProperties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, level := range levels {
+		for _, f := range level {
+			p := f.Properties
+			if p.NumEntries < rows {
+				continue
+			}
+			found++
+			if p.FilterPolicyName != "" {
+				t.Errorf("sealed rows have a %s filter", p.FilterPolicyName)
+			}
+			if avg := p.DataSize / max(p.NumDataBlocks, 1); avg < scanBlockSize/2 {
+				t.Errorf("sealed rows' data blocks average %d bytes, want about %d", avg, scanBlockSize)
+			}
+		}
+	}
+	if found != 1 {
+		t.Fatalf("%d sstables of at least %d rows, want 1", found, rows)
 	}
 }
 

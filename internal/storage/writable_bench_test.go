@@ -25,7 +25,7 @@ func BenchmarkWriteSST(b *testing.B) {
 	b.SetBytes(100_000 * int64(len(key)+len(val)))
 	for i := 0; b.Loop(); i++ {
 		name := filepath.Join(s.ingestDir, "b.sst")
-		f, err := s.writeSST(name, func(add func(k, v []byte) error) error {
+		f, err := s.writeSST(name, &s.writerOpts, func(add func(k, v []byte) error) error {
 			for r := range uint64(100_000) {
 				binary.BigEndian.PutUint64(key[8:], r)
 				binary.BigEndian.PutUint64(val, r*7919)
