@@ -252,14 +252,27 @@ func (q *query) insertSelect(rel *catalog.Relation, ins *insertTargets, sel *pg_
 			return nil, err
 		}
 		if k := slices.Index(targets, ci); k >= 0 {
-			c := r.cols[src[k]]
-			if t, err = b.assign(typed{expr.Input(src[k], c.typ), c.typ}, col, -1); err != nil {
+			if t, err = b.assignSelected(r, src[k], col); err != nil {
 				return nil, err
 			}
 		}
 		outs = append(outs, outCol{t: t, name: col.Name})
 	}
 	return &Insert{Table: rel, Query: q.batchQuery(q.project(r, outs, true), nil)}, nil
+}
+
+// assignSelected converts column i of an INSERT's SELECT to column c. A
+// literal of no type ('2026-12-04 10:00:00', output as varchar) is read
+// as c's type, as Postgres leaves the SELECT's unknowns to the INSERT:
+// a cast of its text, which fails at run time on bad input (22P02) as
+// Postgres's input function does.
+func (b *binder) assignSelected(r *relExpr, i int, c catalog.Column) (typed, error) {
+	rc := r.cols[i]
+	t := typed{expr.Input(i, rc.typ), rc.typ}
+	if rc.unknown {
+		return b.coerce(t, c.Type, -1)
+	}
+	return b.assign(t, c, -1)
 }
 
 // scanTarget scans a DML target (every column), filtered by WHERE.
