@@ -229,9 +229,9 @@ func TestBulkSealIsIngested(t *testing.T) {
 	checkScanTables(t, s, 199_999)
 }
 
-// checkScanTables checks that the store's one sstable with rows in
-// bounds is written for scans (scanWriterOptions): no bloom filter, and
-// data blocks of about 32 KiB.
+// checkScanTables checks that the store has one sstable of at least rows
+// entries and that it is written for scans (scanWriterOptions): no bloom
+// filter, and data blocks of about 32 KiB.
 func checkScanTables(t *testing.T, s *Store, rows uint64) {
 	t.Helper()
 	levels, err := s.db.SSTables(pebble.WithProperties())

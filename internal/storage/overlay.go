@@ -51,8 +51,9 @@ type overlay struct {
 	encRun     sealedKVs
 
 	// pendingPeak is the most unsealed keys pending has held since it was
-	// made (Go maps never shrink); lastSealed is the last epoch's size.
-	// Both let one huge epoch's buffers go once epochs are small again.
+	// made (its table never shrinks on its own); lastSealed is the last
+	// epoch's size. Both let one huge epoch's buffers go once epochs are
+	// small again.
 	pendingPeak int
 	lastSealed  int
 }
