@@ -25,8 +25,8 @@ import (
 // in the next one; a table that is only read by point lookups never builds
 // it.
 type overlay struct {
-	pending keyIndex      // unsealed key → position in items (overlay_index.go)
-	items   []overlayItem // unsealed writes, in first-write order
+	pending keyIndex // unsealed key → position in items (overlay_index.go)
+	items   itemLog  // unsealed writes, in first-write order (overlay_items.go)
 	index   *btreemap.BTreeMap[string, int32]
 	scanned bool // a scan read index since the last seal
 	runs    []sealedRun
@@ -85,8 +85,8 @@ func newOverlay() *overlay {
 
 // put records row (nil = tombstone) under key; key is copied if new.
 func (o *overlay) put(key []byte, row types.Row) {
-	if i, ok := o.pending.find(o.items, key); ok {
-		o.items[i].row = row
+	if i, ok := o.pending.find(&o.items, key); ok {
+		o.items.at(i).row = row
 		return
 	}
 	o.putAbsent(key, row)
@@ -96,17 +96,9 @@ func (o *overlay) put(key []byte, row types.Row) {
 // hash lookup fewer: a value table's AddCount looked already).
 func (o *overlay) putAbsent(key []byte, row types.Row) {
 	k := string(key)
-	i := int32(len(o.items))
+	i := o.items.add(overlayItem{key: k, row: row})
 	o.pending.insert(k, i)
-	if len(o.items) == cap(o.items) {
-		// Double: append grows a large slice by a quarter, so a bulk
-		// epoch's million writes copied the items four times over
-		// (pointers, so with write barriers): 0.8 of 9 CPU s of a
-		// million-row load into a group-by view.
-		o.items = slices.Grow(o.items, max(len(o.items), 64))
-	}
-	o.items = append(o.items, overlayItem{key: k, row: row})
-	o.pendingPeak = max(o.pendingPeak, len(o.items))
+	o.pendingPeak = max(o.pendingPeak, o.items.len())
 	if o.index != nil {
 		o.index.ReplaceOrInsert(k, i)
 	}
@@ -116,24 +108,24 @@ func (o *overlay) putAbsent(key []byte, row types.Row) {
 // state has no row of it, and no sealed run a row or a tombstone. A seal
 // may write such keys to a file the commit ingests (maybeSealFreshItems).
 func (o *overlay) putFresh(key []byte, row types.Row) {
-	o.fresh.Set(len(o.items))
+	o.fresh.Set(o.items.len())
 	o.putAbsent(key, row)
 }
 
 // unsealedRow returns key's unsealed write (nil for a tombstone), if any.
 // The row is the overlay's own: a caller may update it in place.
 func (o *overlay) unsealedRow(key []byte) (types.Row, bool) {
-	i, ok := o.pending.find(o.items, key)
+	i, ok := o.pending.find(&o.items, key)
 	if !ok {
 		return nil, false
 	}
-	return o.items[i].row, true
+	return o.items.at(i).row, true
 }
 
 // get returns the newest uncommitted write of key, if any.
 func (o *overlay) get(key []byte) (overlayItem, bool) {
-	if i, ok := o.pending.find(o.items, key); ok {
-		return o.items[i], true
+	if i, ok := o.pending.find(&o.items, key); ok {
+		return *o.items.at(i), true
 	}
 	return o.sealedGet(key)
 }
@@ -169,15 +161,15 @@ func (r *sealedRun) find(key []byte) (overlayItem, bool) {
 func (o *overlay) fillErr() error { return nil }
 
 // empty reports whether the overlay holds no write at all.
-func (o *overlay) empty() bool { return len(o.items) == 0 && len(o.runs) == 0 }
+func (o *overlay) empty() bool { return o.items.len() == 0 && len(o.runs) == 0 }
 
 // hasUnsealed reports whether any write awaits a seal.
-func (o *overlay) hasUnsealed() bool { return len(o.items) > 0 }
+func (o *overlay) hasUnsealed() bool { return o.items.len() > 0 }
 
 // len counts buffered writes; a key written in several epochs counts once
 // per epoch.
 func (o *overlay) len() int {
-	n := len(o.items)
+	n := o.items.len()
 	for _, r := range o.runs {
 		n += len(r.items)
 	}
@@ -195,11 +187,7 @@ func (o *overlay) seal(epoch uint64) []overlayItem {
 	// spare when it is pruned.
 	n := len(items)
 	o.lastSealed = n
-	clear(o.items)
-	o.items = o.items[:0]
-	if oversized(cap(o.items), n) {
-		o.items = nil
-	}
+	o.items.reset(max(retainItems, 4*n))
 	if oversized(cap(o.sortKeys), n) {
 		o.sortKeys = nil
 	}
@@ -267,9 +255,6 @@ func (o *overlay) prune(committed uint64) {
 		return
 	}
 	o.runs = slices.Delete(o.runs, 0, n)
-	if len(o.items) == 0 && cap(o.spare) > cap(o.items) {
-		o.items, o.spare = o.spare, o.items[:0]
-	}
 }
 
 // ensureIndex builds the ordered index over the unsealed writes.
@@ -279,12 +264,12 @@ func (o *overlay) ensureIndex() {
 		return
 	}
 	o.index = btreemap.New[string, int32](16, compareStrings)
-	order := make([]int32, len(o.items))
+	order := make([]int32, o.items.len())
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(o.items[a].key, o.items[b].key) })
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(o.items.at(a).key, o.items.at(b).key) })
 	for _, i := range order {
-		o.index.ReplaceOrInsert(o.items[i].key, i)
+		o.index.ReplaceOrInsert(o.items.at(i).key, i)
 	}
 }

@@ -60,7 +60,7 @@ func indexSlotsFor(n int) int {
 }
 
 // find returns key's position in items.
-func (x *keyIndex) find(items []overlayItem, key []byte) (int32, bool) {
+func (x *keyIndex) find(items *itemLog, key []byte) (int32, bool) {
 	h := hashKey(x.seed, key)
 	tag, mask := h>>32, uint64(len(x.slots)-1)
 	for p := tag & mask; ; p = (p + 1) & mask {
@@ -69,7 +69,7 @@ func (x *keyIndex) find(items []overlayItem, key []byte) (int32, bool) {
 			return 0, false
 		}
 		if s>>32 == tag {
-			if i := int32(uint32(s) - 1); items[i].key == string(key) {
+			if i := int32(uint32(s) - 1); items.at(i).key == string(key) {
 				return i, true
 			}
 		}

@@ -23,7 +23,7 @@ func TestKeyIndexMatchesMap(t *testing.T) {
 
 func checkKeyIndex(rt *rapid.T) {
 	x := newKeyIndex(rapid.IntRange(0, 100).Draw(rt, "hint"))
-	var items []overlayItem
+	var items itemLog
 	model := map[string]int32{}
 	// Most steps draw a new key: enough of them to grow the table a few
 	// times over.
@@ -35,18 +35,19 @@ func checkKeyIndex(rt *rapid.T) {
 		case 0:
 			n := rapid.IntRange(0, 300).Draw(rt, "n")
 			x.reset(n, rapid.Bool().Draw(rt, "resize"))
-			items, model = items[:0], map[string]int32{}
+			items.reset(0)
+			model = map[string]int32{}
 		default:
 			k := key.Draw(rt, "key")
-			i, ok := x.find(items, []byte(k))
+			i, ok := x.find(&items, []byte(k))
 			want, wantOK := model[k]
 			if ok != wantOK || (ok && i != want) {
 				rt.Fatalf("find(%q) = %d, %v; want %d, %v", k, i, ok, want, wantOK)
 			}
 			if !ok {
-				model[k] = int32(len(items))
-				x.insert(k, int32(len(items)))
-				items = append(items, overlayItem{key: k})
+				i := items.add(overlayItem{key: k})
+				model[k] = i
+				x.insert(k, i)
 			}
 		}
 	}

@@ -43,7 +43,7 @@ func TestOverlayReleasesHugeEpochBuffers(t *testing.T) {
 			t.Errorf("a seal's encoding buffers keep room for %d items", c)
 		}
 	}
-	if c := cap(o.items); c > retainItems {
+	if c := o.items.capacity(); c > retainItems {
 		t.Errorf("items keeps capacity %d", c)
 	}
 	if c := cap(o.spare); c > retainItems {
@@ -74,7 +74,7 @@ func TestOverlayReusesSteadyEpochBuffers(t *testing.T) {
 		o.seal(e)
 		o.prune(e)
 	}
-	if c := cap(o.items) + cap(o.spare); c < n {
+	if c := o.items.capacity() + cap(o.spare); c < n {
 		t.Errorf("steady epochs of %d writes keep only %d items of buffer", n, c)
 	}
 }

@@ -77,12 +77,12 @@ func (o *overlay) fill(dst []overlayItem, sp overlaySpan, max int) ([]overlayIte
 // and are valid until the next call.
 func (o *overlay) gather(sp overlaySpan, max int) [][]overlayItem {
 	srcs := o.srcScratch[:0]
-	if len(o.items) > 0 {
+	if o.items.len() > 0 {
 		o.ensureIndex()
 		buf := o.pendScratch[:0]
 		lo, hi := sp.bounds()
 		for _, i := range o.index.Ascend(lo, hi) {
-			buf = append(buf, o.items[i])
+			buf = append(buf, *o.items.at(i))
 			if len(buf) == max {
 				break
 			}

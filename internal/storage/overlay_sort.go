@@ -37,23 +37,24 @@ func newSortKey(key string, pos int) sortKey {
 // comparing the prefix every key shares and moving 40-byte items; here
 // most comparisons are of one integer, and each item moves once.
 func (o *overlay) sortedItems() []overlayItem {
-	items := o.items
+	items := &o.items
+	n := items.len()
 	keys := o.sortKeys[:0]
-	if cap(keys) < len(items) {
-		keys = make([]sortKey, 0, len(items)) // not grown by append: see put
+	if cap(keys) < n {
+		keys = make([]sortKey, 0, n) // not grown by append
 	}
-	for i, it := range items {
-		keys = append(keys, newSortKey(it.key, i))
-	}
-	keys = sortKeys(keys, items, &o.sortTmp)
+	items.each(func(i int32, it *overlayItem) {
+		keys = append(keys, newSortKey(it.key, int(i)))
+	})
+	keys = sortKeys(keys, func(i int32) string { return items.at(i).key }, &o.sortTmp)
 	o.sortKeys = keys
 	out := o.spare[:0] // a pruned run's storage, if it is large enough
 	o.spare = nil
-	if cap(out) < len(items) {
-		out = make([]overlayItem, 0, len(items))
+	if cap(out) < n {
+		out = make([]overlayItem, 0, n)
 	}
 	for _, k := range keys {
-		out = append(out, items[k.pos])
+		out = append(out, *items.at(k.pos))
 	}
 	return out
 }
@@ -84,14 +85,14 @@ const radixFrom = 512
 // many items (pdqsort's comparisons were most of a value table's seal),
 // then by comparison within runs of equal words. tmp is scratch of the
 // same size, kept between calls; the result is keys or *tmp.
-func sortKeys(keys []sortKey, items []overlayItem, tmp *[]sortKey) []sortKey {
+func sortKeys(keys []sortKey, keyAt func(int32) string, tmp *[]sortKey) []sortKey {
 	full := func(a, b sortKey) int {
 		for i := range a.w {
 			if c := cmp.Compare(a.w[i], b.w[i]); c != 0 {
 				return c
 			}
 		}
-		return strings.Compare(items[a.pos].key, items[b.pos].key)
+		return strings.Compare(keyAt(a.pos), keyAt(b.pos))
 	}
 	if len(keys) < radixFrom {
 		slices.SortFunc(keys, full)

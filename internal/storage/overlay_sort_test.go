@@ -48,7 +48,7 @@ func TestSortKeysOrdersByKey(t *testing.T) {
 			keys = append(keys, newSortKey(it.key, i))
 		}
 		var tmp []sortKey
-		got := sortKeys(keys, items, &tmp)
+		got := sortKeys(keys, func(i int32) string { return items[i].key }, &tmp)
 		want := slices.Clone(items)
 		slices.SortFunc(want, func(a, b overlayItem) int { return strings.Compare(a.key, b.key) })
 		for i := range got {

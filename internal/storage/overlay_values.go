@@ -37,30 +37,12 @@ func (v *sealedKVs) entry(j int) []byte { return v.buf[v.at[3*j]:v.at[3*j+2]] }
 // sealEncoded is seal that also returns the run's keys and its rows
 // encoded with enc, in the run's order, valid until the next seal.
 func (o *overlay) sealEncoded(epoch uint64, enc func([]byte, types.Row) ([]byte, error)) ([]overlayItem, *sealedKVs, error) {
-	o.releaseEncoded(len(o.items))
-	written := &o.encWritten
-	written.buf, written.at = written.buf[:0], written.at[:0]
-	for i, it := range o.items {
-		if i == 1 { // one allocation for a bulk epoch's buffer
-			written.buf = slices.Grow(written.buf, len(written.buf)*len(o.items)*5/4)
-			written.at = slices.Grow(written.at, 3*len(o.items))
-		}
-		start := len(written.buf)
-		written.buf = append(written.buf, it.key...)
-		mid := len(written.buf)
-		if it.row != nil {
-			var err error
-			if written.buf, err = enc(written.buf, it.row); err != nil {
-				return nil, nil, err
-			}
-		}
-		if len(written.buf) > math.MaxUint32 {
-			return nil, nil, errors.New("an epoch's writes to one table exceed 4 GiB")
-		}
-		written.at = append(written.at, uint32(start), uint32(mid), uint32(len(written.buf)))
+	o.releaseEncoded(o.items.len())
+	if err := o.encodeWritten(enc); err != nil {
+		return nil, nil, err
 	}
 	items := o.seal(epoch)
-	run := &o.encRun
+	written, run := &o.encWritten, &o.encRun
 	run.buf = slices.Grow(run.buf[:0], len(written.buf))
 	run.at = slices.Grow(run.at[:0], len(written.at))
 	for _, k := range o.lastOrder {
@@ -70,6 +52,39 @@ func (o *overlay) sealEncoded(epoch uint64, enc func([]byte, types.Row) ([]byte,
 		run.at = append(run.at, start, start+keyLen, uint32(len(run.buf)))
 	}
 	return items, run, nil
+}
+
+// encodeWritten encodes the unsealed items' keys and rows, in write
+// order, into encWritten.
+func (o *overlay) encodeWritten(enc func([]byte, types.Row) ([]byte, error)) error {
+	n := o.items.len()
+	written := &o.encWritten
+	written.buf, written.at = written.buf[:0], written.at[:0]
+	i := 0
+	for _, page := range o.items.pages {
+		for j := range page {
+			it := &page[j]
+			if i == 1 { // one allocation for a bulk epoch's buffer
+				written.buf = slices.Grow(written.buf, len(written.buf)*n*5/4)
+				written.at = slices.Grow(written.at, 3*n)
+			}
+			i++
+			start := len(written.buf)
+			written.buf = append(written.buf, it.key...)
+			mid := len(written.buf)
+			if it.row != nil {
+				var err error
+				if written.buf, err = enc(written.buf, it.row); err != nil {
+					return err
+				}
+			}
+			if len(written.buf) > math.MaxUint32 {
+				return errors.New("an epoch's writes to one table exceed 4 GiB")
+			}
+			written.at = append(written.at, uint32(start), uint32(mid), uint32(len(written.buf)))
+		}
+	}
+	return nil
 }
 
 // releaseEncoded lets the buffers of one huge epoch go, before they are
