@@ -41,15 +41,6 @@ func (l *itemLog) add(it overlayItem) int32 {
 	return int32(l.n - 1)
 }
 
-// each calls fn with every item in write order.
-func (l *itemLog) each(fn func(i int32, it *overlayItem)) {
-	for p, page := range l.pages {
-		for j := range page {
-			fn(int32(p<<itemPageBits+j), &page[j])
-		}
-	}
-}
-
 // capacity is the items the log holds room for.
 func (l *itemLog) capacity() int {
 	c := 0

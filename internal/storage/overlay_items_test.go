@@ -42,14 +42,18 @@ func checkItemLog(rt *rapid.T, l *itemLog, model []string) {
 			rt.Fatalf("at(%d) = %q, want %q", i, got, k)
 		}
 	}
+	// The seal reads the pages in order, item p<<itemPageBits+j at
+	// pages[p][j].
 	n := 0
-	l.each(func(i int32, it *overlayItem) {
-		if int(i) != n || it.key != model[n] {
-			rt.Fatalf("each: item %d at %d is %q, want %q", n, i, it.key, model[n])
+	for p, page := range l.pages {
+		for j := range page {
+			if i := p<<itemPageBits + j; i != n || page[j].key != model[n] {
+				rt.Fatalf("pages: item %d at %d is %q, want %q", n, i, page[j].key, model[n])
+			}
+			n++
 		}
-		n++
-	})
+	}
 	if n != len(model) {
-		rt.Fatalf("each visited %d of %d items", n, len(model))
+		rt.Fatalf("pages hold %d of %d items", n, len(model))
 	}
 }

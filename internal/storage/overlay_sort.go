@@ -43,9 +43,11 @@ func (o *overlay) sortedItems() []overlayItem {
 	if cap(keys) < n {
 		keys = make([]sortKey, 0, n) // not grown by append
 	}
-	items.each(func(i int32, it *overlayItem) {
-		keys = append(keys, newSortKey(it.key, int(i)))
-	})
+	for p, page := range items.pages {
+		for j := range page {
+			keys = append(keys, newSortKey(page[j].key, p<<itemPageBits+j))
+		}
+	}
 	keys = sortKeys(keys, func(i int32) string { return items.at(i).key }, &o.sortTmp)
 	o.sortKeys = keys
 	out := o.spare[:0] // a pruned run's storage, if it is large enough
