@@ -31,10 +31,10 @@ import (
 // the batch must then leave out, byFile: those written, and the fresh keys
 // deleted again within the epoch (no layer held them before, none holds
 // them after). With few fresh keys it returns no file and byFile empty.
-func (t *StateTable) maybeSealFreshItems(epoch uint64, items []overlayItem, vals *sealedKVs, fresh types.Bitmap) (byFile types.Bitmap, f *ingestFile, err error) {
+func (t *StateTable) maybeSealFreshItems(epoch uint64, vals *sealedKVs, fresh types.Bitmap) (byFile types.Bitmap, f *ingestFile, err error) {
 	n, size := 0, 0
-	for j, it := range items {
-		if it.row != nil && fresh.Get(j) {
+	for j := range vals.len() {
+		if !vals.tombstone(j) && fresh.Get(j) {
 			n++
 			size += len(vals.entry(j))
 		}
@@ -45,8 +45,8 @@ func (t *StateTable) maybeSealFreshItems(epoch uint64, items []overlayItem, vals
 	byFile = fresh.Clone()
 	name := t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner)
 	f, err = t.store.writeSST(name, &t.store.writerOpts, func(add func(k, v []byte) error) error {
-		for j, it := range items {
-			if it.row == nil || !fresh.Get(j) {
+		for j := range vals.len() {
+			if vals.tombstone(j) || !fresh.Get(j) {
 				continue
 			}
 			if err := add(vals.key(j), vals.value(j)); err != nil {

@@ -30,7 +30,7 @@ type overlay struct {
 	index   *btreemap.BTreeMap[string, int32]
 	scanned bool // a scan read index since the last seal
 	runs    []sealedRun
-	spare   []overlayItem // a pruned run's storage, reused by the next seal
+	spare   itemLog // a pruned run's pages, for the next epoch's writes
 
 	srcScratch  [][]overlayItem // see gather
 	pendScratch []overlayItem
@@ -43,10 +43,8 @@ type overlay struct {
 	fresh     types.Bitmap
 	lastFresh types.Bitmap
 
-	// lastOrder is the last seal's order: run item j was unsealed item
-	// lastOrder[j]. encWritten and encRun are sealEncoded's buffers
+	// encWritten and encRun are sealEncoded's buffers
 	// (overlay_values.go).
-	lastOrder  []int32
 	encWritten sealedKVs
 	encRun     sealedKVs
 
@@ -73,11 +71,22 @@ type overlayItem struct {
 	row types.Row
 }
 
-// sealedRun is one sealed, uncommitted epoch's writes, sorted by key.
+// sealedRun is one sealed, uncommitted epoch's writes: the epoch's items
+// as they were written, and order, their positions in key order. The
+// items are not gathered into key order: that read a bulk epoch's million
+// 40-byte items at random, and the seal itself needs only their encodings
+// (sealEncoded). Lookups and scans until the commit read through order.
 type sealedRun struct {
-	epoch uint64
-	items []overlayItem
+	epoch   uint64
+	log     itemLog
+	order   []int32
+	scratch []overlayItem // span's result
 }
+
+func (r *sealedRun) len() int { return len(r.order) }
+
+// item returns the run's j-th item in key order.
+func (r *sealedRun) item(j int) *overlayItem { return r.log.at(r.order[j]) }
 
 func newOverlay() *overlay {
 	return &overlay{pending: newKeyIndex(0)}
@@ -142,12 +151,12 @@ func (o *overlay) sealedGet(key []byte) (overlayItem, bool) {
 
 // find binary-searches the run for key.
 func (r *sealedRun) find(key []byte) (overlayItem, bool) {
-	lo, hi := 0, len(r.items)
+	lo, hi := 0, r.len()
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		switch c := strings.Compare(r.items[m].key, string(key)); {
+		switch c := strings.Compare(r.item(m).key, string(key)); {
 		case c == 0:
-			return r.items[m], true
+			return *r.item(m), true
 		case c < 0:
 			lo = m + 1
 		default:
@@ -170,24 +179,27 @@ func (o *overlay) hasUnsealed() bool { return o.items.len() > 0 }
 // per epoch.
 func (o *overlay) len() int {
 	n := o.items.len()
-	for _, r := range o.runs {
-		n += len(r.items)
+	for i := range o.runs {
+		n += o.runs[i].len()
 	}
 	return n
 }
 
-// seal moves the unsealed writes into a sorted run for epoch and returns
-// them in key order. The caller must not keep the slice past the next
-// prune.
-func (o *overlay) seal(epoch uint64) []overlayItem {
-	items := o.sortedItems()
-	o.runs = append(o.runs, sealedRun{epoch: epoch, items: items})
+// seal moves the unsealed writes into a run for epoch and returns it.
+// The caller must not keep the run past the next seal or prune.
+func (o *overlay) seal(epoch uint64) *sealedRun {
+	keys := o.sortedKeys()
+	order := make([]int32, len(keys))
+	for j, k := range keys {
+		order[j] = k.pos
+	}
+	o.runs = append(o.runs, sealedRun{epoch: epoch, log: o.items, order: order})
 	o.sealFreshBits()
-	// The unsorted slice is free now; the run's storage comes back through
-	// spare when it is pruned.
-	n := len(items)
+	// The run keeps the items' pages; the next epoch's writes go to a
+	// pruned run's, if there is one.
+	n := len(order)
 	o.lastSealed = n
-	o.items.reset(max(retainItems, 4*n))
+	o.items, o.spare = o.spare, itemLog{}
 	if oversized(cap(o.sortKeys), n) {
 		o.sortKeys = nil
 	}
@@ -207,22 +219,14 @@ func (o *overlay) seal(epoch uint64) []overlayItem {
 		}
 	}
 	o.scanned = false
-	return items
+	return &o.runs[len(o.runs)-1]
 }
 
-// sealFreshBits records the order of the seal just done (o.sortKeys) in
-// lastOrder and moves the fresh marks of the items it sealed to
-// lastFresh, in the run's order.
+// sealFreshBits moves the fresh marks of the items the last seal sealed
+// (in o.sortKeys's order) to lastFresh, in the run's order.
 func (o *overlay) sealFreshBits() {
 	clear(o.lastFresh)
 	o.lastFresh = o.lastFresh[:0]
-	o.lastOrder = o.lastOrder[:0]
-	if oversized(cap(o.lastOrder), len(o.sortKeys)) {
-		o.lastOrder = nil // one huge epoch's buffer
-	}
-	for _, k := range o.sortKeys {
-		o.lastOrder = append(o.lastOrder, k.pos)
-	}
 	if !o.fresh.Any() {
 		return
 	}
@@ -241,13 +245,14 @@ func (o *overlay) sealedFresh() types.Bitmap { return o.lastFresh }
 
 // prune drops the runs of epochs ≤ committed: Pebble has them now. No
 // iterator may be open (their Pebble view may predate the commit). The
-// largest dropped run's storage is kept for the next epoch's writes.
+// largest dropped run's pages are kept for a later epoch's writes.
 func (o *overlay) prune(committed uint64) {
 	n := 0
 	for n < len(o.runs) && o.runs[n].epoch <= committed {
-		if s := o.runs[n].items; cap(s) > cap(o.spare) && !oversized(cap(s), o.lastSealed) {
-			clear(s)
-			o.spare = s[:0]
+		l := o.runs[n].log
+		if c := l.capacity(); c > o.spare.capacity() && !oversized(c, o.lastSealed) {
+			l.reset(c)
+			o.spare = l
 		}
 		n++
 	}
@@ -255,6 +260,9 @@ func (o *overlay) prune(committed uint64) {
 		return
 	}
 	o.runs = slices.Delete(o.runs, 0, n)
+	if o.items.len() == 0 && o.spare.capacity() > o.items.capacity() {
+		o.items, o.spare = o.spare, o.items
+	}
 }
 
 // ensureIndex builds the ordered index over the unsealed writes.

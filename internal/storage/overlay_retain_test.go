@@ -14,13 +14,13 @@ func TestOverlayReleasesHugeEpochBuffers(t *testing.T) {
 	const big = 20 * retainItems
 	row := types.Row{int64(1)}
 	seal := func(e uint64) {
-		items, kvs, err := o.sealEncoded(e, func(dst []byte, r types.Row) ([]byte, error) {
+		run, kvs, err := o.sealEncoded(e, func(dst []byte, r types.Row) ([]byte, error) {
 			return append(dst, "value"...), nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for j, it := range items { // the buffers let go are not the ones returned
+		for j, it := range runItems(run) { // the buffers let go are not the ones returned
 			if string(kvs.key(j)) != it.key || string(kvs.value(j)) != "value" {
 				t.Fatalf("epoch %d, item %d: sealed %q=%q, want %q=value", e, j, kvs.key(j), kvs.value(j), it.key)
 			}
@@ -38,7 +38,7 @@ func TestOverlayReleasesHugeEpochBuffers(t *testing.T) {
 		seal(e)
 		o.prune(e)
 	}
-	for _, c := range []int{cap(o.lastOrder), cap(o.encWritten.at) / 3, cap(o.encRun.at) / 3, cap(o.encWritten.buf) / 32, cap(o.encRun.buf) / 32} {
+	for _, c := range []int{cap(o.encWritten.at) / 3, cap(o.encRun.at) / 3, cap(o.encWritten.buf) / 32, cap(o.encRun.buf) / 32} {
 		if c > retainItems {
 			t.Errorf("a seal's encoding buffers keep room for %d items", c)
 		}
@@ -46,7 +46,7 @@ func TestOverlayReleasesHugeEpochBuffers(t *testing.T) {
 	if c := o.items.capacity(); c > retainItems {
 		t.Errorf("items keeps capacity %d", c)
 	}
-	if c := cap(o.spare); c > retainItems {
+	if c := o.spare.capacity(); c > retainItems {
 		t.Errorf("spare keeps capacity %d", c)
 	}
 	if c := cap(o.sortKeys); c > retainItems {
@@ -56,7 +56,7 @@ func TestOverlayReleasesHugeEpochBuffers(t *testing.T) {
 		t.Errorf("pending map sized for %d keys is kept", o.pendingPeak)
 	}
 	for _, r := range o.runs {
-		if c := cap(r.items); c > retainItems {
+		if c := r.log.capacity(); c > retainItems {
 			t.Errorf("run of epoch %d keeps capacity %d", r.epoch, c)
 		}
 	}
@@ -74,7 +74,7 @@ func TestOverlayReusesSteadyEpochBuffers(t *testing.T) {
 		o.seal(e)
 		o.prune(e)
 	}
-	if c := o.items.capacity() + cap(o.spare); c < n {
+	if c := o.items.capacity() + o.spare.capacity(); c < n {
 		t.Errorf("steady epochs of %d writes keep only %d items of buffer", n, c)
 	}
 }

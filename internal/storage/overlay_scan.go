@@ -101,21 +101,27 @@ func (o *overlay) gather(sp overlaySpan, max int) [][]overlayItem {
 	return srcs
 }
 
-// span returns up to max of the run's items in sp, without copying.
+// span returns up to max of the run's items in sp, in r.scratch (valid
+// until the next call).
 func (r *sealedRun) span(sp overlaySpan, max int) []overlayItem {
-	lo, hi := 0, len(r.items)
+	lo, hi := 0, r.len()
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		c := strings.Compare(r.items[m].key, sp.lo)
+		c := strings.Compare(r.item(m).key, sp.lo)
 		if c < 0 || (c == 0 && sp.after) {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	end := lo
-	for end < len(r.items) && end-lo < max && (!sp.hasHi || r.items[end].key < sp.hi) {
-		end++
+	out := r.scratch[:0]
+	for j := lo; j < r.len() && len(out) < max; j++ {
+		it := r.item(j)
+		if sp.hasHi && it.key >= sp.hi {
+			break
+		}
+		out = append(out, *it)
 	}
-	return r.items[lo:end]
+	r.scratch = out
+	return out
 }

@@ -32,15 +32,14 @@ func newSortKey(key string, pos int) sortKey {
 	return k
 }
 
-// sortedItems returns o.items sorted by key, in a new slice; o.items keeps
-// its old order, and o.spare is used up. Sorting the items directly spent most of its time
+// sortedKeys returns the unsealed items' sort keys in key order (in
+// o.sortKeys). Sorting the items directly spent most of its time
 // comparing the prefix every key shares and moving 40-byte items; here
-// most comparisons are of one integer, and each item moves once.
-func (o *overlay) sortedItems() []overlayItem {
+// most comparisons are of one integer, and no item moves.
+func (o *overlay) sortedKeys() []sortKey {
 	items := &o.items
-	n := items.len()
 	keys := o.sortKeys[:0]
-	if cap(keys) < n {
+	if n := items.len(); cap(keys) < n {
 		keys = make([]sortKey, 0, n) // not grown by append
 	}
 	for p, page := range items.pages {
@@ -50,15 +49,7 @@ func (o *overlay) sortedItems() []overlayItem {
 	}
 	keys = sortKeys(keys, func(i int32) string { return items.at(i).key }, &o.sortTmp)
 	o.sortKeys = keys
-	out := o.spare[:0] // a pruned run's storage, if it is large enough
-	o.spare = nil
-	if cap(out) < n {
-		out = make([]overlayItem, 0, n)
-	}
-	for _, k := range keys {
-		out = append(out, *items.at(k.pos))
-	}
-	return out
+	return keys
 }
 
 // keyWord reads key[from:][:8] as a big-endian integer, padded with

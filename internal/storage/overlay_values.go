@@ -31,27 +31,33 @@ func (v *sealedKVs) key(j int) []byte { return v.buf[v.at[3*j]:v.at[3*j+1]] }
 // value returns item j's encoded value (empty: a tombstone).
 func (v *sealedKVs) value(j int) []byte { return v.buf[v.at[3*j+1]:v.at[3*j+2]] }
 
+// len returns the number of items.
+func (v *sealedKVs) len() int { return len(v.at) / 3 }
+
+// tombstone reports whether item j deletes its key.
+func (v *sealedKVs) tombstone(j int) bool { return v.at[3*j+1] == v.at[3*j+2] }
+
 // entry returns item j's key and value together, as one span.
 func (v *sealedKVs) entry(j int) []byte { return v.buf[v.at[3*j]:v.at[3*j+2]] }
 
 // sealEncoded is seal that also returns the run's keys and its rows
 // encoded with enc, in the run's order, valid until the next seal.
-func (o *overlay) sealEncoded(epoch uint64, enc func([]byte, types.Row) ([]byte, error)) ([]overlayItem, *sealedKVs, error) {
+func (o *overlay) sealEncoded(epoch uint64, enc func([]byte, types.Row) ([]byte, error)) (*sealedRun, *sealedKVs, error) {
 	o.releaseEncoded(o.items.len())
 	if err := o.encodeWritten(enc); err != nil {
 		return nil, nil, err
 	}
-	items := o.seal(epoch)
+	r := o.seal(epoch)
 	written, run := &o.encWritten, &o.encRun
 	run.buf = slices.Grow(run.buf[:0], len(written.buf))
 	run.at = slices.Grow(run.at[:0], len(written.at))
-	for _, k := range o.lastOrder {
+	for _, k := range r.order {
 		start := uint32(len(run.buf))
 		run.buf = append(run.buf, written.entry(int(k))...)
 		keyLen := written.at[3*k+1] - written.at[3*k]
 		run.at = append(run.at, start, start+keyLen, uint32(len(run.buf)))
 	}
-	return items, run, nil
+	return r, run, nil
 }
 
 // encodeWritten encodes the unsealed items' keys and rows, in write
@@ -76,6 +82,9 @@ func (o *overlay) encodeWritten(enc func([]byte, types.Row) ([]byte, error)) err
 				var err error
 				if written.buf, err = enc(written.buf, it.row); err != nil {
 					return err
+				}
+				if len(written.buf) == mid {
+					return errors.New("a row encoded to no bytes, which reads as a tombstone")
 				}
 			}
 			if len(written.buf) > math.MaxUint32 {

@@ -230,22 +230,22 @@ func (t *StateTable) sealInto(sb *stagedBatch, epoch uint64) error {
 		return err
 	}
 	sb.addFile(f)
-	items, vals, err := t.overlay.sealEncoded(epoch, t.lay.encodeValue)
+	_, vals, err := t.overlay.sealEncoded(epoch, t.lay.encodeValue)
 	if err != nil {
 		return err
 	}
-	byFile, f, err := t.maybeSealFreshItems(epoch, items, vals, t.overlay.sealedFresh())
+	byFile, f, err := t.maybeSealFreshItems(epoch, vals, t.overlay.sealedFresh())
 	if err != nil {
 		return err
 	}
 	sb.addFile(f)
-	sb.batch = t.store.db.NewBatchWithSize(batchSize(items, vals, byFile) + t.freshSealedSize())
+	sb.batch = t.store.db.NewBatchWithSize(batchSize(vals, byFile) + t.freshSealedSize())
 	// Fresh rows first: an overlay write of the same key is newer.
 	if err := t.sealFresh(sb.batch, epoch); err != nil {
 		return err
 	}
 	// In key order: Pebble's memtable inserts a sorted batch faster.
-	if err := t.batchSealed(sb.batch, items, vals, byFile); err != nil {
+	if err := t.batchSealed(sb.batch, vals, byFile); err != nil {
 		return err
 	}
 	return t.sealCounts(sb.batch)
@@ -253,9 +253,9 @@ func (t *StateTable) sealInto(sb *stagedBatch, epoch uint64) error {
 
 // batchSize is the bytes of the batch holding the run's items that the
 // file did not take (byFile).
-func batchSize(items []overlayItem, vals *sealedKVs, byFile types.Bitmap) int {
+func batchSize(vals *sealedKVs, byFile types.Bitmap) int {
 	n := 1 << 10
-	for j := range items {
+	for j := range vals.len() {
 		if !byFile.Get(j) {
 			n += len(vals.entry(j)) + 16 // record header, value length
 		}
@@ -265,13 +265,13 @@ func batchSize(items []overlayItem, vals *sealedKVs, byFile types.Bitmap) int {
 
 // batchSealed writes the run's items that the file did not take
 // (byFile) into b.
-func (t *StateTable) batchSealed(b *pebble.Batch, items []overlayItem, vals *sealedKVs, byFile types.Bitmap) error {
-	for j, it := range items {
+func (t *StateTable) batchSealed(b *pebble.Batch, vals *sealedKVs, byFile types.Bitmap) error {
+	for j := range vals.len() {
 		if byFile.Get(j) {
 			continue
 		}
 		var err error
-		if it.row == nil {
+		if vals.tombstone(j) {
 			err = b.Delete(vals.key(j), nil)
 		} else {
 			err = b.Set(vals.key(j), vals.value(j), nil)
