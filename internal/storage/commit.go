@@ -119,6 +119,7 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, meta map[string][]byte
 	if err != nil {
 		return err
 	}
+	defer s.points.changed() // whatever reached Pebble is visible by now
 	// Sized up front: a bulk epoch's batches are tens of megabytes, and
 	// growing one by doubling copied them again and again.
 	size := 1 << 10

@@ -56,6 +56,7 @@ func (s *Store) DropTableState(ctx context.Context, tableID uint32) error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("storage: drop table %d: %w", tableID, err)
 	}
+	s.points.changed()
 	if err := s.removeSegmentsOf(tableID, func(string) bool { return true }); err != nil {
 		return fmt.Errorf("storage: drop table %d: %w", tableID, err)
 	}

@@ -17,7 +17,8 @@ import (
 // The tail is read first, under its lock, then Pebble: an entry leaves
 // the tail only after the commit that holds it is visible in Pebble, so a
 // key missing from the tail is in Pebble by the time it is read there,
-// unless it is absent. A newer write cannot come in between: the caller
+// unless it is absent. Pebble is read through a pooled iterator made
+// after that commit (point_iter.go). A newer write cannot come in between: the caller
 // holds the table's write lock.
 //
 // The table must have no fresh runs (they are for tables keyed by a hidden
@@ -30,9 +31,24 @@ func (s *Store) LatestGet(ctx context.Context, desc TableDesc, pk types.Row) (ty
 	if row, found, inTail, err := s.tailGet(desc.ID, key); err != nil || inTail {
 		return row, found, err
 	}
+	// Every commit that pruned the tail read above is counted by now.
+	want := s.points.gen.Load()
 	s.visMu.RLock()
-	defer s.visMu.RUnlock()
-	return getRow(s.db, lay, key)
+	pi, err := s.points.get(s.db, want)
+	s.visMu.RUnlock()
+	if err != nil {
+		return nil, false, err
+	}
+	defer s.points.put(pi)
+	var row types.Row
+	found, err := pi.read(key, func(v []byte) (err error) {
+		row, err = lay.decodeValue(v)
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("storage: table %d get: %w", desc.ID, err)
+	}
+	return row, found, nil
 }
 
 // tailGet looks key up in the table's tail: inTail says the tail decided

@@ -124,6 +124,8 @@ type Store struct {
 	// files ahead of its batch: they would see the rows without the
 	// epoch's marker.
 	visMu sync.RWMutex
+	// points pools iterators for LatestGet (point_iter.go).
+	points pointIters
 	// Big DML records in files of their own (dml_segment.go).
 	segmentDir     string
 	segmentDirMade atomic.Bool
@@ -328,6 +330,7 @@ func (s *Store) Close() error {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	ackErr := s.acked.close()
+	s.points.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("storage: close pebble: %w", err)
 	}

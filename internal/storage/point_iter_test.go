@@ -1,0 +1,85 @@
+package storage
+
+import (
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// TestPointItersSeeChanges checks the pool's one promise: an iterator it
+// hands out for want sees every change counted up to want, however the
+// iterators made before the change come back (returned after it, or
+// still idle in the pool when the reader asks).
+func TestPointItersSeeChanges(t *testing.T) {
+	db, err := pebble.Open("db", &pebble.Options{FS: vfs.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p pointIters
+	has := func(pi *pointIter, key string) bool {
+		t.Helper()
+		found, err := pi.read([]byte(key), func([]byte) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found
+	}
+	change := func(key string) {
+		t.Helper()
+		if err := db.Set([]byte(key), []byte("v"), pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+		p.changed()
+	}
+	get := func() *pointIter {
+		t.Helper()
+		pi, err := p.get(db, p.gen.Load())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pi
+	}
+
+	// An iterator in use during a change comes back after it.
+	inUse := get()
+	change("a")
+	p.put(inUse)
+	if n := len(p.mu.free); n != 0 {
+		t.Fatalf("the pool keeps %d iterators made before the last change: they pin its memtables", n)
+	}
+	if pi := get(); !has(pi, "a") {
+		t.Fatal("a reader got an iterator made before the change it wants")
+	} else {
+		p.put(pi)
+	}
+
+	// A change counted but not yet drained from the pool.
+	idle := get()
+	p.put(idle)
+	if err := db.Set([]byte("b"), []byte("v"), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	p.gen.Add(1) // changed() has counted b, not yet closed the idle iterator
+	if pi := get(); !has(pi, "b") {
+		t.Fatal("a reader got an idle iterator made before the change it wants")
+	} else {
+		p.put(pi)
+	}
+
+	// Iterators made at the current gen are reused, and all are closed.
+	a := get()
+	p.put(a)
+	if b := get(); b != a {
+		t.Fatal("a current iterator was not reused")
+	} else {
+		p.put(b)
+	}
+	p.close()
+	if _, err := p.get(db, 0); err == nil {
+		t.Fatal("get after close: no error")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("close: %v (an iterator left open)", err)
+	}
+}
