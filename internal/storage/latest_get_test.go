@@ -83,12 +83,15 @@ func TestLatestGetSeesEachCommit(t *testing.T) {
 		if _, ok := get(k); ok {
 			t.Fatalf("epoch %d: key %d found before its write", e, k)
 		}
-		b := types.NewBuilder(desc.Types, 2)
+		b := types.NewBuilder(desc.Types, 4) // more than it holds: Append would cut the chunk
 		b.Append(types.Insert, types.Row{k, "x", k})
 		b.Append(types.Insert, types.Row{int64(0), "x", k})
 		seq, err := s.WriteDML(ctx, desc.ID, DMLWrite{Payload: []byte{1}, Tail: &desc, Rows: b.Take()})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if _, ok := get(k); !ok {
+			t.Fatalf("epoch %d: key %d missing from the tail after its write", e, k)
 		}
 		for _, r := range []types.Row{{k, "x", k}, {int64(0), "x", k}} {
 			if err := tbl.Insert(r); err != nil {

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -185,30 +184,51 @@ func (t *tail) encode(block []byte, row types.Row, left int) (val, rest []byte, 
 // PruneTail forgets the table's tail writes with seq ≤ through: a committed
 // epoch has applied every record up to through, and that commit is visible
 // to every snapshot taken from now on.
+//
+// It forgets them pruneBatch at a time, letting the tails' lock go in
+// between: every DML writer and key check of every table takes that lock,
+// and pruning an epoch of 15 000 single-row INSERTs in one hold kept them
+// all waiting about 12 ms a second (sluice-bench ingest's INSERT figure,
+// whose p99 was twice Postgres's). A reader between two batches sees some
+// of the writes still in the tail and the rest only in Pebble, which holds
+// them all.
 func (s *Store) PruneTail(tableID uint32, through uint64) {
+	for s.pruneTailSome(tableID, through, pruneBatch) {
+	}
+}
+
+// pruneBatch is the most tail writes PruneTail forgets in one hold of
+// the tails' lock (a few hundred microseconds).
+var pruneBatch = 512
+
+// pruneTailSome forgets up to max of the table's tail writes with seq ≤
+// through, oldest first, and reports whether more are left.
+func (s *Store) pruneTailSome(tableID uint32, through uint64, max int) bool {
 	s.tails.mu.Lock()
 	defer s.tails.mu.Unlock()
 	t := s.tails.mu.tables[tableID]
 	if t == nil {
-		return
+		return false
 	}
 	t.pruneFresh(through)
 	n := 0
-	if len(t.order) > 0 && t.order[0].seq <= through {
-		t.gen++
-	}
-	for n < len(t.order) && t.order[n].seq <= through {
+	for n < len(t.order) && n < max && t.order[n].seq <= through {
 		w := t.order[n]
 		if _, e, ok := t.tree.Get(w.key); ok && e.seq <= through {
 			t.tree.Delete(w.key)
 		}
 		n++
 	}
+	if n > 0 {
+		t.gen++
+	}
 	if n == len(t.order) {
 		t.order = nil // let a huge statement's buffer go
-		return
+		return false
 	}
-	t.order = slices.Delete(t.order, 0, n)
+	clear(t.order[:n]) // the keys, for the collector
+	t.order = t.order[n:]
+	return t.order[0].seq <= through
 }
 
 // DropTail forgets a dropped table's tail.

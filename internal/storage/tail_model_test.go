@@ -16,7 +16,8 @@ import (
 // TestLatestSnapshotMatchesModel drives a table the way the engine does:
 // DML records enter the log and the tail; now and then a "table job"
 // applies a prefix of the log to the table's state, commits it and prunes
-// the tail through that prefix. After every step, a latest snapshot (scan
+// the tail through that prefix, all of it or (as between two of
+// PruneTail's holds of its lock) part of it, or not yet. After every step, a latest snapshot (scan
 // and point reads) must equal the model of every record applied so far,
 // and a committed-only snapshot must equal the committed prefix. A
 // transaction's own writes (OwnWrites) come and go in between, and a
@@ -53,7 +54,11 @@ func TestLatestSnapshotMatchesModel(t *testing.T) {
 			}
 		}
 		for step := range rapid.IntRange(1, 40).Draw(rt, "steps") {
-			switch rapid.IntRange(0, 4).Draw(rt, fmt.Sprint("op", step)) {
+			switch rapid.IntRange(0, 5).Draw(rt, fmt.Sprint("op", step)) {
+			case 5: // a prune stops after one write (PruneTail lets its lock go)
+				if applied > 0 {
+					s.pruneTailSome(desc.ID, log[applied-1].seq, 1)
+				}
 			case 4: // the transaction block stages a chunk
 				b := types.NewBuilder(desc.Types, 16)
 				for j := range rapid.IntRange(1, 3).Draw(rt, fmt.Sprint("on", step)) {
@@ -111,7 +116,7 @@ func TestLatestSnapshotMatchesModel(t *testing.T) {
 				if err := s.Commit(ctx, epoch, nil); err != nil {
 					rt.Fatal(err)
 				}
-				if to > 0 {
+				if to > 0 && rapid.Bool().Draw(rt, fmt.Sprint("prune", step)) {
 					s.PruneTail(desc.ID, log[to-1].seq)
 				}
 				applied = to
@@ -228,4 +233,32 @@ func rowStrings(rt *rapid.T, it Iterator, err error) []string {
 	_ = it.Close()
 	slices.Sort(out)
 	return out
+}
+
+// TestPruneTailInBatches prunes more writes than fit in one hold of the
+// tails' lock: all of them must go, and the writes after through stay.
+func TestPruneTailInBatches(t *testing.T) {
+	defer func(n int) { pruneBatch = n }(pruneBatch)
+	pruneBatch = 3
+	ctx := context.Background()
+	s := openMem(t, nil)
+	desc := kvDesc(7)
+	var seqs []uint64
+	for k := range int64(11) {
+		b := types.NewBuilder(desc.Types, 4)
+		b.Append(types.Insert, types.Row{k, "x", k})
+		seq, err := s.WriteDML(ctx, desc.ID, DMLWrite{Payload: []byte{1}, Tail: &desc, Rows: b.Take()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, seq)
+	}
+	s.PruneTail(desc.ID, seqs[9])
+	if n := s.TailLen(desc.ID); n != 1 {
+		t.Fatalf("after pruning 10 of 11 writes in batches of 3: the tail holds %d, want 1", n)
+	}
+	s.PruneTail(desc.ID, seqs[10])
+	if n := s.TailLen(desc.ID); n != 0 {
+		t.Fatalf("after pruning every write: the tail holds %d", n)
+	}
 }
