@@ -18,8 +18,8 @@ import (
 // the tail only after the commit that holds it is visible in Pebble, so a
 // key missing from the tail is in Pebble by the time it is read there,
 // unless it is absent. Pebble is read through a pooled iterator made
-// after that commit (point_iter.go). A newer write cannot come in between: the caller
-// holds the table's write lock.
+// after that commit (point_iter.go). A newer write cannot come in
+// between: the caller holds the table's write lock.
 //
 // The table must have no fresh runs (they are for tables keyed by a hidden
 // row id, which have no key to check).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -24,7 +25,9 @@ import (
 // iterator made at gen g sees every change counted up to g, so a reader
 // that needs the changes up to want takes one whose gen ≥ want. Older
 // iterators are closed when they come back, or at the next change if
-// they are idle, so none pins memtables or files for long.
+// they are idle. One is also not reused past pointIterMaxAge, so that
+// while barriers are stuck (no commit for minutes) the pool does not pin
+// the memtables and files of the minute they stopped.
 type pointIters struct {
 	gen atomic.Uint64
 	mu  struct {
@@ -34,11 +37,15 @@ type pointIters struct {
 	}
 }
 
-// pointIter is one pooled iterator and the gen it was made at.
+// pointIter is one pooled iterator, the gen it was made at, and when.
 type pointIter struct {
-	it  *pebble.Iterator
-	gen uint64
+	it   *pebble.Iterator
+	gen  uint64
+	made time.Time
 }
+
+// pointIterMaxAge is how long a pooled iterator is reused at most.
+var pointIterMaxAge = time.Second
 
 // changed counts a change that point reads must see, and closes the idle
 // iterators made before it. Call it after the change is visible in db.
@@ -64,7 +71,7 @@ func (p *pointIters) get(db *pebble.DB, want uint64) (*pointIter, error) {
 	for n := len(p.mu.free); n > 0; n = len(p.mu.free) {
 		pi := p.mu.free[n-1]
 		p.mu.free = p.mu.free[:n-1]
-		if pi.gen >= want {
+		if pi.gen >= want && time.Since(pi.made) < pointIterMaxAge {
 			p.mu.Unlock()
 			closeAll(stale)
 			return pi, nil
@@ -78,7 +85,7 @@ func (p *pointIters) get(db *pebble.DB, want uint64) (*pointIter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: point read iterator: %w", err)
 	}
-	return &pointIter{it: it, gen: gen}, nil
+	return &pointIter{it: it, gen: gen, made: time.Now()}, nil
 }
 
 // put returns pi to the pool, or closes it when a change made it stale

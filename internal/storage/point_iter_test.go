@@ -2,6 +2,7 @@ package storage
 
 import (
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -74,6 +75,16 @@ func TestPointItersSeeChanges(t *testing.T) {
 		t.Fatal("a current iterator was not reused")
 	} else {
 		p.put(b)
+	}
+	// Past its age an iterator is not reused, even with nothing changed.
+	defer func(d time.Duration) { pointIterMaxAge = d }(pointIterMaxAge)
+	pointIterMaxAge = 0
+	c := get()
+	p.put(c)
+	if d := get(); d == c {
+		t.Fatal("an iterator past its age was reused")
+	} else {
+		p.put(d)
 	}
 	p.close()
 	if _, err := p.get(db, 0); err == nil {

@@ -201,9 +201,9 @@ func (s *Store) PruneTail(tableID uint32, through uint64) {
 // the tails' lock (a few hundred microseconds).
 var pruneBatch = 512
 
-// pruneTailSome forgets up to max of the table's tail writes with seq ≤
-// through, oldest first, and reports whether more are left.
-func (s *Store) pruneTailSome(tableID uint32, through uint64, max int) bool {
+// pruneTailSome forgets up to limit of the table's tail writes with seq
+// ≤ through, oldest first, and reports whether more are left.
+func (s *Store) pruneTailSome(tableID uint32, through uint64, limit int) bool {
 	s.tails.mu.Lock()
 	defer s.tails.mu.Unlock()
 	t := s.tails.mu.tables[tableID]
@@ -212,7 +212,7 @@ func (s *Store) pruneTailSome(tableID uint32, through uint64, max int) bool {
 	}
 	t.pruneFresh(through)
 	n := 0
-	for n < len(t.order) && n < max && t.order[n].seq <= through {
+	for n < len(t.order) && n < limit && t.order[n].seq <= through {
 		w := t.order[n]
 		if _, e, ok := t.tree.Get(w.key); ok && e.seq <= through {
 			t.tree.Delete(w.key)
