@@ -41,6 +41,14 @@ func TestPointItersSeeChanges(t *testing.T) {
 		}
 		return pi
 	}
+	mustSee := func(key, why string) {
+		t.Helper()
+		pi := get()
+		defer p.put(pi)
+		if !has(pi, key) {
+			t.Fatalf("a reader got %s made before the change it wants", why)
+		}
+	}
 
 	// An iterator in use during a change comes back after it.
 	inUse := get()
@@ -49,11 +57,7 @@ func TestPointItersSeeChanges(t *testing.T) {
 	if n := len(p.mu.free); n != 0 {
 		t.Fatalf("the pool keeps %d iterators made before the last change: they pin its memtables", n)
 	}
-	if pi := get(); !has(pi, "a") {
-		t.Fatal("a reader got an iterator made before the change it wants")
-	} else {
-		p.put(pi)
-	}
+	mustSee("a", "an iterator")
 
 	// A change counted but not yet drained from the pool.
 	idle := get()
@@ -62,11 +66,7 @@ func TestPointItersSeeChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.gen.Add(1) // changed() has counted b, not yet closed the idle iterator
-	if pi := get(); !has(pi, "b") {
-		t.Fatal("a reader got an idle iterator made before the change it wants")
-	} else {
-		p.put(pi)
-	}
+	mustSee("b", "an idle iterator")
 
 	// Iterators made at the current gen are reused, and all are closed.
 	a := get()
