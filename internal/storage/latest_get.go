@@ -31,11 +31,14 @@ func (s *Store) LatestGet(ctx context.Context, desc TableDesc, pk types.Row) (ty
 	if row, found, inTail, err := s.tailGet(desc.ID, key); err != nil || inTail {
 		return row, found, err
 	}
-	// Every commit that pruned the tail read above is counted by now.
-	want := s.points.gen.Load()
-	s.visMu.RLock()
-	pi, err := s.points.get(s.db, want)
-	s.visMu.RUnlock()
+	// Every prune of a write the tail read above no longer held is
+	// counted by now (PruneTail counts itself under the tails' lock).
+	pi, err := s.points.take(s.points.gen.Load())
+	if err == nil && pi == nil {
+		s.visMu.RLock()
+		pi, err = s.points.make(s.db)
+		s.visMu.RUnlock()
+	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -21,13 +21,21 @@ import (
 // UseL6Filters, so an absent key is mostly answered by filters.
 //
 // An iterator sees the database as it was when it was made. gen counts
-// the changes a point read must see (a commit, a dropped table): an
-// iterator made at gen g sees every change counted up to g, so a reader
-// that needs the changes up to want takes one whose gen ≥ want. Older
-// iterators are closed when they come back, or at the next change if
-// they are idle. One is also not reused past pointIterMaxAge, so that
-// while barriers are stuck (no commit for minutes) the pool does not pin
-// the memtables and files of the minute they stopped.
+// the changes a point read must see: an iterator made at gen g sees every
+// change counted up to g, so a reader that needs the changes up to want
+// takes one whose gen ≥ want. A change is counted once it is visible in
+// Pebble: a commit, a dropped table, and the prune of a table's tail
+// (PruneTail counts itself before it removes anything, under the tails'
+// lock, so a reader that misses a pruned write in the tail wants an
+// iterator made after the prune, hence after the commit that holds the
+// write; the prune runs in the background and may see a commit before
+// Commit has returned).
+//
+// Iterators made before the last change are closed when they come back,
+// or when a reader or the next change finds them idle; none is reused
+// past pointIterMaxAge, so that while barriers are stuck (no commit for
+// minutes) the pool does not pin the memtables and files of the moment
+// they stopped.
 type pointIters struct {
 	gen atomic.Uint64
 	mu  struct {
@@ -35,6 +43,9 @@ type pointIters struct {
 		free   []*pointIter
 		closed bool
 	}
+	// inUse counts the iterators handed out, so that close waits for
+	// them before the database closes.
+	inUse sync.WaitGroup
 }
 
 // pointIter is one pooled iterator, the gen it was made at, and when.
@@ -55,34 +66,57 @@ func (p *pointIters) changed() {
 	stale := p.mu.free
 	p.mu.free = nil
 	p.mu.Unlock()
-	for _, pi := range stale {
-		_ = pi.it.Close()
-	}
+	closeAll(stale)
 }
 
-// get returns an iterator that sees every change counted up to want.
-func (p *pointIters) get(db *pebble.DB, want uint64) (*pointIter, error) {
+// take returns a pooled iterator that sees every change counted up to
+// want, or nil when there is none (the caller then makes one). It closes
+// the idle iterators that are too old for want or by age.
+func (p *pointIters) take(want uint64) (*pointIter, error) {
+	now := time.Now()
 	p.mu.Lock()
 	if p.mu.closed {
 		p.mu.Unlock()
 		return nil, ErrClosed
 	}
+	var found *pointIter
+	keep := p.mu.free[:0]
 	var stale []*pointIter
-	for n := len(p.mu.free); n > 0; n = len(p.mu.free) {
-		pi := p.mu.free[n-1]
-		p.mu.free = p.mu.free[:n-1]
-		if pi.gen >= want && time.Since(pi.made) < pointIterMaxAge {
-			p.mu.Unlock()
-			closeAll(stale)
-			return pi, nil
+	for _, pi := range p.mu.free {
+		switch {
+		case pi.gen < want || now.Sub(pi.made) >= pointIterMaxAge:
+			stale = append(stale, pi)
+		case found == nil:
+			found = pi
+		default:
+			keep = append(keep, pi)
 		}
-		stale = append(stale, pi)
+	}
+	clear(p.mu.free[len(keep):])
+	p.mu.free = keep
+	if found != nil {
+		p.inUse.Add(1)
 	}
 	p.mu.Unlock()
 	closeAll(stale)
+	return found, nil
+}
+
+// make returns a new iterator over db. The caller holds the store's visMu
+// for reading, so that the iterator's view is not in the middle of an
+// ingest.
+func (p *pointIters) make(db *pebble.DB) (*pointIter, error) {
+	p.mu.Lock()
+	if p.mu.closed {
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
+	p.inUse.Add(1)
+	p.mu.Unlock()
 	gen := p.gen.Load() // before the iterator: it sees every change up to gen
 	it, err := db.NewIter(&pebble.IterOptions{UseL6Filters: true})
 	if err != nil {
+		p.inUse.Done()
 		return nil, fmt.Errorf("storage: point read iterator: %w", err)
 	}
 	return &pointIter{it: it, gen: gen, made: time.Now()}, nil
@@ -91,6 +125,7 @@ func (p *pointIters) get(db *pebble.DB, want uint64) (*pointIter, error) {
 // put returns pi to the pool, or closes it when a change made it stale
 // (or the store closed).
 func (p *pointIters) put(pi *pointIter) {
+	defer p.inUse.Done()
 	p.mu.Lock()
 	if !p.mu.closed && pi.gen == p.gen.Load() {
 		p.mu.free = append(p.mu.free, pi)
@@ -102,11 +137,14 @@ func (p *pointIters) put(pi *pointIter) {
 	}
 }
 
-// close closes the idle iterators and refuses new ones (before the
-// database closes).
+// close refuses new iterators, waits for those handed out to come back
+// and closes them all (before the database closes).
 func (p *pointIters) close() {
 	p.mu.Lock()
 	p.mu.closed = true
+	p.mu.Unlock()
+	p.inUse.Wait()
+	p.mu.Lock()
 	free := p.mu.free
 	p.mu.free = nil
 	p.mu.Unlock()

@@ -35,7 +35,10 @@ func TestPointItersSeeChanges(t *testing.T) {
 	}
 	get := func() *pointIter {
 		t.Helper()
-		pi, err := p.get(db, p.gen.Load())
+		pi, err := p.take(p.gen.Load())
+		if err == nil && pi == nil {
+			pi, err = p.make(db)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,9 +89,22 @@ func TestPointItersSeeChanges(t *testing.T) {
 	} else {
 		p.put(d)
 	}
-	p.close()
-	if _, err := p.get(db, 0); err == nil {
-		t.Fatal("get after close: no error")
+	// close waits for the iterators handed out.
+	out := get()
+	closed := make(chan struct{})
+	go func() { p.close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("close returned while an iterator was out")
+	case <-time.After(50 * time.Millisecond):
+	}
+	p.put(out)
+	<-closed
+	if _, err := p.take(0); err == nil {
+		t.Fatal("take after close: no error")
+	}
+	if _, err := p.make(db); err == nil {
+		t.Fatal("make after close: no error")
 	}
 	if err := db.Close(); err != nil {
 		t.Fatalf("close: %v (an iterator left open)", err)

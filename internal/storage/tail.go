@@ -211,6 +211,11 @@ func (s *Store) pruneTailSome(tableID uint32, through uint64, limit int) bool {
 		return false
 	}
 	t.pruneFresh(through)
+	if len(t.order) > 0 && t.order[0].seq <= through {
+		// Before any write leaves: a key check that misses it in the tail
+		// must read Pebble through an iterator made after this (point_iter.go).
+		s.points.gen.Add(1)
+	}
 	n := 0
 	for n < len(t.order) && n < limit && t.order[n].seq <= through {
 		w := t.order[n]
