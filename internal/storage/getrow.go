@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/sluice-db/sluice/internal/types"
@@ -30,12 +32,43 @@ func pointKey(ctx context.Context, desc TableDesc, pk types.Row) (*layout, []byt
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	lay, err := newLayout(desc)
+	lay, err := cachedLayout(desc)
 	if err != nil {
 		return nil, nil, err
 	}
 	key, err := lay.pkKey(pk)
 	return lay, key, err
+}
+
+// pointLayouts holds the layout each table's point reads used last (a
+// *layout per table id). Building one per read was a tenth of a COPY's
+// key checks into a table with a primary key (0.36 of 2.7 CPU s for a
+// million rows); comparing a descriptor is a few dozen nanoseconds.
+var pointLayouts sync.Map
+
+// cachedLayout returns the layout of desc, reusing the last one built
+// for its table while the descriptor is the same.
+func cachedLayout(desc TableDesc) (*layout, error) {
+	if v, ok := pointLayouts.Load(desc.ID); ok {
+		if lay := v.(*layout); lay.desc.same(desc) {
+			return lay, nil
+		}
+	}
+	// Its own copy of the descriptor: the caller's slices may change.
+	desc.Types, desc.PK = slices.Clone(desc.Types), slices.Clone(desc.PK)
+	desc.Orders, desc.DistKey = slices.Clone(desc.Orders), slices.Clone(desc.DistKey)
+	lay, err := newLayout(desc)
+	if err != nil {
+		return nil, err
+	}
+	pointLayouts.Store(desc.ID, lay)
+	return lay, nil
+}
+
+// same reports whether d and o describe the same rows and keys.
+func (d TableDesc) same(o TableDesc) bool {
+	return d.ID == o.ID && slices.Equal(d.Types, o.Types) && slices.Equal(d.PK, o.PK) &&
+		slices.Equal(d.Orders, o.Orders) && slices.Equal(d.DistKey, o.DistKey)
 }
 
 // pkKey encodes the full key of pk, a complete primary key of lay's table.

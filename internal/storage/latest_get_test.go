@@ -165,3 +165,31 @@ func TestLatestGetAfterABackgroundPrune(t *testing.T) {
 		t.Fatalf("key 5 after the prune: %v, found %v, err %v", got, ok, err)
 	}
 }
+
+// TestPointLayoutFollowsTheDescriptor: point reads reuse a table's layout
+// only while its descriptor is unchanged, and never share the caller's
+// slices.
+func TestPointLayoutFollowsTheDescriptor(t *testing.T) {
+	desc := kvDesc(9001)
+	a, err := cachedLayout(desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := cachedLayout(kvDesc(9001)); b != a {
+		t.Fatal("an equal descriptor built a new layout")
+	}
+	desc.Types[2] = types.TVarchar // the caller's slice changes in place
+	c, err := cachedLayout(desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c == a || a.desc.Types[2] != types.TInt64 || c.desc.Types[2] != types.TVarchar {
+		t.Fatalf("after a change: reused %v, old layout's type %v, new %v", c == a, a.desc.Types[2], c.desc.Types[2])
+	}
+	other := kvDesc(9001)
+	other.PK = []int{0}
+	other.Orders, other.DistKey = nil, []int{0}
+	if d, _ := cachedLayout(other); d == c || len(d.pkTypes) != 1 {
+		t.Fatal("a descriptor with another key reused the layout")
+	}
+}

@@ -63,7 +63,7 @@ func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.In
 		pkTypes[i] = rel.Columns[c].Type
 	}
 	orders := make([]codec.Order, len(rel.PK))
-	proposed := map[string]bool{}
+	proposed := make(map[string]bool, in.Capacity())
 	var key []byte
 	n := 0
 	for i := range in.Capacity() {
