@@ -63,7 +63,7 @@ func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.In
 		pkTypes[i] = rel.Columns[c].Type
 	}
 	orders := make([]codec.Order, len(rel.PK))
-	proposed := make(map[string]bool, in.Capacity())
+	proposed := newProposedKeys(in.Capacity())
 	var key []byte
 	n := 0
 	for i := range in.Capacity() {
@@ -78,7 +78,7 @@ func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.In
 		if key, err = codec.EncodeKey(key[:0], pk, pkTypes, orders); err != nil {
 			return nil, 0, err
 		}
-		if proposed[string(key)] {
+		if proposed.add(key) {
 			if ins.OnConflict != nil && ins.OnConflict.DoNothing {
 				continue
 			}
@@ -88,7 +88,6 @@ func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.In
 			}
 			return nil, 0, duplicateKey(rel, pk, pkTypes)
 		}
-		proposed[string(key)] = true
 		old, found, err := sn.Get(ctx, desc, pk)
 		if err != nil {
 			return nil, 0, err
