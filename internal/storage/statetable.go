@@ -96,6 +96,39 @@ func (t *StateTable) Insert(row types.Row) error {
 	return t.write(t.scratchPK(row), slices.Clone(row))
 }
 
+// InsertAbsent is Insert of a row whose key the table does not hold in its
+// latest state: the writer checked (a table's DML, which its session
+// checked under the table's write lock; a view's trusted insert). When no
+// uncommitted write touched the key either, no layer holds it, and it is
+// written as a fresh key: a bulk epoch's seal puts such keys in a file the
+// commit ingests, not in its batch, which Pebble sorted again as a
+// flushable batch (0.40 of a million-row COPY's 4.5 CPU s into a table
+// with a primary key) and wrote to the WAL.
+func (t *StateTable) InsertAbsent(row types.Row) error {
+	if err := t.lay.checkRow(row); err != nil {
+		return err
+	}
+	if t.broken != nil {
+		return t.broken
+	}
+	t.maybePrune()
+	key, err := t.keyOf(t.scratchPK(row))
+	if err != nil {
+		return err
+	}
+	row = slices.Clone(row)
+	if _, ok := t.overlay.unsealedRow(key); ok {
+		t.overlay.put(key, row) // deleted earlier this epoch
+		return nil
+	}
+	if _, ok := t.overlay.sealedGet(key); ok {
+		t.overlay.putAbsent(key, row) // deleted in an uncommitted epoch
+		return nil
+	}
+	t.overlay.putFresh(key, row)
+	return nil
+}
+
 // Delete removes the row with row's PK.
 func (t *StateTable) Delete(row types.Row) error {
 	if len(row) != len(t.lay.desc.Types) {

@@ -72,7 +72,7 @@ func (s *rowStore) put(row types.Row, key string) error {
 // without reading it: the cache forgets the key (it may say "known
 // absent", from a delete) rather than taking the row.
 func (s *rowStore) insertUnread(row types.Row, key string) error {
-	if err := s.table.Insert(row); err != nil {
+	if err := s.table.InsertAbsent(row); err != nil {
 		return fmt.Errorf("mview: write table: %w", err)
 	}
 	s.cache.Delete(key)
