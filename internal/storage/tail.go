@@ -151,11 +151,14 @@ func (t *tail) apply(seq uint64, c *types.Chunk) error {
 				return err
 			}
 		}
+		// One descent, not a lookup and then an insert (half of a bulk
+		// statement's tail writes); a newer record's write of the key, met
+		// only in recovery's replay, is put back.
 		k := string(key)
-		if _, old, ok := t.tree.Get(k); ok && old.seq > seq {
-			continue // a newer record already wrote the key (recovery replay)
+		if _, old, replaced := t.tree.ReplaceOrInsert(k, e); replaced && old.seq > seq {
+			t.tree.ReplaceOrInsert(k, old)
+			continue
 		}
-		t.tree.ReplaceOrInsert(k, e)
 		t.order = append(t.order, tailWrite{key: k, seq: seq})
 	}
 	t.applied = max(t.applied, seq)
