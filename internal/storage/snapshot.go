@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/sluice-db/sluice/internal/types"
@@ -20,6 +21,14 @@ type Snapshot struct {
 	// tails, set by LatestSnapshot, are the tables' acknowledged writes
 	// beyond the committed epoch (tail.go), merged over snap.
 	tails map[uint32]*tailView
+	// point is the iterator Get reads snap through, made by the first Get
+	// and kept (readers may share a snapshot): a statement that checks
+	// many keys (a COPY into a keyed table) read each through DB.Get's own
+	// new iterator, which skips the last level's bloom filters.
+	point struct {
+		sync.Mutex
+		it *pebble.Iterator
+	}
 }
 
 // Snapshot returns a snapshot at the latest committed epoch. The epoch is
@@ -115,6 +124,12 @@ func (sn *Snapshot) Epoch() uint64 { return sn.epoch }
 
 // Close releases the snapshot.
 func (sn *Snapshot) Close() error {
+	sn.point.Lock()
+	if sn.point.it != nil {
+		_ = sn.point.it.Close()
+		sn.point.it = nil
+	}
+	sn.point.Unlock()
 	if err := sn.snap.Close(); err != nil {
 		return fmt.Errorf("storage: close snapshot: %w", err)
 	}
@@ -200,7 +215,29 @@ func (sn *Snapshot) Get(ctx context.Context, desc TableDesc, pk types.Row) (type
 			return row, ok, err
 		}
 	}
-	return getRow(sn.snap, lay, key)
+	return sn.getCommitted(lay, key)
+}
+
+// getCommitted reads key from the snapshot's committed state.
+func (sn *Snapshot) getCommitted(lay *layout, key []byte) (types.Row, bool, error) {
+	sn.point.Lock()
+	defer sn.point.Unlock()
+	if sn.point.it == nil {
+		it, err := sn.snap.NewIter(&pebble.IterOptions{UseL6Filters: true})
+		if err != nil {
+			return nil, false, fmt.Errorf("storage: table %d get: %w", lay.desc.ID, err)
+		}
+		sn.point.it = it
+	}
+	var row types.Row
+	found, err := (&pointIter{it: sn.point.it}).read(key, func(v []byte) (err error) {
+		row, err = lay.decodeValue(v)
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("storage: table %d get: %w", lay.desc.ID, err)
+	}
+	return row, found, nil
 }
 
 // Meta returns a meta entry as of the snapshot's epoch.
