@@ -219,11 +219,13 @@ func (s *Store) pruneTailSome(tableID uint32, through uint64, limit int) bool {
 		// must read Pebble through an iterator made after this (point_iter.go).
 		s.points.gen.Add(1)
 	}
-	if last := len(t.order) - 1; last >= 0 && t.order[last].seq <= through {
-		// The commit covers every write in the tail (a bulk statement's,
-		// with none after it): forget the tree at once. Deleting a million
-		// keys one by one took 0.67 of a COPY's 5.3 CPU s. Every key in
-		// the tree has its write in order, and readers keep their clones.
+	if len(t.order) > 0 && t.applied <= through {
+		// The commit covers every record the tail applied (a bulk
+		// statement's, with none after it): forget the tree at once.
+		// Deleting a million keys one by one took 0.67 of a COPY's 5.3
+		// CPU s. Every key in the tree has its write in order, and readers
+		// keep their clones. (The last write in order would not do: a
+		// replayed record may be applied after a newer one.)
 		t.tree.Clear(false)
 		t.order = nil
 		t.gen++
