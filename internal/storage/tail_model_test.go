@@ -270,16 +270,8 @@ func TestTailKeepsTheNewerWriteOnReplay(t *testing.T) {
 	ctx := context.Background()
 	s := openMem(t, nil)
 	desc := kvDesc(7)
-	apply := func(seq uint64, v int64) {
-		t.Helper()
-		b := types.NewBuilder(desc.Types, 4)
-		b.Append(types.Insert, types.Row{int64(1), "x", v})
-		if err := s.ApplyTail(desc, seq, b.Take(), false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	apply(5, 50)
-	apply(3, 30) // replayed after the newer one
+	applyTailRow(t, s, desc, 5, types.Row{int64(1), "x", int64(50)})
+	applyTailRow(t, s, desc, 3, types.Row{int64(1), "x", int64(30)}) // replayed after the newer one
 	got, ok, err := s.LatestGet(ctx, desc, types.Row{int64(1), "x"})
 	if err != nil || !ok || got[2].(int64) != 50 {
 		t.Fatalf("after replaying seq 3 over seq 5: %v, found %v, err %v; want v = 50", got, ok, err)
@@ -297,18 +289,21 @@ func TestPruneKeepsANewerWriteAppliedFirst(t *testing.T) {
 	ctx := context.Background()
 	s := openMem(t, nil)
 	desc := kvDesc(7)
-	apply := func(seq uint64, k int64) {
-		t.Helper()
-		b := types.NewBuilder(desc.Types, 4)
-		b.Append(types.Insert, types.Row{k, "x", k})
-		if err := s.ApplyTail(desc, seq, b.Take(), false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	apply(5, 1)
-	apply(3, 2)
+	applyTailRow(t, s, desc, 5, types.Row{int64(1), "x", int64(1)})
+	applyTailRow(t, s, desc, 3, types.Row{int64(2), "x", int64(2)})
 	s.PruneTail(desc.ID, 4)
 	if _, ok, err := s.LatestGet(ctx, desc, types.Row{int64(1), "x"}); err != nil || !ok {
 		t.Fatalf("key 1, written by seq 5, after a prune through 4: found %v, err %v", ok, err)
+	}
+}
+
+// applyTailRow applies a one-row insert record of seq to desc's tail, as
+// recovery's replay does.
+func applyTailRow(t *testing.T, s *Store, desc TableDesc, seq uint64, row types.Row) {
+	t.Helper()
+	b := types.NewBuilder(desc.Types, 4) // more than it holds: Append would cut the chunk
+	b.Append(types.Insert, row)
+	if err := s.ApplyTail(desc, seq, b.Take(), false); err != nil {
+		t.Fatal(err)
 	}
 }
