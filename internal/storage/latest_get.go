@@ -43,15 +43,7 @@ func (s *Store) LatestGet(ctx context.Context, desc TableDesc, pk types.Row) (ty
 		return nil, false, err
 	}
 	defer s.points.put(pi)
-	var row types.Row
-	found, err := pi.read(key, func(v []byte) (err error) {
-		row, err = lay.decodeValue(v)
-		return err
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("storage: table %d get: %w", desc.ID, err)
-	}
-	return row, found, nil
+	return seekRow(pi.it, lay, key)
 }
 
 // tailGet looks key up in the table's tail: inTail says the tail decided

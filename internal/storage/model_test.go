@@ -184,7 +184,7 @@ func TestStateTableMatchesModel(t *testing.T) {
 				r := genRow(rt)
 				a := int(vnodeOfK(r[0].(int64)) % 2)
 				if _, held := m.view(a)[keyOfRow(r)]; held {
-					rt.Skip("the key is held: a writer would not call InsertAbsent")
+					return // a writer calls InsertAbsent only for a key not held
 				}
 				if err := tables[a].InsertAbsent(r); err != nil {
 					rt.Fatal(err)

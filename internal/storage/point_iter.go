@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/sluice-db/sluice/internal/types"
 )
 
 // pointIters pools Pebble iterators for point reads of keys that are
@@ -157,15 +158,28 @@ func closeAll(its []*pointIter) {
 	}
 }
 
-// read looks key up and, when it is present, hands its value to use
-// (valid only during the call).
-func (pi *pointIter) read(key []byte, use func(v []byte) error) (bool, error) {
-	if !pi.it.SeekPrefixGE(key) || !bytes.Equal(pi.it.Key(), key) {
-		return false, pi.it.Error()
+// seek positions it at key and returns key's value, valid until it moves.
+func seek(it *pebble.Iterator, key []byte) ([]byte, bool, error) {
+	if !it.SeekPrefixGE(key) || !bytes.Equal(it.Key(), key) {
+		return nil, false, it.Error()
 	}
-	v, err := pi.it.ValueAndErr()
+	v, err := it.ValueAndErr()
+	return v, err == nil, err
+}
+
+// seekRow reads the row of lay's table under key through it: the
+// committed half of a point read through a kept iterator (LatestGet's
+// pooled ones, a snapshot's own).
+func seekRow(it *pebble.Iterator, lay *layout, key []byte) (types.Row, bool, error) {
+	v, found, err := seek(it, key)
+	if err == nil && found {
+		var row types.Row
+		if row, err = lay.decodeValue(v); err == nil {
+			return row, true, nil
+		}
+	}
 	if err != nil {
-		return false, err
+		return nil, false, fmt.Errorf("storage: table %d get: %w", lay.desc.ID, err)
 	}
-	return true, use(v)
+	return nil, false, nil
 }

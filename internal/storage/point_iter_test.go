@@ -20,7 +20,7 @@ func TestPointItersSeeChanges(t *testing.T) {
 	var p pointIters
 	has := func(pi *pointIter, key string) bool {
 		t.Helper()
-		found, err := pi.read([]byte(key), func([]byte) error { return nil })
+		_, found, err := seek(pi.it, []byte(key))
 		if err != nil {
 			t.Fatal(err)
 		}

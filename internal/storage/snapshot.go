@@ -229,15 +229,7 @@ func (sn *Snapshot) getCommitted(lay *layout, key []byte) (types.Row, bool, erro
 		}
 		sn.point.it = it
 	}
-	var row types.Row
-	found, err := (&pointIter{it: sn.point.it}).read(key, func(v []byte) (err error) {
-		row, err = lay.decodeValue(v)
-		return err
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("storage: table %d get: %w", lay.desc.ID, err)
-	}
-	return row, found, nil
+	return seekRow(sn.point.it, lay, key)
 }
 
 // Meta returns a meta entry as of the snapshot's epoch.
