@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -145,9 +146,11 @@ func fixedValues(conj []expr.Desc, col int, t types.Type, now types.DTimestamptz
 
 func isInput(d expr.Desc, col int) bool { return d.Kind == expr.KindInput && d.Index == col }
 
-// constants evaluates ds, each a constant of exactly type t or an untyped
-// literal (a comparison across types may round, so it is left to the
-// filter).
+// constants evaluates ds, each a constant of exactly type t, an untyped
+// literal, or an integer when t is an integer type (`id = 5` on a bigint
+// key: the literal is an integer); a comparison across other types may
+// round, so it is left to the filter. An integer outside t's range equals
+// no key, and is dropped.
 func constants(ds []expr.Desc, t types.Type, now types.DTimestamptz) ([]types.Datum, bool) {
 	vals := make([]types.Datum, 0, len(ds))
 	for _, d := range ds {
@@ -158,18 +161,33 @@ func constants(ds []expr.Desc, t types.Type, now types.DTimestamptz) ([]types.Da
 			d = expr.Cast(d, t) // an untyped literal takes the column's type, as in the comparison
 		}
 		e, err := expr.Build(d, nil)
-		if err != nil || e.Type() != t {
+		if err != nil || e.Type() != t && !(e.Type().IsInteger() && t.IsInteger()) {
 			return nil, false
 		}
 		v, err := expr.EvalRow(&expr.Context{Strict: true, Now: now}, e, nil, nil)
 		if err != nil {
 			return nil, false
 		}
-		if v != nil {
+		if v != nil && intFits(v, t) {
 			vals = append(vals, v)
 		}
 	}
 	return vals, true
+}
+
+// intFits reports whether v, when an integer (every integer type's datum
+// is an int64), lies in integer type t's range; other values fit.
+func intFits(v types.Datum, t types.Type) bool {
+	x, ok := v.(int64)
+	switch {
+	case !ok || t.ID == types.Int64:
+		return true
+	case t.ID == types.Int32:
+		return x >= math.MinInt32 && x <= math.MaxInt32
+	case t.ID == types.Int16:
+		return x >= math.MinInt16 && x <= math.MaxInt16
+	}
+	return true
 }
 
 func usesInput(d expr.Desc) bool {

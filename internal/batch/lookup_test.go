@@ -26,6 +26,27 @@ func (r *countingReader) Scan(ctx context.Context, d storage.TableDesc, p types.
 	return r.memReader.Scan(ctx, d, p)
 }
 
+// TestIntegerLiteralOnBigintKeySeeks: `id = 2` on a bigint key (the
+// literal is an integer, as the planner types it) seeks, and an integer
+// outside an integer key's range matches nothing without a scan.
+func TestIntegerLiteralOnBigintKeySeeks(t *testing.T) {
+	ts := []types.Type{i64, i64}
+	r := &countingReader{memReader: memReader{1: {{int64(1), int64(10)}, {int64(2), int64(20)}}}}
+	f := &plan.Node{Kind: plan.KindFilter, Inputs: []*plan.Node{scanNode(1, ts)}, Schema: ts,
+		Filter: &plan.Filter{Cond: expr.Func("=", expr.Input(0, i64), expr.Literal(int64(2), types.TInt32))}}
+	rows, err := runAll(t, r, Query{Plan: f, Visible: 2, Limit: -1})
+	if err != nil || len(rows) != 1 || rows[0][1] != int64(20) || r.scans != 0 || r.seeks != 1 {
+		t.Fatalf("rows %v (%v), %d scans, %d seeks; want [[2 20]], 0 scans, 1 seek", rows, err, r.scans, r.seeks)
+	}
+	ts32 := []types.Type{types.TInt32, i64}
+	f = &plan.Node{Kind: plan.KindFilter, Inputs: []*plan.Node{scanNode(1, ts32)}, Schema: ts32,
+		Filter: &plan.Filter{Cond: expr.Func("=", expr.Input(0, types.TInt32), expr.Literal(int64(1)<<40, i64))}}
+	r.scans, r.seeks = 0, 0
+	if rows, err := runAll(t, r, Query{Plan: f, Visible: 2, Limit: -1}); err != nil || len(rows) != 0 || r.scans != 0 || r.seeks != 0 {
+		t.Fatalf("an int key = 2^40: rows %v (%v), %d scans, %d seeks; want none", rows, err, r.scans, r.seeks)
+	}
+}
+
 // TestFilterOnKeySeeks: a filter fixing the key seeks once per distinct
 // value and never scans; one that does not fix it scans.
 func TestFilterOnKeySeeks(t *testing.T) {
