@@ -133,6 +133,12 @@ type DMLWrite struct {
 	// takes the segment over, removing it if it fails before it is
 	// enqueued.
 	Segment string
+	// LoadRows, for a Segment record with a Tail but no Rows and not
+	// Fresh (a piece of a bulk statement into a table with a primary
+	// key), decodes the rows from the segment for the tail when the
+	// record enters the log: a statement's pieces are decoded one at a
+	// time, never all together.
+	LoadRows func() (*types.Chunk, error)
 	// Enqueued, when set, is called once the record is ordered behind
 	// every earlier record of the log and, with Tail, visible to
 	// LatestSnapshot — before it is synced. A writer that read the table
@@ -276,6 +282,11 @@ func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite, segs []str
 	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
 		return nil, nil, fmt.Errorf("storage: append dml: %w", err)
 	}
+	// One hold of the tails' lock for the whole batch: a reader's latest
+	// snapshot has all of a statement's or transaction's records, or none
+	// (a COPY's pieces, each decoded here from its segment, are many).
+	s.tails.mu.Lock()
+	defer s.tails.mu.Unlock()
 	for i, w := range ws {
 		tables[i].next = max(tables[i].next, seqs[i]+1)
 		if segs != nil && segs[i] != "" {
@@ -288,9 +299,19 @@ func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite, segs []str
 		if w.Tail != nil {
 			// The layout was checked when the table was created; an error
 			// here is a bug, and the record is in the log all the same.
-			var err error
-			if shared, err = s.applyTail(*w.Tail, seqs[i], w.Rows, w.Fresh, w.Encoded, w.Segment); err != nil {
+			rows, err := w.Rows, error(nil)
+			if rows == nil && !w.Fresh && w.LoadRows != nil {
+				// Read back from the segment synced a moment ago; a
+				// failure is a failing disk. The record is in the log
+				// all the same; the tail's readers fail until it commits.
+				rows, err = w.LoadRows()
+			}
+			if err == nil {
+				shared, err = s.applyTailLocked(*w.Tail, seqs[i], rows, w.Fresh, w.Encoded, w.Segment)
+			}
+			if err != nil {
 				s.logger.Error("storage: apply dml record to table tail", "table", w.Table, "err", err)
+				s.breakTailLocked(*w.Tail, seqs[i], err)
 			}
 		}
 		if w.Payload == nil {

@@ -143,6 +143,10 @@ func (s *Store) writeFile(path string, data []byte) error {
 	return s.disk.noSpace(errors.Join(err, f.Close()))
 }
 
+// ReadSegment returns the payload kept in segment name (a piece the
+// writer put there with WriteSegment and reads back: DMLWrite.LoadRows).
+func (s *Store) ReadSegment(name string) ([]byte, error) { return s.readSegment(name) }
+
 // readSegment returns the payload kept in segment name.
 func (s *Store) readSegment(name string) ([]byte, error) {
 	f, err := s.fs.Open(s.fs.PathJoin(s.segmentDir, name))

@@ -46,7 +46,9 @@
 // records its committed state does not cover yet; LatestSnapshot overlays
 // them on a Pebble snapshot, so statements read a table's latest state
 // without waiting for a barrier. Records enter the tail as they are
-// enqueued and leave it (PruneTail) once a commit covers them.
+// enqueued and leave it (PruneTail) once a commit covers them. A tail
+// that grows past tailSpillBytes (a bulk statement) writes its tree to a
+// run, an unlinked sstable read until the prune (tail_run.go).
 //
 // Durable DML (dml.go): WriteDMLBatch writes records (of one or several
 // tables, one batch) under each table's next seq, applies them to the

@@ -92,7 +92,11 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 		fill = t.freshRowsStaged(inMemory) // fresh_stage.go
 	}
 	name := t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner)
-	f, err := t.store.writeSST(name, &t.store.scanOpts, fill)
+	opts := &t.store.scanOpts
+	if t.keyedReads {
+		opts = &t.store.writerOpts
+	}
+	f, err := t.store.writeSST(name, opts, fill)
 	if err != nil {
 		return nil, fmt.Errorf("storage: table %d: write sealed rows: %w", t.lay.desc.ID, err)
 	}
@@ -174,6 +178,11 @@ type ingestFile struct {
 // writeSST creates name with opts, lets fill add keys in strictly
 // increasing order, and syncs the file. On error the file is removed.
 func (s *Store) writeSST(name string, opts *sstable.WriterOptions, fill func(add func(k, v []byte) error) error) (*ingestFile, error) {
+	return s.writeSSTFile(name, opts, true, fill)
+}
+
+// writeSSTFile is writeSST, syncing the file only when sync is set.
+func (s *Store) writeSSTFile(name string, opts *sstable.WriterOptions, sync bool, fill func(add func(k, v []byte) error) error) (*ingestFile, error) {
 	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
 		return nil, err
 	}
@@ -182,7 +191,9 @@ func (s *Store) writeSST(name string, opts *sstable.WriterOptions, fill func(add
 		return nil, err
 	}
 	out := &ingestFile{path: name}
-	w := sstable.NewWriter(newBufferedWritable(f), *opts)
+	bw := newBufferedWritable(f)
+	bw.noSync = !sync
+	w := sstable.NewWriter(bw, *opts)
 	err = fill(func(k, v []byte) error {
 		if out.lo == nil {
 			out.lo = slices.Clone(k)

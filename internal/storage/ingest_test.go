@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"pgregory.net/rapid"
 
@@ -234,29 +235,36 @@ func TestBulkSealIsIngested(t *testing.T) {
 // filter, and data blocks of about 32 KiB.
 func checkScanTables(t *testing.T, s *Store, rows uint64) {
 	t.Helper()
+	for _, p := range bigTables(t, s, rows) {
+		if p.FilterPolicyName != "" {
+			t.Errorf("sealed rows have a %s filter", p.FilterPolicyName)
+		}
+		if avg := p.DataSize / max(p.NumDataBlocks, 1); avg < scanBlockSize/2 {
+			t.Errorf("sealed rows' data blocks average %d bytes, want about %d", avg, scanBlockSize)
+		}
+	}
+}
+
+// bigTables returns the properties of the store's one sstable of at least
+// rows entries, failing unless there is exactly one.
+func bigTables(t *testing.T, s *Store, rows uint64) []*sstable.Properties {
+	t.Helper()
 	levels, err := s.db.SSTables(pebble.WithProperties())
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := 0
+	var big []*sstable.Properties
 	for _, level := range levels {
 		for _, f := range level {
-			p := f.Properties
-			if p.NumEntries < rows {
-				continue
-			}
-			found++
-			if p.FilterPolicyName != "" {
-				t.Errorf("sealed rows have a %s filter", p.FilterPolicyName)
-			}
-			if avg := p.DataSize / max(p.NumDataBlocks, 1); avg < scanBlockSize/2 {
-				t.Errorf("sealed rows' data blocks average %d bytes, want about %d", avg, scanBlockSize)
+			if f.Properties.NumEntries >= rows {
+				big = append(big, f.Properties)
 			}
 		}
 	}
-	if found != 1 {
-		t.Fatalf("%d sstables of at least %d rows, want 1", found, rows)
+	if len(big) != 1 {
+		t.Fatalf("%d sstables of at least %d rows, want 1", len(big), rows)
 	}
+	return big
 }
 
 // insertFreshRange inserts rows lo..hi-1 as one fresh chunk.
@@ -420,4 +428,24 @@ func TestIngestedSealsMatchBatchSealsStaged(t *testing.T) {
 	stageOff = true
 	defer func() { stageOff = false }()
 	t.Run("no stage", TestIngestedSealsMatchBatchSeals)
+}
+
+// TestKeyedBulkSealKeepsFilters: the sealed fresh rows of a table read by
+// key (ReadByKey: a table with a primary key) keep bloom filters, which
+// every INSERT's key check reads.
+func TestKeyedBulkSealKeepsFilters(t *testing.T) {
+	ctx := context.Background()
+	s := openIngest(t, vfs.NewMem(), 0)
+	tbl := mustOpenTable(t, s, rowIDDesc(4), 1, nil)
+	tbl.ReadByKey()
+	insertFreshRange(t, tbl, 1, 200_000)
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if p := bigTables(t, s, 199_999)[0]; p.FilterPolicyName == "" {
+		t.Error("the sealed rows of a table read by key have no filter")
+	}
 }

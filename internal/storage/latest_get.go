@@ -59,9 +59,12 @@ func (s *Store) tailGet(table uint32, key []byte) (row types.Row, found, inTail 
 	if len(t.fresh) > 0 {
 		return nil, false, false, fmt.Errorf("storage: table %d: LatestGet over fresh rows", table)
 	}
-	_, e, ok := t.tree.Get(string(key))
-	if !ok || e.val == nil {
-		return nil, false, ok, nil
+	if t.broken != nil {
+		return nil, false, false, t.broken
+	}
+	e, ok, err := t.get(key)
+	if err != nil || !ok || e.val == nil {
+		return nil, false, ok, err
 	}
 	row, err = t.lay.decodeValue(e.val)
 	return row, err == nil, true, err

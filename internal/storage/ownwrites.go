@@ -63,13 +63,16 @@ func (sn *Snapshot) Overlay(o *OwnWrites) error {
 	id := o.lay.desc.ID
 	v := sn.tails[id]
 	var b baseOf
+	if v != nil && v.err != nil {
+		return v.err
+	}
 	if v != nil {
 		b = baseOf{src: v.src, gen: v.gen, fresh: slices.Clone(v.fresh)}
 	}
 	if o.merged == nil || !o.base.same(b) {
 		t := newTail(o.lay)
 		if v != nil {
-			t.tree, t.fresh = v.tree.Clone(), v.fresh
+			t.tailLayers, t.fresh = v.clone(), v.fresh
 		}
 		for _, c := range o.chunks {
 			if err := t.apply(math.MaxUint64, c); err != nil {
@@ -81,6 +84,6 @@ func (sn *Snapshot) Overlay(o *OwnWrites) error {
 	if sn.tails == nil {
 		sn.tails = map[uint32]*tailView{}
 	}
-	sn.tails[id] = &tailView{lay: o.lay, tree: o.merged.tree.Clone(), fresh: o.merged.fresh}
+	sn.tails[id] = &tailView{lay: o.lay, tailLayers: o.merged.clone(), fresh: o.merged.fresh}
 	return nil
 }

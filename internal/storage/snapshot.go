@@ -100,8 +100,8 @@ func (s *Store) LatestSnapshot(ctx context.Context, durable bool) (*Snapshot, er
 	views := make(map[uint32]*tailView, len(s.tails.mu.tables))
 	applied := make(map[uint32]uint64, len(s.tails.mu.tables))
 	for id, t := range s.tails.mu.tables {
-		if t.tree.Len() > 0 || len(t.fresh) > 0 {
-			views[id] = &tailView{src: t, gen: t.gen, lay: t.lay, tree: t.tree.Clone(), fresh: t.fresh}
+		if !t.empty() || len(t.fresh) > 0 || t.broken != nil {
+			views[id] = &tailView{src: t, gen: t.gen, lay: t.lay, tailLayers: t.clone(), fresh: t.fresh, err: t.broken}
 			applied[id] = t.applied
 		}
 	}
@@ -207,7 +207,14 @@ func (sn *Snapshot) Get(ctx context.Context, desc TableDesc, pk types.Row) (type
 		return nil, false, err
 	}
 	if v := sn.tails[desc.ID]; v != nil {
-		if e, ok := v.get(key); ok {
+		if v.err != nil {
+			return nil, false, v.err
+		}
+		e, ok, err := v.get(key)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
 			row, err := v.rowOf(e)
 			return row, e.val != nil && err == nil, err
 		}

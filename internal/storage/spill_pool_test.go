@@ -1,11 +1,14 @@
 package storage
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/sluice-db/sluice/internal/types"
 )
 
 // TestSpillFileIsWrittenOver: a merged spill's file goes back to the pool
@@ -93,4 +96,33 @@ func spillFiles(t *testing.T, fs vfs.FS) []string {
 		}
 	}
 	return out
+}
+
+// TestAReadRacingTheCommitOfSpilledRows: a read of a spilled fresh row
+// opens the sealed file the first time; when the commit has ingested it
+// (taking the file away) after the read's prune looked, the row must be
+// read from Pebble, not fail the read (and the job).
+func TestAReadRacingTheCommitOfSpilledRows(t *testing.T) {
+	s := openIngest(t, vfs.NewMem(), 1)
+	s.spillFrom, s.spillAtLeast = 1, 1
+	tbl := mustOpenTable(t, s, rowIDDesc(46), 1, nil)
+	insertFreshRange(t, tbl, 1, 3000)
+	if !unsealedSpilled(tbl) {
+		t.Fatal("no spill")
+	}
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(t.Context(), 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	// As a read whose prune looked before the commit: the chunks are
+	// still there, their sealed file gone.
+	row, ok, err := tbl.freshGet(types.Row{int64(1234)})
+	if err != nil || ok {
+		t.Fatalf("fresh read after the commit took the file: %v %v %v; want a miss (the row is in Pebble)", row, ok, err)
+	}
+	if row, ok, err := tbl.Get(context.Background(), types.Row{int64(1234)}); err != nil || !ok || row[0] != "v1234" {
+		t.Fatalf("Get 1234 = %v %v %v", row, ok, err)
+	}
 }

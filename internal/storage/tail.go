@@ -34,10 +34,20 @@ type tails struct {
 }
 
 type tail struct {
-	lay *layout
-	// tree maps encoded key → newest write. It is copied on write, so a
-	// reader's Clone stays fixed while writers go on.
-	tree *btreemap.BTreeMap[string, tailEntry]
+	lay        *layout
+	tailLayers // the tree, and the runs written out of it (tail_run.go)
+	// bytes is about what the tree holds; spillAt, when above
+	// tailSpillBytes, is the size its next spill waits for.
+	bytes, spillAt int
+	// store writes the runs; nil for a transaction's own writes, which
+	// stay in memory.
+	store *Store
+	// broken is set when a record could not be applied (its rows could
+	// not be read back): until a prune covers brokenAt, the tail is not
+	// the table's latest state, and its readers fail rather than miss
+	// the record's rows.
+	broken   error
+	brokenAt uint64
 	// order lists every write in seq order, for pruning without a scan.
 	order []tailWrite
 	// applied is the highest seq applied.
@@ -70,7 +80,11 @@ type tailWrite struct {
 func (ts *tails) init() { ts.mu.tables = make(map[uint32]*tail) }
 
 func newTail(lay *layout) *tail {
-	return &tail{lay: lay, tree: btreemap.New[string, tailEntry](16, strings.Compare)}
+	return &tail{lay: lay, tailLayers: tailLayers{tree: newTailTree()}}
+}
+
+func newTailTree() *btreemap.BTreeMap[string, tailEntry] {
+	return btreemap.New[string, tailEntry](16, strings.Compare)
 }
 
 // ApplyTail applies the rows of one DML record (seq) to the table's tail:
@@ -96,6 +110,11 @@ func (s *Store) ApplyTailEncoded(desc TableDesc, seq uint64, c *types.Chunk, fre
 func (s *Store) applyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool, enc *EncodedRows, segment string) (kept bool, err error) {
 	s.tails.mu.Lock()
 	defer s.tails.mu.Unlock()
+	return s.applyTailLocked(desc, seq, c, fresh, enc, segment)
+}
+
+// applyTailLocked is applyTail with the tails' lock held.
+func (s *Store) applyTailLocked(desc TableDesc, seq uint64, c *types.Chunk, fresh bool, enc *EncodedRows, segment string) (kept bool, err error) {
 	t := s.tails.mu.tables[desc.ID]
 	if t == nil {
 		lay, err := newLayout(desc)
@@ -103,6 +122,7 @@ func (s *Store) applyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool
 			return false, err
 		}
 		t = newTail(lay)
+		t.store = s
 		s.tails.mu.tables[desc.ID] = t
 	}
 	if c == nil {
@@ -125,6 +145,9 @@ func (s *Store) applyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool
 		if added, kept := t.addFresh(seq, c, enc); added {
 			return kept, nil
 		}
+	}
+	if ok, err := s.applyAsRun(t, seq, c); ok || err != nil {
+		return false, err
 	}
 	return false, t.apply(seq, c)
 }
@@ -155,11 +178,18 @@ func (t *tail) apply(seq uint64, c *types.Chunk) error {
 		// statement's tail writes); a newer record's write of the key, met
 		// only in recovery's replay, is put back.
 		k := string(key)
-		if _, old, replaced := t.tree.ReplaceOrInsert(k, e); replaced && old.seq > seq {
+		_, old, replaced := t.tree.ReplaceOrInsert(k, e)
+		if replaced && old.seq > seq {
 			t.tree.ReplaceOrInsert(k, old)
 			continue
 		}
+		if replaced {
+			t.bytes -= len(k) + len(old.val) + tailEntryOverhead
+		}
 		t.order = append(t.order, tailWrite{key: k, seq: seq})
+		if t.bytes += len(k) + len(e.val) + tailEntryOverhead; t.bytes >= tailSpillBytes && t.store != nil {
+			t.store.spillTail(t) // within the record: a bulk statement is one
+		}
 	}
 	t.applied = max(t.applied, seq)
 	t.gen++
@@ -214,7 +244,11 @@ func (s *Store) pruneTailSome(tableID uint32, through uint64, limit int) bool {
 		return false
 	}
 	t.pruneFresh(through)
-	if len(t.order) > 0 && t.order[0].seq <= through {
+	if t.broken != nil && through >= t.brokenAt {
+		t.broken = nil
+	}
+	hid := t.pruneRuns(through)
+	if hid || len(t.order) > 0 && t.order[0].seq <= through {
 		// Before any write leaves: a key check that misses it in the tail
 		// must read Pebble through an iterator made after this (point_iter.go).
 		s.points.gen.Add(1)
@@ -227,7 +261,7 @@ func (s *Store) pruneTailSome(tableID uint32, through uint64, limit int) bool {
 		// keep their clones. (The last write in order would not do: a
 		// replayed record may be applied after a newer one.)
 		t.tree.Clear(false)
-		t.order = nil
+		t.order, t.runs, t.bytes, t.spillAt = nil, nil, 0, 0
 		t.gen++
 		return false
 	}
@@ -236,6 +270,7 @@ func (s *Store) pruneTailSome(tableID uint32, through uint64, limit int) bool {
 		w := t.order[n]
 		if _, e, ok := t.tree.Get(w.key); ok && e.seq <= through {
 			t.tree.Delete(w.key)
+			t.bytes -= len(w.key) + len(e.val) + tailEntryOverhead
 		}
 		n++
 	}
@@ -251,11 +286,39 @@ func (s *Store) pruneTailSome(tableID uint32, through uint64, limit int) bool {
 	return t.order[0].seq <= through
 }
 
+// breakTailLocked marks the table's tail as missing record seq (its rows
+// could not be applied) until a prune covers it; the tails' lock is held.
+func (s *Store) breakTailLocked(desc TableDesc, seq uint64, err error) {
+	t := s.tails.mu.tables[desc.ID]
+	if t == nil {
+		lay, lerr := newLayout(desc)
+		if lerr != nil {
+			return // no reader can read the table either
+		}
+		t = newTail(lay)
+		t.store = s
+		s.tails.mu.tables[desc.ID] = t
+	}
+	t.broken = fmt.Errorf("storage: table %d: its latest state misses record %d until its epoch commits: %w", desc.ID, seq, err)
+	t.brokenAt = max(t.brokenAt, seq)
+	t.applied = max(t.applied, seq)
+	t.gen++
+}
+
 // DropTail forgets a dropped table's tail.
 func (s *Store) DropTail(tableID uint32) {
 	s.tails.mu.Lock()
 	defer s.tails.mu.Unlock()
 	delete(s.tails.mu.tables, tableID)
+}
+
+// TailPending reports whether the table's tail holds anything a prune
+// would forget: writes, fresh rows, or the mark of a record it misses.
+func (s *Store) TailPending(tableID uint32) bool {
+	s.tails.mu.Lock()
+	defer s.tails.mu.Unlock()
+	t := s.tails.mu.tables[tableID]
+	return t != nil && (!t.empty() || len(t.fresh) > 0 || t.broken != nil)
 }
 
 // TailLen returns how many keys the table's tail holds, fresh rows
@@ -265,6 +328,9 @@ func (s *Store) TailLen(tableID uint32) int {
 	defer s.tails.mu.Unlock()
 	if t := s.tails.mu.tables[tableID]; t != nil {
 		n := t.tree.Len()
+		for _, r := range t.runs {
+			n += r.n
+		}
 		for _, r := range t.fresh {
 			n += r.rows()
 		}
@@ -275,15 +341,19 @@ func (s *Store) TailLen(tableID uint32) int {
 
 // tailView is a reader's fixed copy of one table's tail.
 type tailView struct {
-	src   *tail // the tail it copies, and its gen then
-	gen   uint64
-	lay   *layout
-	tree  *btreemap.BTreeMap[string, tailEntry]
+	src *tail // the tail it copies, and its gen then
+	gen uint64
+	lay *layout
+	tailLayers
 	fresh []freshRun
 	err   error // a value that did not decode, reported through fillErr
 }
 
 func (v *tailView) fillErr() error { return v.err }
+
+// empty implements overlaySource; a broken tail is never empty, so that
+// its scans report the error.
+func (v *tailView) empty() bool { return v.err == nil && v.tailLayers.empty() }
 
 // rowOf decodes an entry (nil for a tombstone).
 func (v *tailView) rowOf(e tailEntry) (types.Row, error) {
@@ -293,13 +363,47 @@ func (v *tailView) rowOf(e tailEntry) (types.Row, error) {
 	return v.lay.decodeValue(e.val)
 }
 
-func (v *tailView) empty() bool { return v.tree.Len() == 0 }
-
 // fill implements overlaySource: up to max entries of span, in key order.
 func (v *tailView) fill(dst []overlayItem, sp overlaySpan, max int) ([]overlayItem, bool) {
+	if v.err != nil {
+		return dst, true // reported by fillErr
+	}
+	if len(v.runs) == 0 {
+		return v.fillTree(dst, sp, max)
+	}
+	// Each batch opens an iterator on a run or two: take more at once.
+	batch := runScanBatch
+	if max > batch {
+		batch = max
+	}
+	items, done, err := v.scan(nil, sp, batch)
+	if err != nil {
+		v.err = err
+		return dst, true
+	}
+	for _, it := range items {
+		row, err := v.rowOf(it.e)
+		if err != nil {
+			v.err = err
+			return dst, true
+		}
+		dst = append(dst, overlayItem{key: it.key, row: row})
+	}
+	return dst, done
+}
+
+// runScanBatch is the fewest entries a scan of a tail with runs reads at
+// once (a variable so that tests can make it small).
+var runScanBatch = 1024
+
+// fillTree is fill when the tail has no runs.
+func (v *tailView) fillTree(dst []overlayItem, sp overlaySpan, max int) ([]overlayItem, bool) {
 	lo, hi := sp.bounds()
 	n := 0
 	for k, e := range v.tree.Ascend(lo, hi) {
+		if e.seq <= v.floor {
+			continue
+		}
 		if n == max {
 			return dst, false
 		}
@@ -312,9 +416,4 @@ func (v *tailView) fill(dst []overlayItem, sp overlaySpan, max int) ([]overlayIt
 		n++
 	}
 	return dst, true
-}
-
-func (v *tailView) get(key []byte) (tailEntry, bool) {
-	_, e, ok := v.tree.Get(string(key))
-	return e, ok
 }

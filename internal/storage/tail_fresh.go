@@ -318,7 +318,7 @@ func (f *freshIter) Next() (types.Row, bool, error) {
 
 // shadowed reports whether the tree holds a later write of row id.
 func (f *freshIter) shadowed(id int64) bool {
-	if f.v.tree.Len() == 0 {
+	if f.v.empty() {
 		return false
 	}
 	lay := f.v.lay
@@ -329,7 +329,11 @@ func (f *freshIter) shadowed(id int64) bool {
 		f.err = err
 		return true
 	}
-	_, ok := f.v.get(f.key)
+	_, ok, err := f.v.get(f.key)
+	if err != nil {
+		f.err = err
+		return true
+	}
 	return ok
 }
 

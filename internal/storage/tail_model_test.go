@@ -22,9 +22,14 @@ import (
 // and a committed-only snapshot must equal the committed prefix. A
 // transaction's own writes (OwnWrites) come and go in between, and a
 // latest snapshot with them overlaid must equal them over the latest
-// model, however the tail under them changed since the last overlay.
+// model, however the tail under them changed since the last overlay. The
+// tail writes its tree to runs never, now and then, or after every record,
+// and records of plain inserts straight to runs never or from one or two rows.
 func TestLatestSnapshotMatchesModel(t *testing.T) {
+	defer func(n, m int) { tailSpillBytes, tailRunFrom = n, m }(tailSpillBytes, tailRunFrom)
 	rapid.Check(t, func(rt *rapid.T) {
+		tailSpillBytes = rapid.SampledFrom([]int{64 << 20, 400, 1}).Draw(rt, "spill at")
+		tailRunFrom = rapid.SampledFrom([]int{4096, 2, 1}).Draw(rt, "records to runs from")
 		ctx := context.Background()
 		s := openMem(t, nil)
 		desc := kvDesc(7)

@@ -17,8 +17,9 @@ const sstWriteBuffer = 1 << 20
 // bufferedWritable is an objstorage.Writable over a file with a large
 // write buffer; Finish flushes, syncs and closes it.
 type bufferedWritable struct {
-	f  vfs.File
-	bw *bufio.Writer
+	f      vfs.File
+	bw     *bufio.Writer
+	noSync bool // a file no crash needs (a tail run)
 }
 
 var _ objstorage.Writable = (*bufferedWritable)(nil)
@@ -36,7 +37,7 @@ func (w *bufferedWritable) Write(p []byte) error {
 // Finish makes the file durable and closes it.
 func (w *bufferedWritable) Finish() error {
 	err := w.bw.Flush()
-	if err == nil {
+	if err == nil && !w.noSync {
 		err = w.f.Sync()
 	}
 	return errors.Join(err, w.f.Close())

@@ -1,0 +1,121 @@
+package storage
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// A bulk statement into a table with a primary key reaches the tail as
+// records of tens of thousands of plain inserts with distinct keys (a
+// COPY's pieces). Through the tree, each row cost a btree insert, and
+// every 64 MiB the tree was written out to a run anyway: a third of such
+// a COPY's CPU. So a record of tailRunFrom plain inserts or more goes to
+// a run of its own at once: its keys are sorted (when they do not rise
+// already, as a load in key order's do) and written with the record's
+// seq. The newest write of a key still wins by seq, so the run may hold a
+// key the tree or an older run holds too.
+
+// tailRunFrom is the fewest rows of a record written straight to a run (a
+// variable so that tests can send small records there).
+var tailRunFrom = 4096
+
+// applyAsRun writes record seq, c, to a run of its own when it is
+// tailRunFrom plain inserts or more with distinct keys; it reports
+// whether it did. A run it cannot write leaves the record to the tree.
+func (s *Store) applyAsRun(t *tail, seq uint64, c *types.Chunk) (bool, error) {
+	if t.store == nil || c.Cardinality() < tailRunFrom || len(c.Cols) != len(t.lay.desc.Types) {
+		return false, nil
+	}
+	idx := c.VisibleIndices()
+	for _, i := range idx {
+		if c.Op(i) != types.Insert {
+			return false, nil
+		}
+	}
+	e, err := t.encodeRecord(c, idx)
+	if err != nil {
+		return false, err
+	}
+	if !e.sort() {
+		return false, nil // a key twice: the tree keeps the later write
+	}
+	r, err := s.writeTailRunOf(t.lay.desc.ID, len(e.order), func(add func(k []byte, te tailEntry) error) error {
+		for _, j := range e.order {
+			if err := add(e.key(j), tailEntry{seq: seq, val: e.val(j)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.logger.Warn("a bulk record goes to the tail's tree", "table", t.lay.desc.ID, "err", err)
+		return false, nil
+	}
+	t.runs = append(slices.Clip(t.runs), r)
+	t.applied = max(t.applied, seq)
+	t.gen++
+	return true, nil
+}
+
+// encodedRecord is a record's keys and values, encoded into two buffers.
+type encodedRecord struct {
+	keys, vals []byte
+	kEnd, vEnd []int // where row j's key and value end
+	order      []int // rows in key order
+}
+
+func (e *encodedRecord) key(j int) []byte { return e.keys[e.start(e.kEnd, j):e.kEnd[j]] }
+func (e *encodedRecord) val(j int) []byte { return e.vals[e.start(e.vEnd, j):e.vEnd[j]] }
+
+func (e *encodedRecord) start(ends []int, j int) int {
+	if j == 0 {
+		return 0
+	}
+	return ends[j-1]
+}
+
+// encodeRecord encodes rows idx of c with the tail's layout.
+func (t *tail) encodeRecord(c *types.Chunk, idx []int) (*encodedRecord, error) {
+	e := &encodedRecord{kEnd: make([]int, len(idx)), vEnd: make([]int, len(idx))}
+	var err error
+	for j, i := range idx {
+		row := c.Row(i)
+		pk := t.lay.pkOf(row)
+		vnode, _ := t.lay.vnodeOf(pk)
+		if e.keys, err = t.lay.appendKey(e.keys, vnode, pk); err != nil {
+			return nil, err
+		}
+		before := len(e.vals)
+		if e.vals, err = t.lay.encodeValue(e.vals, row); err != nil {
+			return nil, err
+		}
+		if len(e.vals) == before {
+			return nil, fmt.Errorf("storage: table %d: empty value encoding", t.lay.desc.ID)
+		}
+		e.kEnd[j], e.vEnd[j] = len(e.keys), len(e.vals)
+	}
+	return e, nil
+}
+
+// sort orders the rows by key, and reports false if a key repeats.
+func (e *encodedRecord) sort() bool {
+	e.order = make([]int, len(e.kEnd))
+	rising := true
+	for j := range e.order {
+		e.order[j] = j
+		rising = rising && (j == 0 || bytes.Compare(e.key(j-1), e.key(j)) < 0)
+	}
+	if rising {
+		return true
+	}
+	slices.SortFunc(e.order, func(a, b int) int { return bytes.Compare(e.key(a), e.key(b)) })
+	for j := 1; j < len(e.order); j++ {
+		if bytes.Equal(e.key(e.order[j-1]), e.key(e.order[j])) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,289 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// TestABigStatementsTailGoesToRuns: a record of many keyed rows leaves
+// the tail's tree (and memory) for runs as it is applied, their files
+// already unlinked;
+// every row stays readable by key and by scan until a prune covers the
+// record, which drops the run.
+func TestABigStatementsTailGoesToRuns(t *testing.T) {
+	defer func(n int) { tailSpillBytes = n }(tailSpillBytes)
+	tailSpillBytes = 16 << 10
+	ctx := context.Background()
+	s := openMem(t, nil)
+	desc := kvDesc(7)
+	const n = 3000
+	b := types.NewBuilder(desc.Types, n+1)
+	for k := range int64(n) {
+		b.Append(types.Insert, types.Row{k, "x", 10 * k})
+	}
+	seq, err := s.WriteDML(ctx, desc.ID, DMLWrite{Payload: []byte{1}, Tail: &desc, Rows: b.Take()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tails.mu.Lock()
+	tl := s.tails.mu.tables[desc.ID]
+	inTree, inOrder, runs := tl.tree.Len(), len(tl.order), len(tl.runs)
+	s.tails.mu.Unlock()
+	if most := tailSpillBytes / tailEntryOverhead; inTree > most || inOrder > most || runs < n/most {
+		t.Fatalf("after a %d-row record: %d writes in the tree (%d in its prune order) and %d runs; want at most %d, and %d runs or more",
+			n, inTree, inOrder, runs, most, n/most)
+	}
+	if names, err := s.fs.List(s.ingestDir); err != nil || len(names) != 0 {
+		t.Fatalf("files left in the ingest directory: %v (%v)", names, err)
+	}
+	if got := s.TailLen(desc.ID); got != n {
+		t.Fatalf("TailLen = %d, want %d", got, n)
+	}
+	for _, k := range []int64{0, 1, 1234, n - 1} {
+		row, ok, err := s.LatestGet(ctx, desc, types.Row{k, "x"})
+		if err != nil || !ok || row[2].(int64) != 10*k {
+			t.Fatalf("LatestGet %d = %v, %v, %v", k, row, ok, err)
+		}
+	}
+	if _, ok, err := s.LatestGet(ctx, desc, types.Row{int64(n), "x"}); err != nil || ok {
+		t.Fatalf("LatestGet of a key no write made: found %v, err %v", ok, err)
+	}
+	sn, err := s.LatestSnapshot(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := sn.ScanRange(ctx, desc, nil, &Bound{Value: int64(100), Inclusive: true}, &Bound{Value: int64(400)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := int64(0)
+	rows := drain(t, it)
+	for _, r := range rows {
+		sum += r[0].(int64)
+	}
+	if len(rows) != 300 || sum != (100+399)*150 {
+		t.Fatalf("range [100, 400) over the run: %d rows, keys adding up to %d", len(rows), sum)
+	}
+	_ = sn.Close()
+	s.PruneTail(desc.ID, seq)
+	if got := s.TailLen(desc.ID); got != 0 {
+		t.Fatalf("after a prune through the record, TailLen = %d", got)
+	}
+}
+
+// TestATailRunBelowTheFloorIsHidden: recovery's replay can apply an older
+// record after a newer one, so a run can hold a key's write at or below
+// a prune's floor while a newer write of it, committed, is pruned from the
+// tree. Reads must ignore the run's write and find the committed one.
+func TestATailRunBelowTheFloorIsHidden(t *testing.T) {
+	ctx := context.Background()
+	s := openMem(t, nil)
+	desc := kvDesc(7)
+	applyTailRow(t, s, desc, 9, types.Row{int64(1), "x", int64(90)})
+	applyTailRow(t, s, desc, 5, types.Row{int64(2), "x", int64(50)}) // replayed after 9
+	spillTailNow(s, desc)                                            // one run: key 2 at 5, key 1 at 9
+	applyTailRow(t, s, desc, 7, types.Row{int64(2), "x", int64(70)})
+	// The table's job commits records 5 and 7; the tail is pruned through 7.
+	tbl := mustOpenTable(t, s, desc, ActorID(1), allVNodeBits())
+	if err := tbl.Insert(types.Row{int64(2), "x", int64(70)}); err != nil {
+		t.Fatal(err)
+	}
+	sealCommit(t, s, tbl, 1)
+	s.PruneTail(desc.ID, 7)
+	row, ok, err := s.LatestGet(ctx, desc, types.Row{int64(2), "x"})
+	if err != nil || !ok || row[2].(int64) != 70 {
+		t.Fatalf("LatestGet of key 2 after the prune: %v, %v, %v; want v = 70", row, ok, err)
+	}
+	sn, err := s.LatestSnapshot(ctx, false) // replayed records: no log to wait for
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sn.Close()
+	it, err := sn.ScanTable(ctx, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range drain(t, it) {
+		got = append(got, fmt.Sprint(r))
+	}
+	slices.Sort(got)
+	if want := []string{"[1 x 90]", "[2 x 70]"}; !slices.Equal(got, want) {
+		t.Fatalf("scan after the prune: %s, want %s", got, want)
+	}
+}
+
+// TestATailThatCannotSpillStaysInMemory: a run that cannot be written (no
+// directory to write it in) leaves the tail's tree as it was.
+func TestATailThatCannotSpillStaysInMemory(t *testing.T) {
+	defer func(n int) { tailSpillBytes = n }(tailSpillBytes)
+	tailSpillBytes = 1
+	ctx := context.Background()
+	s := openMem(t, nil)
+	desc := kvDesc(7)
+	s.ingestDir = s.fs.PathJoin("db", "missing", "dir")
+	s.ingestDirMade.Store(true) // so that writing into it fails
+	applyTailRow(t, s, desc, 3, types.Row{int64(1), "x", int64(30)})
+	s.tails.mu.Lock()
+	tl := s.tails.mu.tables[desc.ID]
+	inTree, runs, spillAt := tl.tree.Len(), len(tl.runs), tl.spillAt
+	s.tails.mu.Unlock()
+	if inTree != 1 || runs != 0 || spillAt == 0 {
+		t.Fatalf("after a failed spill: %d in the tree, %d runs, next spill at %d", inTree, runs, spillAt)
+	}
+	if row, ok, err := s.LatestGet(ctx, desc, types.Row{int64(1), "x"}); err != nil || !ok || row[2].(int64) != 30 {
+		t.Fatalf("LatestGet after a failed spill: %v, %v, %v", row, ok, err)
+	}
+	if !strings.Contains(fmt.Sprint(s.ingestDir), "missing") {
+		t.Fatal("test setup")
+	}
+}
+
+// TestATailScanPassesHiddenRunEntries: a prune that covers part of a
+// run hides its first entries; a scan reads the overlay in batches and
+// resumes after the last entry a batch returned, so hidden entries must
+// not fill a batch (they did: the scan lost every tail row after them).
+func TestATailScanPassesHiddenRunEntries(t *testing.T) {
+	defer func(n int) { runScanBatch = n }(runScanBatch)
+	runScanBatch = overlayBatch
+	ctx := context.Background()
+	s := openMem(t, nil)
+	desc := kvDesc(7)
+	const n = 3 * overlayBatch
+	b := types.NewBuilder(desc.Types, n+1)
+	for i := range n {
+		b.Append(types.Insert, types.Row{int64(1), fmt.Sprintf("1%03d", i), int64(i)})
+	}
+	covered := b.Take()
+	if err := s.ApplyTail(desc, 1, covered, false); err != nil {
+		t.Fatal(err)
+	}
+	// Sorts after every row above: the second key column descends.
+	applyTailRow(t, s, desc, 2, types.Row{int64(1), "0", int64(-1)})
+	spillTailNow(s, desc)
+	tbl := mustOpenTable(t, s, desc, ActorID(1), allVNodeBits())
+	for i := range n {
+		if err := tbl.Insert(covered.Row(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sealCommit(t, s, tbl, 1)
+	s.PruneTail(desc.ID, 1)
+	sn, err := s.LatestSnapshot(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sn.Close()
+	it, err := sn.ScanTable(ctx, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := drain(t, it); len(rows) != n+1 {
+		t.Fatalf("scan after a prune of the run's first %d entries: %d rows, want %d", n, len(rows), n+1)
+	}
+}
+
+// TestATailMissingARecordFailsItsReaders: a piece whose rows cannot be
+// read back from its segment is in the log but not in the tail; until a
+// commit covers it, reads of the table's latest state fail rather than
+// miss its rows (a key check would accept a duplicate).
+func TestATailMissingARecordFailsItsReaders(t *testing.T) {
+	ctx := context.Background()
+	s := openMem(t, nil)
+	desc := kvDesc(7)
+	name, err := s.WriteSegment(desc.ID, []byte("payload"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("disk gone")
+	seq, err := s.WriteDML(ctx, desc.ID, DMLWrite{Segment: name, Tail: &desc,
+		LoadRows: func() (*types.Chunk, error) { return nil, boom }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.LatestGet(ctx, desc, types.Row{int64(1), "x"}); !errors.Is(err, boom) {
+		t.Fatalf("LatestGet over the broken tail: %v, want %v", err, boom)
+	}
+	sn, err := s.LatestSnapshot(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := sn.Get(ctx, desc, types.Row{int64(1), "x"}); !errors.Is(err, boom) {
+		t.Fatalf("snapshot Get over the broken tail: %v", err)
+	}
+	it, err := sn.ScanTable(ctx, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := it.Next(); !errors.Is(err, boom) {
+		t.Fatalf("scan over the broken tail: %v", err)
+	}
+	_ = it.Close()
+	_ = sn.Close()
+	// It holds no write, but the engine must still prune it.
+	if !s.TailPending(desc.ID) {
+		t.Fatal("a broken tail is not pending a prune")
+	}
+	s.PruneTail(desc.ID, seq)
+	if s.TailPending(desc.ID) {
+		t.Fatal("the tail is still pending after the prune")
+	}
+	if _, ok, err := s.LatestGet(ctx, desc, types.Row{int64(1), "x"}); err != nil || ok {
+		t.Fatalf("LatestGet after the commit covered the record: %v %v", ok, err)
+	}
+}
+
+// spillTailNow writes desc's tail tree to a run, whatever its size.
+func spillTailNow(s *Store, desc TableDesc) {
+	defer func(n int) { tailSpillBytes = n }(tailSpillBytes)
+	s.tails.mu.Lock()
+	defer s.tails.mu.Unlock()
+	tailSpillBytes = 1
+	s.spillTail(s.tails.mu.tables[desc.ID])
+}
+
+// TestATailScanReadsARunStartingAtTheBound: a batch that stops at key k
+// in one run must still read a newer run whose first key is k, or it
+// returns k's older write.
+func TestATailScanReadsARunStartingAtTheBound(t *testing.T) {
+	s := openMem(t, nil)
+	run := func(seq uint64, keys ...string) *tailRun {
+		r, err := s.writeTailRunOf(7, len(keys), func(add func(k []byte, e tailEntry) error) error {
+			for _, k := range keys {
+				if err := add([]byte(k), tailEntry{seq: seq, val: []byte(k + fmt.Sprint(seq))}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	l := tailLayers{tree: newTailTree(), runs: []*tailRun{run(1, "a", "c", "e"), run(2, "c")}}
+	var got []string
+	sp := overlaySpan{lo: ""}
+	for {
+		items, done, err := l.scan(nil, sp, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			got = append(got, string(it.e.val))
+			sp = overlaySpan{lo: it.key, after: true}
+		}
+		if done {
+			break
+		}
+	}
+	if want := []string{"a1", "c2", "e1"}; !slices.Equal(got, want) {
+		t.Fatalf("scan in batches of 2: %v, want %v", got, want)
+	}
+}
