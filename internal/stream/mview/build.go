@@ -47,7 +47,9 @@ func Build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 		// reading: its writers may overwrite.
 		m.check = consistency{table: t.ID, report: env.OnInconsistentOp}
 		m.trusted = !env.CheckInserts
-		m.view = n.Materialize.View
+	}
+	if n.Materialize.CheckedWrites {
+		table.ReadByKey()
 	}
 	return m, nil
 }

@@ -155,11 +155,16 @@ func consistent(o op, cur map[int64]types.Datum) (op, bool) {
 // what it holds. It runs them sometimes committing and sometimes crashing (discarding
 // uncommitted epochs and rebuilding). After every barrier the downstream
 // copy built from the output must equal the model, and after every commit
-// the committed table (ScanAll) must too.
+// the committed table (ScanAll) must too. Trusted inserts become fresh runs
+// from one row or from trustedRunMin, and seals write them to files the
+// commit ingests from any size or only past the store's default.
 func TestMaterializeMatchesModel(t *testing.T) {
+	runMin := trustedRunMin
+	defer func() { trustedRunMin = runMin }()
 	rapid.Check(t, func(t *rapid.T) {
 		ctx := context.Background()
-		store := streamtest.OpenStore(t)
+		trustedRunMin = rapid.SampledFrom([]int{1, runMin}).Draw(t, "trusted run min")
+		store := streamtest.OpenStoreWith(t, storage.Options{IngestFrom: rapid.SampledFrom([]int{0, 1}).Draw(t, "ingest from")})
 		tab := kvTable()
 		env := &stream.Env{
 			Store:        store,

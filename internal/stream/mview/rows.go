@@ -70,7 +70,8 @@ func (s *rowStore) put(row types.Row, key string) error {
 
 // insertUnread stores a row whose key the caller knows holds nothing,
 // without reading it: the cache forgets the key (it may say "known
-// absent", from a delete) rather than taking the row.
+// absent", from a delete) rather than taking the row. The table keeps
+// row: the caller must not change it.
 func (s *rowStore) insertUnread(row types.Row, key string) error {
 	if err := s.table.InsertAbsent(row); err != nil {
 		return fmt.Errorf("mview: write table: %w", err)

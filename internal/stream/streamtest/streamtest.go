@@ -24,7 +24,14 @@ type TB interface {
 // the test.
 func OpenStore(t TB) *storage.Store {
 	t.Helper()
-	s, err := storage.Open(context.Background(), storage.Options{InMemory: true})
+	return OpenStoreWith(t, storage.Options{})
+}
+
+// OpenStoreWith is OpenStore with opts (always in memory).
+func OpenStoreWith(t TB, opts storage.Options) *storage.Store {
+	t.Helper()
+	opts.InMemory = true
+	s, err := storage.Open(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
