@@ -49,11 +49,21 @@ func TestLongMultiStatementCancels(t *testing.T) {
 		_, err := c.Exec(ctx, strings.Repeat("select 1::int;", 200000))
 		done <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
-	if err := c.PgConn().CancelRequest(ctx); err != nil {
-		t.Fatal(err)
+	// A cancel that reaches the server before the Query does finds the
+	// session idle and is dropped (as in Postgres), so send one until the
+	// statement ends: a loaded machine can take longer than one interval to
+	// send 2.8 MB.
+	var err error
+	for waiting := true; waiting; {
+		select {
+		case err = <-done:
+			waiting = false
+		case <-time.After(100 * time.Millisecond):
+			if err := c.PgConn().CancelRequest(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	err := <-done
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "57014" {
 		t.Fatalf("got %v, want 57014", err)
