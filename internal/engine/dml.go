@@ -188,6 +188,17 @@ func encodedFresh(fresh bool, payload []byte, ts []types.Type) (*storage.Encoded
 // encodedFreshFrom is the payload size from which encodedFresh applies.
 const encodedFreshFrom = 64 << 10
 
+// Conform applies rel's type modifiers to c in place and refuses a NULL
+// in a NOT NULL column, as writing it will: a statement that checks its
+// keys before it writes checks them as they will be stored (numeric(4, 1)
+// stores 1.01 and 1.04 under one key).
+func Conform(rel *catalog.Relation, c *types.Chunk) error {
+	if err := applyModifiers(rel, c); err != nil {
+		return err
+	}
+	return checkNotNull(rel, c)
+}
+
 // applyModifiers enforces the columns' type modifiers on the rows
 // written (numeric(p, s) rounds, or refuses an overflow; varchar(n)
 // refuses a longer value), in place: the chunk is this write's own.

@@ -200,7 +200,7 @@ func (e *Engine) pruneTails(ctx context.Context) {
 			return
 		}
 		off, ok := offsetTable(r)
-		if !ok || e.store.TailLen(r.Table.ID) == 0 {
+		if !ok || !e.store.TailPending(r.Table.ID) {
 			continue
 		}
 		through, err := source.CommittedThrough(ctx, e.store, off)

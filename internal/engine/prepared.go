@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/stream/source"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -26,10 +27,12 @@ type Prepared struct {
 }
 
 // Prepare checks c (plain inserts into rel), assigns its row ids and
-// encodes it as a log record. A piece of 64 KiB or more of a table keyed
-// by its hidden row id is written to its own log segment at once and
-// keeps only where its rows lie; others keep the payload and the
-// prepared chunk until they are written.
+// encodes it as a log record. A piece of 64 KiB or more is written to its
+// own log segment at once: of a table keyed by its hidden row id, it
+// keeps only where its rows lie; of a table with a primary key, nothing,
+// and its rows are decoded again from the segment when they are needed
+// (Rows, and the table's tail as the record enters the log). Others keep
+// the payload and the prepared chunk until they are written.
 func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Chunk) (*Prepared, error) {
 	if hasRetraction(c) {
 		return nil, sqlerr.New(sqlerr.Internal, "engine: Prepare takes plain inserts only")
@@ -50,18 +53,47 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 	if w.Encoded, err = encodedFresh(w.Fresh, payload, toDesc(rel).Types); err != nil {
 		return nil, err
 	}
-	if w.Encoded != nil {
+	keyed := !hasRowID(rel) && len(payload) >= encodedFreshFrom
+	if w.Encoded != nil || keyed {
 		// The piece goes to its segment now and is held by nobody: the
 		// table's tail reads it back from there until its commit, and
 		// the next piece is encoded into the same buffer.
 		if w.Segment, err = e.store.WriteSegment(rel.Table.ID, payload); err != nil {
 			return nil, err
 		}
-		w.Rows, w.Payload, w.Encoded.Buf = nil, nil, nil
+		w.Rows, w.Payload = nil, nil
+		if w.Encoded != nil {
+			w.Encoded.Buf = nil
+		} else {
+			w.LoadRows = e.segmentRows(rel, w.Segment)
+		}
 		*buf = payload[:0]
 		piecePayloads.Put(buf)
 	}
 	return &Prepared{rel: rel, write: w}, nil
+}
+
+// segmentRows returns a LoadRows that decodes the rows of rel's piece in
+// segment name.
+func (e *Engine) segmentRows(rel *catalog.Relation, name string) func() (*types.Chunk, error) {
+	ts := toDesc(rel).Types
+	return func() (*types.Chunk, error) {
+		payload, err := e.store.ReadSegment(name)
+		if err != nil {
+			return nil, err
+		}
+		return source.DecodeDML(payload, ts)
+	}
+}
+
+// Rows returns the piece's prepared rows (every column): those it keeps,
+// or those decoded from its segment. A caller that checks their keys
+// reads them here.
+func (p *Prepared) Rows() (*types.Chunk, error) {
+	if p.write.Rows != nil || p.write.LoadRows == nil {
+		return p.write.Rows, nil
+	}
+	return p.write.LoadRows()
 }
 
 // piecePayloads holds the buffers bulk pieces are encoded into before
@@ -82,6 +114,17 @@ func (p *Prepared) Release(e *Engine) {
 		e.store.RemoveSegment(p.write.Segment)
 		p.write.Segment = ""
 	}
+}
+
+// CheckKeyLocks fails with a KeyLockedError (Session.retryLocked waits
+// for the block, then runs the statement again) when an open transaction
+// block holds the key of a row of c: rows its caller checked against the
+// table and will stage prepared (StagePrepared takes no key locks).
+func (w *TableWriter) CheckKeyLocks(c *types.Chunk) error {
+	if w.txn != nil {
+		return sqlerr.New(sqlerr.Internal, "engine: prepared rows inside a transaction block")
+	}
+	return w.e.lockKeys(nil, w.rel, c)
 }
 
 // StagePrepared adds p to the records Commit writes. Its rows are plain

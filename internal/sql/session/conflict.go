@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/sql/planner"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -52,30 +53,28 @@ func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.In
 	if !hasDeclaredPK(rel) {
 		return in, in.Cardinality(), nil
 	}
+	if err := engine.Conform(rel, in); err != nil {
+		return nil, 0, err
+	}
 	b := types.NewUnboundedBuilder(visibleTypes(rel))
 	up, err := newConflictUpdate(ins.OnConflict, s.now())
 	if err != nil {
 		return nil, 0, err
 	}
 	desc := storage.TableDesc(rel.Table)
-	pkTypes := make([]types.Type, len(rel.PK))
-	for i, c := range rel.PK {
-		pkTypes[i] = rel.Columns[c].Type
-	}
-	orders := make([]codec.Order, len(rel.PK))
+	keys := newPKReader(rel)
 	proposed := newProposedKeys(in.Capacity())
-	var key []byte
+	// Without ON CONFLICT every proposed row is inserted or the statement
+	// fails: the changes are in itself, and no row is copied (a bulk COPY's
+	// rows were boxed and built into a second chunk).
+	plain := ins.OnConflict == nil
 	n := 0
 	for i := range in.Capacity() {
 		if i%256 == 255 && ctx.Err() != nil {
 			return nil, 0, ctx.Err()
 		}
-		r := in.Row(i)
-		pk := make(types.Row, len(rel.PK))
-		for j, c := range rel.PK {
-			pk[j] = r[c]
-		}
-		if key, err = codec.EncodeKey(key[:0], pk, pkTypes, orders); err != nil {
+		pk, key, err := keys.read(in, i)
+		if err != nil {
 			return nil, 0, err
 		}
 		if proposed.add(key) {
@@ -86,7 +85,7 @@ func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.In
 				return nil, 0, sqlerr.New(sqlerr.Code("21000"), "ON CONFLICT DO UPDATE command cannot affect row a second time").
 					WithHint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.")
 			}
-			return nil, 0, duplicateKey(rel, pk, pkTypes)
+			return nil, 0, keys.duplicate(pk)
 		}
 		old, found, err := sn.Get(ctx, desc, pk)
 		if err != nil {
@@ -94,13 +93,15 @@ func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.In
 		}
 		switch {
 		case !found:
-			b.Append(types.Insert, r)
+			if !plain {
+				b.Append(types.Insert, in.Row(i))
+			}
 			n++
-		case ins.OnConflict == nil:
-			return nil, 0, duplicateKey(rel, pk, pkTypes)
+		case plain:
+			return nil, 0, keys.duplicate(pk)
 		case ins.OnConflict.DoNothing:
 		default:
-			nu, ok, err := up.apply(old, r)
+			nu, ok, err := up.apply(old, in.Row(i))
 			if err != nil {
 				return nil, 0, err
 			}
@@ -111,8 +112,44 @@ func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.In
 			}
 		}
 	}
+	if plain {
+		return in, n, nil
+	}
 	return b.Take(), n, nil
 }
+
+// pkReader reads a table's primary keys out of chunks of its rows (every
+// visible column: the table has a declared primary key), as datums and
+// encoded, into buffers it reuses: a key read is valid until the next.
+type pkReader struct {
+	rel    *catalog.Relation
+	types  []types.Type
+	orders []codec.Order
+	pk     types.Row
+	key    []byte
+}
+
+func newPKReader(rel *catalog.Relation) *pkReader {
+	r := &pkReader{rel: rel, types: make([]types.Type, len(rel.PK)), orders: make([]codec.Order, len(rel.PK)),
+		pk: make(types.Row, len(rel.PK))}
+	for i, c := range rel.PK {
+		r.types[i] = rel.Columns[c].Type
+	}
+	return r
+}
+
+// read returns row i's key.
+func (r *pkReader) read(c *types.Chunk, i int) (types.Row, []byte, error) {
+	for j, col := range r.rel.PK {
+		r.pk[j] = c.Cols[col].Get(i)
+	}
+	var err error
+	r.key, err = codec.EncodeKey(r.key[:0], r.pk, r.types, r.orders)
+	return r.pk, r.key, err
+}
+
+// duplicate is the 23505 error of key pk.
+func (r *pkReader) duplicate(pk types.Row) error { return duplicateKey(r.rel, pk, r.types) }
 
 // duplicateKey is Postgres's unique violation of the primary key.
 // checkMovedKeys refuses, with 23505, an UPDATE that moves a row's

@@ -271,6 +271,9 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 	if s.tx == nil && !hasDeclaredPK(rel) {
 		return s.loadPieces(ctx, rel, vis, read, dr)
 	}
+	if s.tx == nil {
+		return s.loadKeyedPieces(ctx, rel, vis, read, dr)
+	}
 	// The whole COPY is one record: it is applied entirely or not at all.
 	b := types.NewUnboundedBuilder(vis)
 	total, err := readCopyRows(ctx, rel, dr, b, read, nil)
@@ -316,6 +319,14 @@ var copyPieceRows = 1 << 16
 // pieces together at the end: one synced batch, applied entirely or not
 // at all, without ever holding the whole statement decoded.
 func (s *Session) loadPieces(ctx context.Context, rel *catalog.Relation, vis []types.Type, read func([]types.Column) error, dr datumReader) (n int, err error) {
+	return s.readPieces(ctx, rel, vis, read, dr, nil, s.writePieces)
+}
+
+// readPieces reads a COPY piece by piece, prepares each (engine.Prepare)
+// and hands it to check, when set, once prepared (its type modifiers
+// applied), then lets write write them all (retried as retryLocked does).
+func (s *Session) readPieces(ctx context.Context, rel *catalog.Relation, vis []types.Type, read func([]types.Column) error, dr datumReader,
+	check func(*types.Chunk) error, write func(context.Context, *catalog.Relation, []*engine.Prepared) error) (n int, err error) {
 	var pieces []*engine.Prepared
 	defer func() {
 		if err != nil {
@@ -331,6 +342,11 @@ func (s *Session) loadPieces(ctx context.Context, rel *catalog.Relation, vis []t
 			return err
 		}
 		pieces = append(pieces, p)
+		if check != nil {
+			if err := check(c); err != nil {
+				return err
+			}
+		}
 		if !p.KeepsRows() {
 			b.Recycle(c) // the next piece fills the same columns
 		}
@@ -345,7 +361,7 @@ func (s *Session) loadPieces(ctx context.Context, rel *catalog.Relation, vis []t
 			return 0, err
 		}
 	}
-	err = s.retryLocked(ctx, func() error { return s.writePieces(ctx, rel, pieces) })
+	err = s.retryLocked(ctx, func() error { return write(ctx, rel, pieces) })
 	return total, err
 }
 

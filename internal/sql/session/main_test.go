@@ -21,11 +21,25 @@ func startPlayground(t *testing.T) *Playground {
 
 func startPlaygroundWith(t *testing.T, opts engine.Options) *Playground {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
 	// A view's input is checked in tests, and so is a primary-key table's:
 	// its materialize trusts every statement to have read its keys.
 	opts.CheckInserts = true
+	return startPlaygroundAs(t, opts)
+}
+
+// startTrustedPlayground is startPlaygroundWith with the playground's own
+// setting: views and primary-key tables trust their input
+// (CheckInserts off), and keep bulk inserts as fresh runs.
+func startTrustedPlayground(t *testing.T, opts engine.Options) *Playground {
+	t.Helper()
+	opts.CheckInserts = false
+	return startPlaygroundAs(t, opts)
+}
+
+func startPlaygroundAs(t *testing.T, opts engine.Options) *Playground {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
 	p, err := StartPlayground(ctx, opts, Config{})
 	if err != nil {
 		t.Fatal(err)
