@@ -322,46 +322,26 @@ func (s *Session) loadPieces(ctx context.Context, rel *catalog.Relation, vis []t
 	return s.readPieces(ctx, rel, vis, read, dr, nil, s.writePieces)
 }
 
-// readPieces reads a COPY piece by piece, prepares each (engine.Prepare)
+// readPieces reads a COPY piece by piece, prepares each (pieceLoader)
 // and hands it to check, when set, once prepared (its type modifiers
 // applied), then lets write write them all (retried as retryLocked does).
 func (s *Session) readPieces(ctx context.Context, rel *catalog.Relation, vis []types.Type, read func([]types.Column) error, dr datumReader,
 	check func(*types.Chunk) error, write func(context.Context, *catalog.Relation, []*engine.Prepared) error) (n int, err error) {
-	var pieces []*engine.Prepared
+	l := s.newPieceLoader(rel, vis, check)
 	defer func() {
 		if err != nil {
-			for _, p := range pieces {
-				p.Release(s.e)
-			}
+			l.release()
 		}
 	}()
-	b := types.NewBuilder(vis, copyPieceRows)
-	prepare := func(c *types.Chunk) error {
-		p, err := s.e.Prepare(ctx, rel, c)
-		if err != nil {
-			return err
-		}
-		pieces = append(pieces, p)
-		if check != nil {
-			if err := check(c); err != nil {
-				return err
-			}
-		}
-		if !p.KeepsRows() {
-			b.Recycle(c) // the next piece fills the same columns
-		}
-		return nil
-	}
-	total, err := readCopyRows(ctx, rel, dr, b, read, prepare)
+	prepare := func(c *types.Chunk) error { return l.prepare(ctx, c) }
+	total, err := readCopyRows(ctx, rel, dr, l.b, read, prepare)
 	if err != nil {
 		return 0, err
 	}
-	if c := b.Take(); c != nil {
-		if err := prepare(c); err != nil {
-			return 0, err
-		}
+	if err := l.finish(ctx); err != nil {
+		return 0, err
 	}
-	err = s.retryLocked(ctx, func() error { return write(ctx, rel, pieces) })
+	err = s.retryLocked(ctx, func() error { return write(ctx, rel, l.pieces) })
 	return total, err
 }
 

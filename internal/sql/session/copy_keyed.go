@@ -85,6 +85,11 @@ func checkAbsent(ctx context.Context, sn *storage.Snapshot, tw *engine.TableWrit
 	if err != nil {
 		return err
 	}
+	return checkRowsAbsent(ctx, sn, tw, keys, c)
+}
+
+// checkRowsAbsent is checkAbsent of the rows c.
+func checkRowsAbsent(ctx context.Context, sn *storage.Snapshot, tw *engine.TableWriter, keys *pkReader, c *types.Chunk) error {
 	if err := tw.CheckKeyLocks(c); err != nil {
 		return err
 	}

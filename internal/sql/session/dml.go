@@ -29,6 +29,16 @@ func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.Resu
 		return err
 	}
 	defer done()
+	if ins.Query != nil && ins.OnConflict == nil && ins.Returning == nil && s.tx == nil {
+		n, err := s.insertQueryPieces(ctx, tw, rd.(*storage.Snapshot), ins)
+		if err != nil {
+			return err
+		}
+		if err := s.maybeImplicitFlush(ctx, w); err != nil {
+			return err
+		}
+		return w.Complete(fmt.Sprintf("INSERT 0 %d", n))
+	}
 	rows := ins.Rows
 	if ins.Query != nil {
 		if rows, err = s.collectOn(ctx, rd.(*storage.Snapshot), ins.Query); err != nil {

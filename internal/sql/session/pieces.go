@@ -1,0 +1,112 @@
+package session
+
+import (
+	"context"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/engine"
+	"github.com/sluice-db/sluice/internal/sql/planner"
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// pieceLoader cuts a bulk statement's rows (a COPY's, an INSERT … SELECT's)
+// into pieces of copyPieceRows and prepares each as it fills
+// (engine.Prepare: a large piece goes to a log segment of its own and is
+// let go), so the statement is never held whole; its caller writes the
+// pieces together at the end, one synced batch.
+type pieceLoader struct {
+	s   *Session
+	rel *catalog.Relation
+	// b is filled by the caller; a full chunk goes to prepare.
+	b *types.Builder
+	// check, when set, sees each piece once prepared (its type modifiers
+	// applied): a keyed statement's key checks.
+	check  func(*types.Chunk) error
+	pieces []*engine.Prepared
+}
+
+func (s *Session) newPieceLoader(rel *catalog.Relation, vis []types.Type, check func(*types.Chunk) error) *pieceLoader {
+	return &pieceLoader{s: s, rel: rel, b: types.NewBuilder(vis, copyPieceRows), check: check}
+}
+
+// prepare prepares the full chunk c as a piece and checks it.
+func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
+	p, err := l.s.e.Prepare(ctx, l.rel, c)
+	if err != nil {
+		return err
+	}
+	l.pieces = append(l.pieces, p)
+	if l.check != nil {
+		if err := l.check(c); err != nil {
+			return err
+		}
+	}
+	if !p.KeepsRows() {
+		l.b.Recycle(c) // the next piece fills the same columns
+	}
+	return nil
+}
+
+// finish prepares the rows left in b.
+func (l *pieceLoader) finish(ctx context.Context) error {
+	if c := l.b.Take(); c != nil {
+		return l.prepare(ctx, c)
+	}
+	return nil
+}
+
+// release removes the segments of pieces never written (the statement
+// failed).
+func (l *pieceLoader) release() {
+	for _, p := range l.pieces {
+		p.Release(l.s.e)
+	}
+	l.pieces = nil
+}
+
+// insertQueryPieces runs an INSERT's query over sn and writes its rows in
+// pieces: an INSERT … SELECT of millions of rows is held as a COPY's is,
+// never whole. tw's lock is held throughout, so each piece's keys are
+// checked against sn (the table's latest state) as it is prepared, and
+// against the statement's earlier keys. The pieces are one synced batch:
+// all of the statement or none of it.
+func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, ins *planner.Insert) (n int, err error) {
+	rel := ins.Table
+	var check func(*types.Chunk) error
+	if hasDeclaredPK(rel) {
+		keys, proposed := newPKReader(rel), newProposedKeys(copyPieceRows)
+		check = func(c *types.Chunk) error {
+			if err := proposeKeys(ctx, keys, proposed, c); err != nil {
+				return err
+			}
+			return checkRowsAbsent(ctx, sn, tw, keys, c)
+		}
+	}
+	l := s.newPieceLoader(rel, visibleTypes(rel), check)
+	defer func() {
+		if err != nil {
+			l.release()
+		}
+	}()
+	err = s.runBatchOn(ctx, sn, ins.Query, func(r types.Row) error {
+		n++
+		if c := l.b.Append(types.Insert, r); c != nil {
+			return l.prepare(ctx, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := l.finish(ctx); err != nil || n == 0 {
+		return 0, err
+	}
+	for _, p := range l.pieces {
+		if err := tw.StagePrepared(p); err != nil {
+			tw.Discard()
+			return 0, err
+		}
+	}
+	return n, s.e.Commit(ctx, tw)
+}
