@@ -45,6 +45,7 @@ func TestCrashChild(t *testing.T) {
 		os.Exit(3)
 	}
 	ctx := context.Background()
+	encodedFreshFrom = 1 << 10 // a bulk statement's pieces go to segments
 	out.print("OPEN")
 	e, err := Open(ctx, crashOptions(dir))
 	if err != nil {
@@ -88,7 +89,9 @@ type crashWriter struct {
 	seq  int64
 	base int64 // fresh keys of this run: base + ord*crashWriters + id
 	ord  int64
-	rids *ridCache
+	// bulkOrd numbers the keys of bulk inserts into u (insertBulkU).
+	bulkOrd int64
+	rids    *ridCache
 }
 
 // newCrashWriters reads the committed rows (after a flush, every
@@ -147,6 +150,9 @@ func (w *crashWriter) run(ctx context.Context, n int) error {
 
 // write writes s: one Write, or a transaction's two parts in one Commit.
 func (w *crashWriter) write(ctx context.Context, s stmt) error {
+	if s.bulk {
+		return w.writePieces(ctx, s)
+	}
 	if s.also == nil {
 		return w.e.Write(ctx, s.table, s.chunk())
 	}
@@ -182,12 +188,59 @@ func (w *crashWriter) write(ctx context.Context, s stmt) error {
 	return w.e.Commit(ctx, tws...)
 }
 
+// writePieces writes a bulk statement's inserts as the SQL layer writes a
+// COPY: prepared in pieces of crashPieceRows (each large enough to go to a
+// segment of its own), then staged together under the table's lock and
+// committed as one synced batch. Its keys are fresh, so it checks none.
+func (w *crashWriter) writePieces(ctx context.Context, s stmt) error {
+	rel, ok := w.e.catalog.ByName(s.table)
+	if !ok {
+		return fmt.Errorf("no table %s", s.table)
+	}
+	c := s.chunk()
+	var pieces []*Prepared
+	for lo := 0; lo < c.Cardinality(); lo += crashPieceRows {
+		b := types.NewBuilder(c.Types(), crashPieceRows)
+		b.AppendRange(c, lo, min(lo+crashPieceRows, c.Cardinality()))
+		p, err := w.e.Prepare(ctx, rel, b.Take())
+		if err != nil {
+			return err
+		}
+		pieces = append(pieces, p)
+	}
+	tw, err := w.e.LockTable(ctx, rel)
+	if err != nil {
+		return err
+	}
+	defer tw.Close()
+	for _, p := range pieces {
+		if err := tw.StagePrepared(p); err != nil {
+			return err
+		}
+	}
+	return w.e.Commit(ctx, tw)
+}
+
+// crashPieceRows is the rows of a bulk statement's piece: about 2 KB.
+const crashPieceRows = 128
+
 // next makes the writer's next statement: mostly small ones, now and then
-// one larger than a chunk (the table source cuts its record), and enough
-// deletes that t stays a few hundred rows per writer.
+// one larger than a chunk (the table source cuts its record) or a bulk
+// one in pieces, and enough deletes that t stays a few hundred rows per
+// writer.
 func (w *crashWriter) next() stmt {
 	w.seq++
 	s := stmt{writer: w.id, seq: w.seq}
+	if w.rng.IntN(40) == 0 {
+		// A bulk statement of fresh keys into t (keyed by its hidden row
+		// id) or u (keyed by k; the keys are from a range of their own).
+		n := 300 + w.rng.IntN(1200)
+		s.bulk, s.table, s.ops = true, "t", w.insertT(n)
+		if w.rng.IntN(2) == 0 {
+			s.table, s.ops = "u", w.insertBulkU(n)
+		}
+		return s
+	}
 	n := 1 + w.rng.IntN(6)
 	if w.rng.IntN(10) == 0 {
 		n = 30 + w.rng.IntN(120)
@@ -224,6 +277,17 @@ func (w *crashWriter) insertT(n int) []wop {
 	for i := range ops {
 		ops[i] = wop{kind: 'i', k: w.freshKey(w.ord), v: w.value()}
 		w.ord++
+	}
+	return ops
+}
+
+// insertBulkU inserts n rows into u on keys nothing else writes until
+// they are acknowledged (then changeU may pick them as u's keys).
+func (w *crashWriter) insertBulkU(n int) []wop {
+	ops := make([]wop, n)
+	for i := range ops {
+		ops[i] = wop{kind: 'i', k: w.base + 1<<31 + w.bulkOrd*crashWriters + int64(w.id), v: w.value()}
+		w.bulkOrd++
 	}
 	return ops
 }

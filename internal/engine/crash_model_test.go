@@ -34,6 +34,10 @@ type stmt struct {
 	table  string // "t" or "u"
 	ops    []wop
 	also   *stmt // the transaction's part on the other table
+	// bulk: inserts written as a bulk statement's pieces (engine.Prepare,
+	// each in a log segment of its own) in one Commit, as COPY and INSERT …
+	// SELECT write them. The parent does not need to know.
+	bulk bool
 }
 
 // encode writes the statement as one line for the parent: "B w seq table

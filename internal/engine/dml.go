@@ -185,8 +185,10 @@ func encodedFresh(fresh bool, payload []byte, ts []types.Type) (*storage.Encoded
 	return &storage.EncodedRows{Buf: payload, Spans: spans}, nil
 }
 
-// encodedFreshFrom is the payload size from which encodedFresh applies.
-const encodedFreshFrom = 64 << 10
+// encodedFreshFrom is the payload size from which encodedFresh applies,
+// and from which Prepare writes a piece to its own segment (a variable so
+// that the crash test can make bulk pieces small).
+var encodedFreshFrom = 64 << 10
 
 // Conform applies rel's type modifiers to c in place and refuses a NULL
 // in a NOT NULL column, as writing it will: a statement that checks its
