@@ -194,6 +194,7 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 	if err != nil {
 		return nil, err
 	}
+	preps := s.prepareTails(ws)
 	leave, err := s.enterAppend(ctx)
 	if err != nil {
 		s.removeSegments(segs)
@@ -206,7 +207,7 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 	var seqs []uint64
 	var tables []*dmlTable
 	if err == nil {
-		seqs, tables, err = s.enqueueDMLLocked(b, ws, segs)
+		seqs, tables, err = s.enqueueDMLLocked(b, ws, segs, preps)
 	}
 	s.dml.mu.Unlock()
 	leave()
@@ -251,7 +252,7 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 // enqueueDMLLocked gives each record the next seq of its table, enqueues
 // the batch and applies the records to the tails. On error nothing entered
 // the pipeline and no seq is used.
-func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite, segs []string) ([]uint64, []*dmlTable, error) {
+func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite, segs []string, preps []tailPrep) ([]uint64, []*dmlTable, error) {
 	seqs := make([]uint64, len(ws))
 	tables := make([]*dmlTable, len(ws))
 	next := map[uint32]uint64{}
@@ -297,19 +298,8 @@ func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite, segs []str
 		}
 		shared := false
 		if w.Tail != nil {
-			// The layout was checked when the table was created; an error
-			// here is a bug, and the record is in the log all the same.
-			rows, err := w.Rows, error(nil)
-			if rows == nil && !w.Fresh && w.LoadRows != nil {
-				// Read back from the segment synced a moment ago; a
-				// failure is a failing disk. The record is in the log
-				// all the same; the tail's readers fail until it commits.
-				rows, err = w.LoadRows()
-			}
-			if err == nil {
-				shared, err = s.applyTailLocked(*w.Tail, seqs[i], rows, w.Fresh, w.Encoded, w.Segment)
-			}
-			if err != nil {
+			var err error
+			if shared, err = s.applyRecordLocked(w.DMLWrite, seqs[i], preps[i]); err != nil {
 				s.logger.Error("storage: apply dml record to table tail", "table", w.Table, "err", err)
 				s.breakTailLocked(*w.Tail, seqs[i], err)
 			}

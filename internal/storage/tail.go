@@ -115,15 +115,9 @@ func (s *Store) applyTail(desc TableDesc, seq uint64, c *types.Chunk, fresh bool
 
 // applyTailLocked is applyTail with the tails' lock held.
 func (s *Store) applyTailLocked(desc TableDesc, seq uint64, c *types.Chunk, fresh bool, enc *EncodedRows, segment string) (kept bool, err error) {
-	t := s.tails.mu.tables[desc.ID]
-	if t == nil {
-		lay, err := newLayout(desc)
-		if err != nil {
-			return false, err
-		}
-		t = newTail(lay)
-		t.store = s
-		s.tails.mu.tables[desc.ID] = t
+	t, err := s.tailLocked(desc)
+	if err != nil {
+		return false, err
 	}
 	if c == nil {
 		// An encoded fresh record without its chunk (engine.Prepare).
@@ -150,6 +144,21 @@ func (s *Store) applyTailLocked(desc TableDesc, seq uint64, c *types.Chunk, fres
 		return false, err
 	}
 	return false, t.apply(seq, c)
+}
+
+// tailLocked returns desc's tail, made if it has none yet.
+func (s *Store) tailLocked(desc TableDesc) (*tail, error) {
+	if t := s.tails.mu.tables[desc.ID]; t != nil {
+		return t, nil
+	}
+	lay, err := newLayout(desc)
+	if err != nil {
+		return nil, err
+	}
+	t := newTail(lay)
+	t.store = s
+	s.tails.mu.tables[desc.ID] = t
+	return t, nil
 }
 
 func (t *tail) apply(seq uint64, c *types.Chunk) error {

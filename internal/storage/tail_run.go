@@ -85,8 +85,11 @@ func (l *tailLayers) get(key []byte) (tailEntry, bool, error) {
 type tailRun struct {
 	reader         *sstable.Reader
 	minSeq, maxSeq uint64
-	first, last    []byte // its smallest and largest key
-	n              int
+	// seq, when set, is every entry's seq: the run holds one record, whose
+	// entries were written before it had one (buildRecordRun).
+	seq         uint64
+	first, last []byte // its smallest and largest key
+	n           int
 }
 
 // writeTailRun writes tree's entries to a new run of table.
@@ -149,12 +152,15 @@ func (s *Store) writeTailRunOf(table uint32, n int, each func(add func(k []byte,
 	return r, nil
 }
 
-// decodeTailRunValue splits a run's value into the entry it holds.
-func decodeTailRunValue(v []byte) (tailEntry, error) {
+// decode splits a run's value into the entry it holds.
+func (r *tailRun) decode(v []byte) (tailEntry, error) {
 	if len(v) < 8 {
 		return tailEntry{}, fmt.Errorf("storage: tail run value of %d bytes", len(v))
 	}
 	e := tailEntry{seq: binary.BigEndian.Uint64(v)}
+	if r.seq != 0 {
+		e.seq = r.seq
+	}
 	if len(v) > 8 {
 		e.val = bytes.Clone(v[8:])
 	}
@@ -180,7 +186,7 @@ func (r *tailRun) get(key []byte) (tailEntry, bool, error) {
 	if err != nil {
 		return tailEntry{}, false, err
 	}
-	e, err := decodeTailRunValue(v)
+	e, err := r.decode(v)
 	return e, err == nil, err
 }
 
@@ -219,7 +225,7 @@ func (r *tailRun) scan(dst []tailItem, sp overlaySpan, max int, floor uint64) ([
 		if err != nil {
 			return dst, true, err
 		}
-		e, err := decodeTailRunValue(v)
+		e, err := r.decode(v)
 		if err != nil {
 			return dst, true, err
 		}

@@ -26,38 +26,61 @@ var tailRunFrom = 4096
 // tailRunFrom plain inserts or more with distinct keys; it reports
 // whether it did. A run it cannot write leaves the record to the tree.
 func (s *Store) applyAsRun(t *tail, seq uint64, c *types.Chunk) (bool, error) {
-	if t.store == nil || c.Cardinality() < tailRunFrom || len(c.Cols) != len(t.lay.desc.Types) {
+	if t.store == nil {
 		return false, nil
+	}
+	r, err := s.buildRecordRun(t.lay, c)
+	if r == nil || err != nil {
+		return false, err
+	}
+	t.installRun(seq, r)
+	return true, nil
+}
+
+// buildRecordRun writes c, when it is tailRunFrom plain inserts or more
+// with distinct keys, to a run whose entries carry no seq: the record's
+// is given when the run is installed (installRun), so a writer can build
+// it before its record has a seq, outside the log's and the tails' locks
+// (prepareTails). It returns nil when c does not qualify or the run
+// cannot be written (the record then goes to the tree).
+func (s *Store) buildRecordRun(lay *layout, c *types.Chunk) (*tailRun, error) {
+	if c.Cardinality() < tailRunFrom || len(c.Cols) != len(lay.desc.Types) {
+		return nil, nil
 	}
 	idx := c.VisibleIndices()
 	for _, i := range idx {
 		if c.Op(i) != types.Insert {
-			return false, nil
+			return nil, nil
 		}
 	}
-	e, err := t.encodeRecord(c, idx)
+	e, err := lay.encodeRecord(c, idx)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if !e.sort() {
-		return false, nil // a key twice: the tree keeps the later write
+		return nil, nil // a key twice: the tree keeps the later write
 	}
-	r, err := s.writeTailRunOf(t.lay.desc.ID, len(e.order), func(add func(k []byte, te tailEntry) error) error {
+	r, err := s.writeTailRunOf(lay.desc.ID, len(e.order), func(add func(k []byte, te tailEntry) error) error {
 		for _, j := range e.order {
-			if err := add(e.key(j), tailEntry{seq: seq, val: e.val(j)}); err != nil {
+			if err := add(e.key(j), tailEntry{val: e.val(j)}); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		s.logger.Warn("a bulk record goes to the tail's tree", "table", t.lay.desc.ID, "err", err)
-		return false, nil
+		s.logger.Warn("a bulk record goes to the tail's tree", "table", lay.desc.ID, "err", err)
+		return nil, nil
 	}
+	return r, nil
+}
+
+// installRun adds r, a run built of record seq alone (buildRecordRun).
+func (t *tail) installRun(seq uint64, r *tailRun) {
+	r.seq, r.minSeq, r.maxSeq = seq, seq, seq
 	t.runs = append(slices.Clip(t.runs), r)
 	t.applied = max(t.applied, seq)
 	t.gen++
-	return true, nil
 }
 
 // encodedRecord is a record's keys and values, encoded into two buffers.
@@ -77,23 +100,23 @@ func (e *encodedRecord) start(ends []int, j int) int {
 	return ends[j-1]
 }
 
-// encodeRecord encodes rows idx of c with the tail's layout.
-func (t *tail) encodeRecord(c *types.Chunk, idx []int) (*encodedRecord, error) {
+// encodeRecord encodes rows idx of c with the table's layout.
+func (lay *layout) encodeRecord(c *types.Chunk, idx []int) (*encodedRecord, error) {
 	e := &encodedRecord{kEnd: make([]int, len(idx)), vEnd: make([]int, len(idx))}
 	var err error
 	for j, i := range idx {
 		row := c.Row(i)
-		pk := t.lay.pkOf(row)
-		vnode, _ := t.lay.vnodeOf(pk)
-		if e.keys, err = t.lay.appendKey(e.keys, vnode, pk); err != nil {
+		pk := lay.pkOf(row)
+		vnode, _ := lay.vnodeOf(pk)
+		if e.keys, err = lay.appendKey(e.keys, vnode, pk); err != nil {
 			return nil, err
 		}
 		before := len(e.vals)
-		if e.vals, err = t.lay.encodeValue(e.vals, row); err != nil {
+		if e.vals, err = lay.encodeValue(e.vals, row); err != nil {
 			return nil, err
 		}
 		if len(e.vals) == before {
-			return nil, fmt.Errorf("storage: table %d: empty value encoding", t.lay.desc.ID)
+			return nil, fmt.Errorf("storage: table %d: empty value encoding", lay.desc.ID)
 		}
 		e.kEnd[j], e.vEnd[j] = len(e.keys), len(e.vals)
 	}

@@ -287,3 +287,73 @@ func TestATailScanReadsARunStartingAtTheBound(t *testing.T) {
 		t.Fatalf("scan in batches of 2: %v, want %v", got, want)
 	}
 }
+
+// TestABulkRecordsRunIsBuiltOutsideTheLocks: a record of tailRunFrom
+// plain inserts or more is read back from its segment and written to a
+// run before the log's and the tails' locks are taken (every writer and
+// latest reader of every table waits on them), and the run takes its
+// record's seq when it is installed: the newer record's writes win, and
+// each run goes with the prune that covers its record.
+func TestABulkRecordsRunIsBuiltOutsideTheLocks(t *testing.T) {
+	defer func(n int) { tailRunFrom = n }(tailRunFrom)
+	tailRunFrom = 100
+	ctx := context.Background()
+	s := openMem(t, nil)
+	desc := kvDesc(7)
+	record := func(lo, hi, v int64) TableDMLWrite {
+		name, err := s.WriteSegment(desc.ID, []byte("payload"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		load := func() (*types.Chunk, error) {
+			type tryLocker interface {
+				TryLock() bool
+				Unlock()
+			}
+			for what, mu := range map[string]tryLocker{"tails": &s.tails.mu, "log": &s.dml.mu} {
+				if !mu.TryLock() {
+					t.Errorf("a record's rows were read back under the %s lock", what)
+					return nil, errors.New("locked")
+				}
+				mu.Unlock()
+			}
+			b := types.NewBuilder(desc.Types, int(hi-lo)+1)
+			for k := lo; k < hi; k++ {
+				b.Append(types.Insert, types.Row{k, "x", v})
+			}
+			return b.Take(), nil
+		}
+		return TableDMLWrite{Table: desc.ID, DMLWrite: DMLWrite{Segment: name, Tail: &desc, LoadRows: load}}
+	}
+	seqs, err := s.WriteDMLBatch(ctx, []TableDMLWrite{record(0, 200, 1), record(100, 300, 2)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tails.mu.Lock()
+	runs := len(s.tails.mu.tables[desc.ID].runs)
+	s.tails.mu.Unlock()
+	if runs != 2 {
+		t.Fatalf("%d runs after two bulk records, want 2", runs)
+	}
+	check := func(when string, want map[int64]int64) {
+		t.Helper()
+		for k, v := range want {
+			row, ok, err := s.LatestGet(ctx, desc, types.Row{k, "x"})
+			switch {
+			case err != nil:
+				t.Fatalf("%s: LatestGet %d: %v", when, k, err)
+			case v == 0 && ok:
+				t.Fatalf("%s: key %d in the tail: %v", when, k, row)
+			case v != 0 && (!ok || row[2].(int64) != v):
+				t.Fatalf("%s: key %d = %v (%v), want %d", when, k, row, ok, v)
+			}
+		}
+	}
+	check("before any prune", map[int64]int64{50: 1, 150: 2, 250: 2, 300: 0})
+	s.PruneTail(desc.ID, seqs[0])
+	check("after the first record's prune", map[int64]int64{50: 0, 150: 2, 250: 2})
+	s.PruneTail(desc.ID, seqs[1])
+	if s.TailPending(desc.ID) {
+		t.Fatal("the tail still holds runs after a prune through both records")
+	}
+}
