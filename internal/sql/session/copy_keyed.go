@@ -24,12 +24,11 @@ import (
 // loadKeyedPieces reads a COPY into a table with a primary key piece by
 // piece, and writes the pieces together once their keys are checked.
 func (s *Session) loadKeyedPieces(ctx context.Context, rel *catalog.Relation, vis []types.Type, read func([]types.Column) error, dr datumReader) (int, error) {
-	keys, proposed := newPKReader(rel), newProposedKeys(copyPieceRows)
-	// Checked once prepared: Prepare applies the columns' type modifiers
-	// in place (numeric(4, 1) makes 1.01 and 1.04 one key) and refuses a
-	// NULL key (23502, not 23505).
-	check := func(c *types.Chunk) error { return proposeKeys(ctx, keys, proposed, c) }
-	return s.readPieces(ctx, rel, vis, read, dr, check, s.writeKeyedPieces)
+	// The pieces' keys are checked against each other by the loader
+	// (statementKeys), once prepared: Prepare applies the columns' type
+	// modifiers in place (numeric(4, 1) makes 1.01 and 1.04 one key) and
+	// refuses a NULL key (23502, not 23505).
+	return s.readPieces(ctx, rel, vis, read, dr, nil, s.writeKeyedPieces)
 }
 
 // proposeKeys fails with 23505 if a row of c proposes a key the statement

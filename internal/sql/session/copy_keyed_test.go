@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,8 +19,8 @@ import (
 // big enough to live only in their log segments, is one statement. Its
 // rows are readable by key and by scan before any epoch commits them, a
 // key the table holds or an earlier piece proposed fails the whole COPY
-// with 23505 (whichever piece it is in), and a view sees exactly the rows
-// of the COPYs that succeeded.
+// with 23505 (whichever piece it is in), keys in no order are loaded
+// too, and a view sees exactly the rows of the COPYs that succeeded.
 // It runs with the table's materialize checking its input and trusting it
 // (the playground's setting: the rows become fresh runs).
 func TestKeyedCopyInPieces(t *testing.T) {
@@ -56,7 +57,13 @@ func testKeyedCopyInPieces(t *testing.T, p *Playground) {
 			t.Fatalf("%s: %v, want 23505", name, err)
 		}
 	}
-	const want = "9000 40504500"
+	// Keys in no order: each piece is sorted before it is written.
+	shuffled := strings.SplitAfter(lines(20001, 29000), "\n")
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	if tag, err := c.PgConn().CopyFrom(ctx, strings.NewReader(strings.Join(shuffled, "")), "COPY t FROM STDIN"); err != nil || tag.String() != "COPY 9000" {
+		t.Fatalf("copy of shuffled keys: %v %v", tag, err)
+	}
+	const want = "18000 261009000"
 	if got := queryStrings(t, c, "SELECT count(*), sum(a) FROM t"); !slices.Equal(got, []string{want}) {
 		t.Fatalf("before any commit: %q, want %q", got, want)
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // pieceLoader cuts a bulk statement's rows (a COPY's, an INSERT … SELECT's)
-// into pieces of copyPieceRows and prepares each as it fills
+// into pieces of copyPieceRows, checks a keyed statement's keys against
+// each other (statementKeys), and prepares each piece as it fills
 // (engine.Prepare: a large piece goes to a log segment of its own and is
 // let go), so the statement is never held whole; its caller writes the
 // pieces together at the end, one synced batch.
@@ -20,23 +21,43 @@ type pieceLoader struct {
 	rel *catalog.Relation
 	// b is filled by the caller; a full chunk goes to prepare.
 	b *types.Builder
+	// keys, for a table with a primary key, finds a key the statement
+	// proposes twice; a piece is sorted by column sortBy first, unless -1
+	// (statement_keys.go).
+	keys   statementKeys
+	sortBy int
 	// check, when set, sees each piece once prepared (its type modifiers
-	// applied): a keyed statement's key checks.
+	// applied): a keyed statement's checks against the table.
 	check  func(*types.Chunk) error
 	pieces []*engine.Prepared
 }
 
 func (s *Session) newPieceLoader(rel *catalog.Relation, vis []types.Type, check func(*types.Chunk) error) *pieceLoader {
-	return &pieceLoader{s: s, rel: rel, b: types.NewBuilder(vis, copyPieceRows), check: check}
+	l := &pieceLoader{s: s, rel: rel, b: types.NewBuilder(vis, copyPieceRows), check: check, sortBy: -1}
+	if hasDeclaredPK(rel) {
+		l.keys, l.sortBy = newStatementKeys(rel)
+	}
+	return l
 }
 
 // prepare prepares the full chunk c as a piece and checks it.
 func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
+	if l.sortBy >= 0 {
+		if sorted := sortPiece(c, l.sortBy); sorted != c {
+			l.b.Recycle(c)
+			c = sorted
+		}
+	}
 	p, err := l.s.e.Prepare(ctx, l.rel, c)
 	if err != nil {
 		return err
 	}
 	l.pieces = append(l.pieces, p)
+	if l.keys != nil {
+		if err := l.keys.propose(ctx, c); err != nil {
+			return err
+		}
+	}
 	if l.check != nil {
 		if err := l.check(c); err != nil {
 			return err
@@ -48,10 +69,15 @@ func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
 	return nil
 }
 
-// finish prepares the rows left in b.
+// finish prepares the rows left in b, and finds a key proposed twice.
 func (l *pieceLoader) finish(ctx context.Context) error {
 	if c := l.b.Take(); c != nil {
-		return l.prepare(ctx, c)
+		if err := l.prepare(ctx, c); err != nil {
+			return err
+		}
+	}
+	if l.keys != nil {
+		return l.keys.finish()
 	}
 	return nil
 }
@@ -75,13 +101,8 @@ func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter,
 	rel := ins.Table
 	var check func(*types.Chunk) error
 	if hasDeclaredPK(rel) {
-		keys, proposed := newPKReader(rel), newProposedKeys(copyPieceRows)
-		check = func(c *types.Chunk) error {
-			if err := proposeKeys(ctx, keys, proposed, c); err != nil {
-				return err
-			}
-			return checkRowsAbsent(ctx, sn, tw, keys, c)
-		}
+		keys := newPKReader(rel)
+		check = func(c *types.Chunk) error { return checkRowsAbsent(ctx, sn, tw, keys, c) }
 	}
 	l := s.newPieceLoader(rel, visibleTypes(rel), check)
 	defer func() {
