@@ -34,17 +34,22 @@ func (s *Store) prepareTails(ws []TableDMLWrite) []tailPrep {
 			if rows, err = w.LoadRows(); err != nil {
 				continue
 			}
-			preps[i].rows = rows
 		}
 		if rows == nil || rows.Cardinality() < tailRunFrom {
+			if rows != w.Rows {
+				preps[i].rows = rows // small: kept until the lock
+			}
 			continue
 		}
+		// A big record that does not become a run (a key twice, the disk
+		// full) keeps nothing here, or a statement's pieces would all be
+		// held decoded at once: applyRecordLocked reads it again.
 		lay, err := newLayout(*w.Tail)
 		if err != nil {
 			continue
 		}
 		if r, err := s.buildRecordRun(lay, rows); err == nil && r != nil {
-			preps[i] = tailPrep{run: r}
+			preps[i].run = r
 		}
 	}
 	return preps
