@@ -84,14 +84,14 @@ func checkAbsent(ctx context.Context, sn *storage.Snapshot, tw *engine.TableWrit
 	if err != nil {
 		return err
 	}
-	return checkRowsAbsent(ctx, sn, tw, keys, c)
-}
-
-// checkRowsAbsent is checkAbsent of the rows c.
-func checkRowsAbsent(ctx context.Context, sn *storage.Snapshot, tw *engine.TableWriter, keys *pkReader, c *types.Chunk) error {
 	if err := tw.CheckKeyLocks(c); err != nil {
 		return err
 	}
+	return rowsAbsent(ctx, sn, keys, c)
+}
+
+// rowsAbsent fails with 23505 if sn holds the key of a row of c.
+func rowsAbsent(ctx context.Context, sn *storage.Snapshot, keys *pkReader, c *types.Chunk) error {
 	desc := storage.TableDesc(keys.rel.Table)
 	for i := range c.Capacity() {
 		if i%256 == 255 && ctx.Err() != nil {

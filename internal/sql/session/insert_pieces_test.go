@@ -67,3 +67,53 @@ func testInsertSelectInPieces(t *testing.T, p *Playground) {
 		}
 	}
 }
+
+// TestInsertSelectFailsBeforeWaitingForABlock: an INSERT … SELECT whose
+// rows repeat a key, or hold one the table has, fails with 23505 at once
+// even when a later piece holds a key an open block inserted; without
+// such a key it waits for the block, then fails or succeeds as the block
+// ends.
+func TestInsertSelectFailsBeforeWaitingForABlock(t *testing.T) {
+	defer func(n int) { copyPieceRows = n }(copyPieceRows)
+	copyPieceRows = 100
+	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2})
+	a, b := connect(t, p), connect(t, p)
+	exec(t, a, "CREATE TABLE t (a bigint PRIMARY KEY, b varchar)")
+	exec(t, a, "INSERT INTO t VALUES (7, 'stored')")
+	exec(t, a, "BEGIN")
+	exec(t, a, "INSERT INTO t VALUES (5000, 'block')")
+	ctx := context.Background()
+	for _, q := range []string{
+		// 1 twice in the first piece, 5000 (the block's) in the last.
+		"INSERT INTO t SELECT g, 'x' FROM generate_series(1, 300) g UNION ALL SELECT 1, 'again' UNION ALL SELECT 5000, 'locked'",
+		// 1 in the first piece and in the last, with 5000.
+		"INSERT INTO t SELECT g, 'x' FROM generate_series(1, 300) g UNION ALL SELECT 5000, 'locked' UNION ALL SELECT 1, 'again'",
+		// 7, which the table holds, before 5000.
+		"INSERT INTO t SELECT g + 1000, 'x' FROM generate_series(1, 300) g UNION ALL SELECT 7, 'again' UNION ALL SELECT 5000, 'locked'",
+	} {
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := b.Exec(qctx, q)
+		cancel()
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+			t.Fatalf("%s: %v, want 23505 without waiting for the block", q, err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Exec(ctx, "INSERT INTO t SELECT g + 2000, 'x' FROM generate_series(1, 300) g UNION ALL SELECT 5000, 'locked'")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the INSERT of the block's key ended while the block was open: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	exec(t, a, "ROLLBACK")
+	if err := <-done; err != nil {
+		t.Fatalf("the INSERT after the block rolled back: %v", err)
+	}
+	if got := queryStrings(t, a, "SELECT count(*), max(b) FROM t WHERE a = 5000"); !slices.Equal(got, []string{"1 locked"}) {
+		t.Fatalf("key 5000 after the INSERT: %q", got)
+	}
+}

@@ -1,7 +1,9 @@
 package session
 
 import (
+	"cmp"
 	"context"
+	"errors"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/engine"
@@ -99,10 +101,22 @@ func (l *pieceLoader) release() {
 // all of the statement or none of it.
 func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, ins *planner.Insert) (n int, err error) {
 	rel := ins.Table
+	// A key an open block holds makes the statement wait for the block and
+	// run again (retryLocked), but only once every piece is checked: a key
+	// the table holds or the statement repeats fails it at once instead.
 	var check func(*types.Chunk) error
+	var locked error
 	if hasDeclaredPK(rel) {
 		keys := newPKReader(rel)
-		check = func(c *types.Chunk) error { return checkRowsAbsent(ctx, sn, tw, keys, c) }
+		check = func(c *types.Chunk) error {
+			if err := tw.CheckKeyLocks(c); err != nil {
+				if !errors.As(err, new(*engine.KeyLockedError)) {
+					return err
+				}
+				locked = cmp.Or(locked, err)
+			}
+			return rowsAbsent(ctx, sn, keys, c)
+		}
 	}
 	l := s.newPieceLoader(rel, visibleTypes(rel), check)
 	defer func() {
@@ -122,6 +136,9 @@ func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter,
 	}
 	if err := l.finish(ctx); err != nil || n == 0 {
 		return 0, err
+	}
+	if locked != nil {
+		return 0, locked
 	}
 	for _, p := range l.pieces {
 		if err := tw.StagePrepared(p); err != nil {

@@ -68,6 +68,10 @@ func (k *intKeys) propose(_ context.Context, c *types.Chunk) error {
 		if vec.Nulls.Get(i) {
 			return errNotInt64Key // Prepare refuses a NULL key first
 		}
+		if i > 0 && v == vec.Vals[i-1] {
+			// A sorted piece shows its own repeats at once.
+			return newPKReader(k.rel).duplicate(types.Row{v})
+		}
 		if k.rising && len(k.keys) > 0 && v <= k.keys[len(k.keys)-1] {
 			k.rising = false
 		}
@@ -80,7 +84,9 @@ func (k *intKeys) propose(_ context.Context, c *types.Chunk) error {
 // vector newStatementKeys saw.
 var errNotInt64Key = sqlerr.New(sqlerr.Internal, "bulk statement: a piece's key column is not a bigint vector")
 
-// finish sorts the keys, when they did not rise, to find one twice.
+// finish sorts the keys, when they did not rise, to find one twice: one
+// in two pieces whose keys overlap (a repeat within a piece, sorted, is
+// found as it is proposed).
 func (k *intKeys) finish() error {
 	if k.rising {
 		return nil
