@@ -108,7 +108,7 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 	for _, fc := range todo {
 		fc.sealed = epoch
 		if fc.spill != nil {
-			fc.spill, fc.spillAt = sealedFile, nil
+			fc.spill = sealedFile
 		}
 	}
 	return f, nil

@@ -52,11 +52,14 @@ type freshOp struct {
 // statements' chunks in one epoch), and deletes and overwrites of fresh
 // rows in the same epoch must win over them.
 func TestIngestedSealsMatchBatchSeals(t *testing.T) {
+	defer func(n int) { rawMarkEvery = n }(rawMarkEvery)
 	rapid.Check(t, func(rt *rapid.T) {
 		ctx := context.Background()
 		stores := []*Store{openIngest(t, vfs.NewMem(), 1), openIngest(t, vfs.NewMem(), -1)}
-		// Spill the fresh rows of the first store after so many bytes.
+		// Spill the fresh rows of the first store after so many bytes,
+		// marking every record of a spill, or few of them.
 		stores[0].spillFrom = rapid.SampledFrom([]int{0, 1, 30, 60, 150}).Draw(rt, "spillFrom")
+		rawMarkEvery = rapid.SampledFrom([]int{1, 2, 3, 64}).Draw(rt, "rawMarkEvery")
 		desc := rowIDDesc(3)
 		tbls := []*StateTable{mustOpenTable(t, stores[0], desc, 1, nil), mustOpenTable(t, stores[1], desc, 1, nil)}
 		used := map[int64]bool{}

@@ -350,7 +350,7 @@ func (t *StateTable) OverlayLen() int {
 	t.maybePrune()
 	n := t.overlay.len()
 	for _, fc := range t.fresh {
-		n += len(fc.ids)
+		n += fc.n
 	}
 	return n
 }

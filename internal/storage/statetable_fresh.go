@@ -35,10 +35,13 @@ type freshChunk struct {
 	ids    []int64
 	vnodes []uint16
 	sealed uint64
-	// spill, when set, holds the rows instead of vals (statetable_spill.go);
-	// in a raw spill, row k's value is at spillAt[2k]:spillAt[2k+1].
-	spill   *spillFile
-	spillAt []uint32
+	// lo and hi are the first and last id, n the rows: kept when a spill
+	// lets ids and vnodes go.
+	lo, hi int64
+	n      int
+	// spill, when set, holds the rows instead of vals, ids and vnodes
+	// (statetable_spill.go): Get finds a row through the file alone.
+	spill *spillFile
 }
 
 // InsertFresh stores the given rows of c (ascending indices), all plain
@@ -106,7 +109,7 @@ func (t *StateTable) takesFresh(n int) bool {
 func (t *StateTable) addFresh(ids []int64, vals encodedRows) error {
 	t.maybePrune()
 	hashes := codec.HashInt64s(ids, nil) // takesFresh: the key is one bigint
-	fc := freshChunk{ids: ids, vnodes: make([]uint16, len(ids)), vals: vals}
+	fc := freshChunk{ids: ids, vnodes: make([]uint16, len(ids)), vals: vals, lo: ids[0], hi: ids[len(ids)-1], n: len(ids)}
 	for k, h := range hashes {
 		v := codec.VNodeOf(h)
 		if !t.OwnsVNode(v) {
@@ -158,22 +161,24 @@ func (t *StateTable) freshGet(pk types.Row) (types.Row, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
+	var looked *spillFile // the chunks of one spill are one search of it
 	for i := range t.fresh {
 		fc := &t.fresh[i]
-		if id < fc.ids[0] || id > fc.ids[len(fc.ids)-1] {
+		if id < fc.lo || id > fc.hi || fc.spill != nil && fc.spill == looked {
 			continue
 		}
-		if k, found := slices.BinarySearch(fc.ids, id); found {
-			v, err := t.freshValue(fc, k)
-			if fc.sealed != 0 && errors.Is(err, os.ErrNotExist) {
-				// The commit took the sealed file after this read's prune
-				// looked (the first read of a spilled row opens it): the
-				// rows are in Pebble now, under any newer overlay write.
-				return nil, false, nil
-			}
-			if err != nil {
-				return nil, false, err
-			}
+		looked = fc.spill
+		v, found, err := t.freshValue(fc, id)
+		if fc.sealed != 0 && errors.Is(err, os.ErrNotExist) {
+			// The commit took the sealed file after this read's prune
+			// looked (the first read of a spilled row opens it): the rows
+			// are in Pebble now, under any newer overlay write.
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if found {
 			row, err := t.lay.decodeValue(v)
 			return row, err == nil, err
 		}
@@ -181,20 +186,22 @@ func (t *StateTable) freshGet(pk types.Row) (types.Row, bool, error) {
 	return nil, false, nil
 }
 
-// freshValue returns the encoding of row k of fc, from memory or its file.
-func (t *StateTable) freshValue(fc *freshChunk, k int) ([]byte, error) {
+// freshValue returns the encoding of row id if fc holds it: from memory,
+// or from its file by the row's key (a spilled chunk keeps no ids; a
+// find there may be another chunk's row of the same file, as good).
+func (t *StateTable) freshValue(fc *freshChunk, id int64) ([]byte, bool, error) {
 	if fc.spill == nil {
-		return fc.vals.row(k), nil
+		k, found := slices.BinarySearch(fc.ids, id)
+		if !found {
+			return nil, false, nil
+		}
+		return fc.vals.row(k), true, nil
 	}
+	vnode := codec.VNodeOf(codec.HashInt64s([]int64{id}, nil)[0])
 	if fc.spill.raw {
-		return readRawAt(t.store.fs, fc.spill.path, fc.spillAt[2*k], fc.spillAt[2*k+1])
+		return fc.spill.rawGet(t.store.fs, vnode, id)
 	}
-	key := t.lay.appendIntKey(nil, fc.vnodes[k], fc.ids[k])
-	v, ok, err := fc.spill.get(t.store, key)
-	if err == nil && !ok {
-		err = fmt.Errorf("storage: table %d: fresh row %d missing from %s", t.lay.desc.ID, fc.ids[k], fc.spill.path)
-	}
-	return v, err
+	return fc.spill.get(t.store, t.lay.appendIntKey(nil, vnode, id))
 }
 
 // hasUnsealedFresh reports whether fresh rows await a seal.
@@ -293,7 +300,7 @@ func (t *StateTable) freshSealedSize() int {
 	n := 0
 	for _, fc := range t.fresh {
 		if fc.sealed == 0 {
-			n += fc.vals.size + len(fc.ids)*(stateKeyHeaderLen+9+16)
+			n += fc.vals.size + fc.n*(stateKeyHeaderLen+9+16)
 		}
 	}
 	return n

@@ -33,6 +33,8 @@ type spillFile struct {
 	// A raw spill's length, and its file's (longer when the file held a
 	// longer spill before: spill_pool.go).
 	size, fileSize int64
+	// marks index a raw spill sparsely (spill_index.go).
+	marks []rawMark
 }
 
 // maybeSpill spills the in-memory unsealed fresh rows once the store's
@@ -66,7 +68,7 @@ func (t *StateTable) maybeSpill() error {
 		return fmt.Errorf("storage: table %d: spill fresh rows: %w", t.lay.desc.ID, err)
 	}
 	for _, fc := range todo {
-		fc.spill, fc.vals = sf, encodedRows{}
+		fc.spill, fc.vals, fc.ids, fc.vnodes = sf, encodedRows{}, nil, nil
 	}
 	t.held().Add(-int64(n))
 	return nil
