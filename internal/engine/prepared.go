@@ -63,7 +63,10 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 		}
 		w.Rows, w.Payload = nil, nil
 		if w.Encoded != nil {
+			// The rows are found in the segment through a mark every
+			// sparseSpans rows, not a span each (storage.EncodedRows).
 			w.Encoded.Buf = nil
+			w.Encoded.Sparse(sparseSpans)
 		} else {
 			w.LoadRows = e.segmentRows(rel, w.Segment)
 		}
@@ -72,6 +75,10 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 	}
 	return &Prepared{rel: rel, write: w}, nil
 }
+
+// sparseSpans is the rows between two kept spans of a piece in a segment
+// (a variable so that tests can make it small or turn it off with 1).
+var sparseSpans = 64
 
 // segmentRows returns a LoadRows that decodes the rows of rel's piece in
 // segment name.

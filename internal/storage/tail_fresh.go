@@ -1,7 +1,10 @@
 package storage
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 
@@ -74,27 +77,86 @@ func (g *segmentRows) read(lo, hi int64) ([]byte, error) {
 // record's payload: row i is Buf[Spans[2i]:Spans[2i+1]]. A fresh run kept
 // so costs the payload the log writes anyway and eight bytes a row,
 // where the decoded chunk of a bulk COPY was twice the payload.
+//
+// Rows in a segment only (Buf nil: a bulk statement's piece) need not keep
+// eight bytes a row while the statement goes on and until its epoch
+// commits (75 MB for ten million rows): Sparse keeps the span of every
+// Every-th row alone, and the rows between are found by the DML payload's
+// framing, each row's value preceded by its op (one byte) and its length
+// (a uvarint) and followed by the next row.
 type EncodedRows struct {
 	Buf   []byte
 	Spans []uint32
+	// Rows and Every are set by Sparse.
+	Rows, Every int
 }
+
+// Len returns how many rows e holds.
+func (e *EncodedRows) Len() int {
+	if e.Every > 0 {
+		return e.Rows
+	}
+	return len(e.Spans) / 2
+}
+
+// Sparse keeps the spans of rows 0, every, 2·every, … alone.
+func (e *EncodedRows) Sparse(every int) {
+	if e.Every > 0 || every <= 1 {
+		return
+	}
+	n := len(e.Spans) / 2
+	marks := make([]uint32, 0, 2*((n+every-1)/every))
+	for i := 0; i < n; i += every {
+		marks = append(marks, e.Spans[2*i], e.Spans[2*i+1])
+	}
+	e.Spans, e.Rows, e.Every = marks, n, every
+}
+
+// nextSpan returns the span of the row after the one ending at hi, read
+// from b, which holds the payload's bytes from base on, that row's value
+// included.
+func nextSpan(b []byte, base, hi uint32) (uint32, uint32, error) {
+	lo, next, err := frame(b[min(int(hi-base), len(b)):], hi)
+	if err == nil && int(next-base) > len(b) {
+		err = errFreshRowBytes
+	}
+	return lo, next, err
+}
+
+// frame reads the framing at the head of b, the bytes from at on (an op
+// byte and a uvarint length), and returns the span of the value it
+// frames.
+func frame(b []byte, at uint32) (uint32, uint32, error) {
+	if len(b) < 2 {
+		return 0, 0, errFreshRowBytes
+	}
+	n, w := binary.Uvarint(b[1:])
+	if w <= 0 || n > math.MaxUint32 {
+		return 0, 0, errFreshRowBytes
+	}
+	lo := at + 1 + uint32(w)
+	return lo, lo + uint32(n), nil
+}
+
+var errFreshRowBytes = errors.New("storage: a fresh run's row framing does not fit its segment")
 
 // rows returns how many rows the run holds.
 func (r *freshRun) rows() int {
 	if r.enc != nil {
-		return len(r.enc.Spans) / 2
+		return r.enc.Len()
 	}
 	return r.c.Capacity()
 }
 
 // row returns row i, decoded with lay; buf, when not nil, caches a
-// segment's bytes across calls for the same run.
+// segment's bytes across calls for the same run (and where the last row
+// read lies, so that a scan of a sparse run walks it once).
 func (r *freshRun) row(lay *layout, i int, buf *segmentBuf) (types.Row, error) {
 	if r.enc == nil {
 		return r.c.Row(i), nil
 	}
-	lo, hi := r.enc.Spans[2*i], r.enc.Spans[2*i+1]
 	if r.seg == nil {
+		lo, hi := r.enc.Spans[2*i], r.enc.Spans[2*i+1]
 		return lay.decodeValue(r.enc.Buf[lo:hi])
 	}
 	if buf != nil {
@@ -103,22 +165,106 @@ func (r *freshRun) row(lay *layout, i int, buf *segmentBuf) (types.Row, error) {
 			if err != nil {
 				return nil, err
 			}
-			buf.run, buf.b = r, b
+			buf.run, buf.b, buf.i = r, b, -1
+		}
+		lo, hi, err := r.spanIn(buf, i)
+		if err != nil {
+			return nil, err
 		}
 		return lay.decodeValue(buf.b[lo:hi])
 	}
-	v, err := r.seg.read(int64(lo), int64(hi))
+	v, err := r.segmentRow(i)
 	if err != nil {
 		return nil, err
 	}
 	return lay.decodeValue(v)
 }
 
+// spanIn returns row i's span in buf, which holds the whole segment.
+func (r *freshRun) spanIn(buf *segmentBuf, i int) (uint32, uint32, error) {
+	e := r.enc
+	if e.Every == 0 {
+		return e.Spans[2*i], e.Spans[2*i+1], nil
+	}
+	j, lo, hi := i/e.Every*e.Every, e.Spans[2*(i/e.Every)], e.Spans[2*(i/e.Every)+1]
+	if buf.i >= j && buf.i <= i {
+		j, lo, hi = buf.i, buf.lo, buf.hi
+	}
+	for ; j < i; j++ {
+		var err error
+		if lo, hi, err = nextSpan(buf.b, 0, hi); err != nil {
+			return 0, 0, err
+		}
+	}
+	buf.i, buf.lo, buf.hi = i, lo, hi
+	return lo, hi, nil
+}
+
+// segmentRow reads row i's bytes from the segment: its own span, or, in a
+// sparse run, the rows from the mark before it on are walked (in one read
+// of the stretch up to the next mark when that is small, else a row's
+// framing at a time, so that wide rows are not read whole).
+func (r *freshRun) segmentRow(i int) ([]byte, error) {
+	e := r.enc
+	if e.Every == 0 {
+		return r.seg.read(int64(e.Spans[2*i]), int64(e.Spans[2*i+1]))
+	}
+	k := i / e.Every
+	lo, hi := e.Spans[2*k], e.Spans[2*k+1]
+	end := r.seg.size
+	if 2*k+2 < len(e.Spans) {
+		end = int64(e.Spans[2*k+2])
+	}
+	var b []byte
+	base := hi
+	if i > k*e.Every && end-int64(hi) <= segmentStretch {
+		var err error
+		if b, err = r.seg.read(int64(hi), end); err != nil {
+			return nil, err
+		}
+	}
+	for range i - k*e.Every {
+		var err error
+		if b == nil {
+			lo, hi, err = r.seg.nextSpan(hi, end)
+		} else {
+			lo, hi, err = nextSpan(b, base, hi)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if b != nil {
+		return b[lo-base : hi-base], nil
+	}
+	return r.seg.read(int64(lo), int64(hi))
+}
+
+// segmentStretch is the most segmentRow reads at once to walk a sparse
+// run's rows.
+const segmentStretch = 64 << 10
+
+// nextSpan reads the framing of the row after the one ending at hi and
+// returns the row's span, which must end by end.
+func (g *segmentRows) nextSpan(hi uint32, end int64) (uint32, uint32, error) {
+	b, err := g.read(int64(hi), min(int64(hi)+1+binary.MaxVarintLen64, end))
+	if err != nil {
+		return 0, 0, err
+	}
+	lo, next, err := frame(b, hi)
+	if err == nil && int64(next) > end {
+		err = errFreshRowBytes
+	}
+	return lo, next, err
+}
+
 // segmentBuf holds the bytes of one run's segment while an iterator
-// reads the run.
+// reads the run, and the span of the row it read last (i, or -1).
 type segmentBuf struct {
-	run *freshRun
-	b   []byte
+	run    *freshRun
+	b      []byte
+	i      int
+	lo, hi uint32
 }
 
 // freshKeys reports whether c can be a fresh run of a table keyed by one
@@ -161,7 +307,7 @@ func (t *tail) addFresh(seq uint64, c *types.Chunk, enc *EncodedRows) (added, ke
 // not keep. Their row ids must run from the first row's up, one by one;
 // the first and last rows' ids are checked.
 func (t *tail) addFreshEncoded(seq uint64, enc *EncodedRows, seg *segmentRows) error {
-	n := len(enc.Spans) / 2
+	n := enc.Len()
 	if n == 0 || len(t.lay.desc.PK) != 1 || t.lay.pkTypes[0].ID != types.Int64 || enc.Buf == nil && seg == nil {
 		return fmt.Errorf("storage: table %d: an encoded fresh run needs rows, their bytes and a bigint key", t.lay.desc.ID)
 	}
