@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/RaduBerinde/btreemap"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/sstable"
 )
 
@@ -90,7 +91,16 @@ type tailRun struct {
 	seq         uint64
 	first, last []byte // its smallest and largest key
 	n           int
+	// filter is a bloom filter of its keys (tailRunFilter), kept in
+	// memory: a key check of a missing key, the common one, opened an
+	// iterator on every run whose span held the key (an INSERT … SELECT of
+	// 500 000 keys into a table whose tail held eight runs took 38 s).
+	filter []byte
 }
+
+// tailRunFilter is the runs' filter policy: 10 bits a key (about 1 %
+// false positives), Pebble's own.
+const tailRunFilter = bloom.FilterPolicy(10)
 
 // writeTailRun writes tree's entries to a new run of table.
 func (s *Store) writeTailRun(table uint32, tree *btreemap.BTreeMap[string, tailEntry]) (*tailRun, error) {
@@ -115,6 +125,7 @@ func (s *Store) writeTailRunOf(table uint32, n int, each func(add func(k []byte,
 	opts := s.writerOpts
 	opts.Compression = sstable.NoCompression
 	r := &tailRun{minSeq: ^uint64(0)}
+	fw := tailRunFilter.NewWriter(sstable.TableFilter)
 	var val []byte
 	_, err := s.writeSSTFile(path, &opts, false, func(add func(k, v []byte) error) error {
 		var last []byte
@@ -124,6 +135,7 @@ func (s *Store) writeTailRunOf(table uint32, n int, each func(add func(k []byte,
 			if err := add(k, val); err != nil {
 				return err
 			}
+			fw.AddKey(k)
 			r.minSeq, r.maxSeq = min(r.minSeq, e.seq), max(r.maxSeq, e.seq)
 			if r.n == 0 {
 				r.first = bytes.Clone(k)
@@ -147,7 +159,7 @@ func (s *Store) writeTailRunOf(table uint32, n int, each func(add func(k []byte,
 		}
 		return nil, err
 	}
-	r.reader = reader
+	r.reader, r.filter = reader, fw.Finish(nil)
 	runtime.AddCleanup(r, func(rd *sstable.Reader) { _ = rd.Close() }, reader)
 	return r, nil
 }
@@ -170,7 +182,8 @@ func (r *tailRun) decode(v []byte) (tailEntry, error) {
 // get returns the run's write of key.
 func (r *tailRun) get(key []byte) (tailEntry, bool, error) {
 	defer runtime.KeepAlive(r) // its cleanup closes the reader
-	if bytes.Compare(key, r.first) < 0 || bytes.Compare(key, r.last) > 0 {
+	if bytes.Compare(key, r.first) < 0 || bytes.Compare(key, r.last) > 0 ||
+		!tailRunFilter.MayContain(sstable.TableFilter, r.filter, key) {
 		return tailEntry{}, false, nil
 	}
 	it, err := r.reader.NewIter(sstable.NoTransforms, nil, nil, sstable.AssertNoBlobHandles)
