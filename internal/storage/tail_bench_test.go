@@ -77,3 +77,38 @@ func benchTailApply(b *testing.B, fresh bool, s *Store) {
 	}
 	runtime.KeepAlive(t)
 }
+
+// BenchmarkTailScanOverlappingRuns scans a table whose tail holds 16 runs
+// of 16 384 rows each, every run spread over the whole key range (the
+// sorted pieces of a bulk load whose keys came in no order), before any
+// epoch commits them.
+func BenchmarkTailScanOverlappingRuns(b *testing.B) {
+	ctx := context.Background()
+	s := openMem(b, nil)
+	desc := TableDesc{ID: 9, Types: []types.Type{types.TInt64, types.TInt64, types.TInt64}, PK: []int{0}, DistKey: []int{0}}
+	const runs, rows = 16, 16384
+	for r := range int64(runs) {
+		c := types.NewBuilder(desc.Types, rows+1)
+		for i := range int64(rows) {
+			c.Append(types.Insert, types.Row{i*runs + r, i % 1000, i})
+		}
+		if _, err := s.WriteDML(ctx, desc.ID, DMLWrite{Payload: []byte{1}, Tail: &desc, Rows: c.Take()}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		sn, err := s.LatestSnapshot(ctx, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		it, err := sn.ScanTable(ctx, desc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(drain(b, it)); n != runs*rows {
+			b.Fatalf("scan: %d rows, want %d", n, runs*rows)
+		}
+		_ = sn.Close()
+	}
+}

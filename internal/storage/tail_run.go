@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 
 	"github.com/RaduBerinde/btreemap"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -263,6 +262,7 @@ func (l *tailLayers) scan(dst []tailItem, sp overlaySpan, max int) ([]tailItem, 
 		}
 	}
 	lo, hi := sp.bounds()
+	var parts []int // where each source's items end in all
 	start := len(all)
 	for k, e := range l.tree.Ascend(lo, hi) {
 		if e.seq <= l.floor {
@@ -274,6 +274,7 @@ func (l *tailLayers) scan(dst []tailItem, sp overlaySpan, max int) ([]tailItem, 
 		}
 		all = append(all, tailItem{key: k, e: e, rank: len(l.runs)})
 	}
+	parts = append(parts, len(all))
 	// The runs in the order of their first keys, each read only if it
 	// can hold a key of the span below the bound so far: a bulk load's
 	// runs cover key ranges one after another, and reading each of them
@@ -294,11 +295,12 @@ func (l *tailLayers) scan(dst []tailItem, sp overlaySpan, max int) ([]tailItem, 
 		for k := start; k < len(all); k++ {
 			all[k].rank = i
 		}
+		parts = append(parts, len(all))
 		note(all[start:], done)
 	}
-	// Every source is in key order; sort their concatenation, keeping for
-	// each key its newest write (by seq, then rank).
-	slices.SortFunc(all, func(a, b tailItem) int { return strings.Compare(a.key, b.key) })
+	// Every source is in key order; merge them, keeping for each key its
+	// newest write (by seq, then rank).
+	all = mergeSorted(all, parts)
 	for i := 0; i < len(all); {
 		j, best := i+1, all[i]
 		for ; j < len(all) && all[j].key == best.key; j++ {
@@ -373,4 +375,53 @@ func (t *tail) pruneRuns(through uint64) bool {
 		t.runs = keep
 	}
 	return true
+}
+
+// mergeSorted merges the sorted stretches of items that end at parts (a
+// k-way merge: sorting the concatenation of a scan's many overlapping runs
+// was a sixth of a scan over them), keys equal across stretches next to
+// each other in any order.
+func mergeSorted(items []tailItem, parts []int) []tailItem {
+	if len(parts) <= 1 {
+		return items
+	}
+	type cursor struct{ at, end int }
+	h := make([]cursor, 0, len(parts))
+	start := 0
+	for _, end := range parts {
+		if end > start {
+			h = append(h, cursor{start, end})
+		}
+		start = end
+	}
+	less := func(a, b cursor) bool { return items[a.at].key < items[b.at].key }
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && less(h[c+1], h[c]) {
+				c++
+			}
+			if !less(h[c], h[i]) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	out := make([]tailItem, 0, len(items))
+	for len(h) > 0 {
+		out = append(out, items[h[0].at])
+		if h[0].at++; h[0].at == h[0].end {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+	return out
 }
