@@ -352,13 +352,7 @@ func (s *Session) writePieces(ctx context.Context, rel *catalog.Relation, pieces
 		return err
 	}
 	defer done()
-	for _, p := range pieces {
-		if err := tw.StagePrepared(p); err != nil {
-			tw.Discard()
-			return err
-		}
-	}
-	return s.e.Commit(ctx, tw)
+	return s.commitPieces(ctx, tw, pieces)
 }
 
 // columnReader is a datumReader that can parse a row straight into

@@ -68,13 +68,7 @@ func (s *Session) writeKeyedPieces(ctx context.Context, rel *catalog.Relation, p
 			return err
 		}
 	}
-	for _, p := range pieces {
-		if err := tw.StagePrepared(p); err != nil {
-			tw.Discard()
-			return err
-		}
-	}
-	return s.e.Commit(ctx, tw)
+	return s.commitPieces(ctx, tw, pieces)
 }
 
 // checkAbsent fails with 23505 if sn holds the key of a row of piece p,

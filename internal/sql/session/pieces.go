@@ -140,11 +140,17 @@ func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter,
 	if locked != nil {
 		return 0, locked
 	}
-	for _, p := range l.pieces {
+	return n, s.commitPieces(ctx, tw, l.pieces)
+}
+
+// commitPieces writes a bulk statement's prepared pieces under tw's lock,
+// one synced batch.
+func (s *Session) commitPieces(ctx context.Context, tw *engine.TableWriter, pieces []*engine.Prepared) error {
+	for _, p := range pieces {
 		if err := tw.StagePrepared(p); err != nil {
 			tw.Discard()
-			return 0, err
+			return err
 		}
 	}
-	return n, s.e.Commit(ctx, tw)
+	return s.e.Commit(ctx, tw)
 }
