@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/task"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -208,6 +209,9 @@ func (w *crashWriter) writePieces(ctx context.Context, s stmt) error {
 		}
 		pieces = append(pieces, p)
 	}
+	if s.also != nil {
+		return w.writeBlock(ctx, rel, pieces, *s.also)
+	}
 	tw, err := w.e.LockTable(ctx, rel)
 	if err != nil {
 		return err
@@ -219,6 +223,42 @@ func (w *crashWriter) writePieces(ctx context.Context, s stmt) error {
 		}
 	}
 	return w.e.Commit(ctx, tw)
+}
+
+// writeBlock writes a bulk statement's pieces into rel and also's changes
+// in one transaction block, as a session does for BEGIN; COPY …; UPDATE
+// …; COMMIT.
+func (w *crashWriter) writeBlock(ctx context.Context, rel *catalog.Relation, pieces []*Prepared, also stmt) error {
+	txn := w.e.Begin()
+	defer txn.Rollback()
+	tw, err := txn.Writer(ctx, rel)
+	if err != nil {
+		return err
+	}
+	for _, p := range pieces {
+		if err := tw.StagePrepared(p); err != nil {
+			tw.Close()
+			return err
+		}
+	}
+	tw.Close()
+	relU, ok := w.e.catalog.ByName(also.table)
+	if !ok {
+		return fmt.Errorf("no table %s", also.table)
+	}
+	if tw, err = txn.Writer(ctx, relU); err != nil {
+		return err
+	}
+	c, err := w.e.upsertChanges(ctx, relU, also.chunk())
+	if err == nil && c != nil {
+		_, err = tw.Stage(ctx, c)
+	}
+	tw.Close() // the statement ends; COMMIT takes the tables' locks again
+	if err != nil {
+		return err
+	}
+	_, err = txn.Commit(ctx)
+	return err
 }
 
 // crashPieceRows is the rows of a bulk statement's piece: about 2 KB.
@@ -236,8 +276,13 @@ func (w *crashWriter) next() stmt {
 		// id) or u (keyed by k; the keys are from a range of their own).
 		n := 300 + w.rng.IntN(1200)
 		s.bulk, s.table, s.ops = true, "t", w.insertT(n)
-		if w.rng.IntN(2) == 0 {
+		switch w.rng.IntN(3) {
+		case 0:
 			s.table, s.ops = "u", w.insertBulkU(n)
+		case 1:
+			// In a transaction block with a change to u (a COPY inside
+			// BEGIN … COMMIT): the block keeps the pieces.
+			s.also = &stmt{writer: w.id, seq: w.seq, table: "u", ops: w.changeU(1 + w.rng.IntN(6))}
 		}
 		return s
 	}

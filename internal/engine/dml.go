@@ -59,12 +59,12 @@ func (w *TableWriter) Stage(ctx context.Context, c *types.Chunk) (*types.Chunk, 
 	if w.txn != nil {
 		return full, w.txn.stage(w.rel, full)
 	}
-	w.staged = append(w.staged, full)
+	w.pending = append(w.pending, pendingWrite{chunk: full})
 	return full, nil
 }
 
 // Discard forgets the staged chunks (ROLLBACK).
-func (w *TableWriter) Discard() { w.staged, w.prepared = nil, nil }
+func (w *TableWriter) Discard() { w.pending = nil }
 
 // Commit writes the chunks staged in every writer, one record each, in one
 // synced batch: a crash keeps all of them or none. The writers' locks are
@@ -77,28 +77,20 @@ func (e *Engine) Commit(ctx context.Context, ws ...*TableWriter) error {
 			return sqlerr.Errorf(sqlerr.UndefinedTable, "table %q was dropped before the transaction committed", w.rel.Name)
 		}
 		desc := toDesc(w.rel)
-		for _, c := range w.staged {
-			payload, err := encodeDML(w.rel, c)
+		for _, pw := range w.pending {
+			dw, err := pw.record(w.rel, &desc)
 			if err != nil {
 				return err
 			}
-			dw := storage.DMLWrite{Payload: payload, Tail: &desc, Rows: c, Fresh: freshRows(w.rel, c)}
-			if dw.Encoded, err = encodedFresh(dw.Fresh, payload, desc.Types); err != nil {
-				return err
-			}
-			batch = append(batch, storage.TableDMLWrite{Table: desc.ID, DMLWrite: dw})
-			owner = append(owner, w)
-		}
-		for _, p := range w.prepared {
-			dw := p.write
-			dw.Tail = &desc
 			batch = append(batch, storage.TableDMLWrite{Table: desc.ID, DMLWrite: dw})
 			owner = append(owner, w)
 		}
 	}
 	for _, w := range ws {
-		for _, p := range w.prepared {
-			p.handedOff = true // WriteDMLBatch owns the segments from here
+		for _, pw := range w.pending {
+			if pw.piece != nil {
+				pw.piece.handedOff = true // WriteDMLBatch owns the segments from here
+			}
 		}
 	}
 	release := func() {
@@ -115,7 +107,7 @@ func (e *Engine) Commit(ctx context.Context, ws ...*TableWriter) error {
 		return err
 	}
 	for i, w := range owner {
-		w.seq, w.staged, w.prepared = seqs[i], nil, nil
+		w.seq, w.pending = seqs[i], nil
 	}
 	return nil
 }
@@ -337,4 +329,21 @@ func sleepCtx(ctx context.Context) error {
 	case <-time.After(5 * time.Millisecond):
 		return nil
 	}
+}
+
+// record returns the log record of a pending write to rel.
+func (pw pendingWrite) record(rel *catalog.Relation, desc *storage.TableDesc) (storage.DMLWrite, error) {
+	if pw.piece != nil {
+		dw := pw.piece.write
+		dw.Tail = desc
+		return dw, nil
+	}
+	c := pw.chunk
+	payload, err := encodeDML(rel, c)
+	if err != nil {
+		return storage.DMLWrite{}, err
+	}
+	dw := storage.DMLWrite{Payload: payload, Tail: desc, Rows: c, Fresh: freshRows(rel, c)}
+	dw.Encoded, err = encodedFresh(dw.Fresh, payload, desc.Types)
+	return dw, err
 }

@@ -54,11 +54,18 @@ type TableWriter struct {
 	rel    *catalog.Relation
 	mu     chan struct{}
 	locked bool
-	seq    uint64         // of the last record written, 0 = none
-	staged []*types.Chunk // prepared, not yet written (Stage, Commit)
-	// prepared are pieces of a bulk statement, encoded (StagePrepared).
-	prepared []*Prepared
-	txn      *Txn // the block the statement is part of, if any
+	seq    uint64 // of the last record written, 0 = none
+	// pending are the records Commit writes, in order: chunks prepared by
+	// Stage and pieces of a bulk statement encoded by Prepare
+	// (StagePrepared).
+	pending []pendingWrite
+	txn     *Txn // the block the statement is part of, if any
+}
+
+// pendingWrite is one record a Commit writes: a staged chunk, or a piece.
+type pendingWrite struct {
+	chunk *types.Chunk
+	piece *Prepared
 }
 
 // Seq returns the log seq of the writer's last record (0 = none yet).

@@ -136,17 +136,18 @@ func (w *TableWriter) CheckKeyLocks(c *types.Chunk) error {
 
 // StagePrepared adds p to the records Commit writes. Its rows are plain
 // inserts of new row ids or keys checked by the caller, so no key lock is
-// taken; a transaction block stages chunks instead (Stage).
+// taken. A transaction block's writer keeps the piece in the block
+// instead (Txn.stagePiece): only pieces of new row ids.
 func (w *TableWriter) StagePrepared(p *Prepared) error {
-	if w.txn != nil {
-		return sqlerr.New(sqlerr.Internal, "engine: prepared rows inside a transaction block")
-	}
 	if p.handedOff {
 		return sqlerr.New(sqlerr.Internal, "engine: prepared rows staged after they were written")
 	}
 	if p.rel.ID != w.rel.ID {
 		return sqlerr.Errorf(sqlerr.Internal, "engine: rows prepared for %s staged for %s", p.rel.Name, w.rel.Name)
 	}
-	w.prepared = append(w.prepared, p)
+	if w.txn != nil {
+		return w.txn.stagePiece(w.rel, p)
+	}
+	w.pending = append(w.pending, pendingWrite{piece: p})
 	return nil
 }

@@ -35,9 +35,9 @@ type Txn struct {
 }
 
 type txnTable struct {
-	rel    *catalog.Relation
-	staged []*types.Chunk
-	own    *storage.OwnWrites // the staged chunks, as statements read them
+	rel     *catalog.Relation
+	pending []pendingWrite     // staged chunks and pieces, in order
+	own     *storage.OwnWrites // the staged writes, as statements read them
 }
 
 // keyRef names one row: its table and encoded primary key.
@@ -107,22 +107,56 @@ func (t *Txn) Written() bool { return len(t.tables) > 0 }
 
 // stage keeps a prepared chunk in the block.
 func (t *Txn) stage(rel *catalog.Relation, full *types.Chunk) error {
-	var tt *txnTable
+	tt, err := t.table(rel)
+	if err != nil {
+		return err
+	}
+	tt.pending = append(tt.pending, pendingWrite{chunk: full})
+	return tt.own.Add(full)
+}
+
+// stagePiece keeps a piece of a bulk statement in the block: a COPY or
+// INSERT … SELECT of millions of rows inside BEGIN … COMMIT is held as
+// outside one, in its log segment, not in memory. The block's statements
+// read its rows from there (storage.OwnWrites.AddFresh). Only pieces of
+// new row ids are taken: they change no row another block could hold.
+func (t *Txn) stagePiece(rel *catalog.Relation, p *Prepared) error {
+	if !hasRowID(rel) {
+		return sqlerr.Errorf(sqlerr.Internal, "engine: prepared rows of %s, which has a primary key, inside a transaction block", rel.Name)
+	}
+	tt, err := t.table(rel)
+	if err != nil {
+		return err
+	}
+	switch w := p.write; {
+	case w.Rows != nil:
+		err = tt.own.Add(w.Rows) // a small piece, kept in memory
+	case w.Encoded != nil && w.Segment != "":
+		err = tt.own.AddFresh(t.e.store, w.Encoded, w.Segment)
+	default:
+		err = sqlerr.Errorf(sqlerr.Internal, "engine: a piece of %s with neither rows nor a segment", rel.Name)
+	}
+	if err != nil {
+		return err
+	}
+	tt.pending = append(tt.pending, pendingWrite{piece: p})
+	return nil
+}
+
+// table returns the block's writes to rel, made if there are none yet.
+func (t *Txn) table(rel *catalog.Relation) (*txnTable, error) {
 	for _, x := range t.tables {
 		if x.rel.ID == rel.ID {
-			tt = x
+			return x, nil
 		}
 	}
-	if tt == nil {
-		own, err := storage.NewOwnWrites(toDesc(rel))
-		if err != nil {
-			return err
-		}
-		tt = &txnTable{rel: rel, own: own}
-		t.tables = append(t.tables, tt)
+	own, err := storage.NewOwnWrites(toDesc(rel))
+	if err != nil {
+		return nil, err
 	}
-	tt.staged = append(tt.staged, full)
-	return tt.own.Add(full)
+	tt := &txnTable{rel: rel, own: own}
+	t.tables = append(t.tables, tt)
+	return tt, nil
 }
 
 // Commit writes every staged chunk in one synced batch and ends the
@@ -142,7 +176,7 @@ func (t *Txn) Commit(ctx context.Context) (map[uint32]uint64, error) {
 		if err != nil {
 			return nil, err
 		}
-		w.staged = tt.staged
+		w.pending = tt.pending
 		ws = append(ws, w)
 	}
 	if err := t.e.Commit(ctx, ws...); err != nil {
@@ -158,6 +192,13 @@ func (t *Txn) Commit(ctx context.Context) (map[uint32]uint64, error) {
 // Rollback discards the staged writes and releases the block's keys; it
 // is idempotent (Commit calls it too).
 func (t *Txn) Rollback() {
+	for _, tt := range t.tables {
+		for _, pw := range tt.pending {
+			if pw.piece != nil {
+				pw.piece.Release(t.e) // not once Commit handed it off
+			}
+		}
+	}
 	t.tables = nil
 	select {
 	case <-t.done:

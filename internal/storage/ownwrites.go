@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -18,6 +19,9 @@ import (
 type OwnWrites struct {
 	lay    *layout
 	chunks []*types.Chunk
+	// fresh are pieces of bulk statements of the block (AddFresh), read
+	// from their log segments as a fresh run each.
+	fresh []freshRun
 	// merged is the tail below (base) with every chunk applied; nil until
 	// the first Overlay.
 	merged *tail
@@ -51,12 +55,44 @@ func (o *OwnWrites) Add(c *types.Chunk) error {
 	if o.merged == nil {
 		return nil
 	}
-	if err := o.merged.apply(math.MaxUint64, c); err != nil {
+	if err := o.merged.apply(ownSeq, c); err != nil {
 		o.merged = nil // merge afresh at the next Overlay
 		return err
 	}
 	return nil
 }
+
+// AddFresh records a piece of a bulk statement the block wrote to log
+// segment segment, its rows plain inserts of new row ids encoded as enc,
+// which must not keep their bytes in memory: the block's statements read
+// them from the segment, as the table's tail reads a committed piece, so
+// a COPY of millions of rows in a block is not held in memory.
+func (o *OwnWrites) AddFresh(s *Store, enc *EncodedRows, segment string) error {
+	if enc.Buf != nil {
+		return fmt.Errorf("storage: table %d: a block's piece keeps its rows in memory", o.lay.desc.ID)
+	}
+	seg, err := s.openSegmentRows(segment)
+	if err != nil {
+		return err
+	}
+	// A tail of its own checks the run (its row ids) and makes it.
+	t := newTail(o.lay)
+	if err := t.addFreshEncoded(ownSeq, enc, seg); err != nil {
+		return err
+	}
+	run := t.fresh[0]
+	o.fresh = append(o.fresh, run)
+	if o.merged != nil {
+		// Readers may hold the merged tail's slice: append to a copy.
+		o.merged.fresh = append(slices.Clip(o.merged.fresh), run)
+		o.merged.gen++
+	}
+	return nil
+}
+
+// ownSeq is the seq of a block's writes in its overlay: newer than any
+// record of the log.
+const ownSeq = math.MaxUint64
 
 // Overlay makes o's writes the newest layer of the table in sn.
 func (sn *Snapshot) Overlay(o *OwnWrites) error {
@@ -75,10 +111,12 @@ func (sn *Snapshot) Overlay(o *OwnWrites) error {
 			t.tailLayers, t.fresh = v.clone(), v.fresh
 		}
 		for _, c := range o.chunks {
-			if err := t.apply(math.MaxUint64, c); err != nil {
+			if err := t.apply(ownSeq, c); err != nil {
 				return err
 			}
 		}
+		// A copy: the base's slice is shared with the table's tail.
+		t.fresh = append(slices.Clip(t.fresh), o.fresh...)
 		o.merged, o.base = t, b
 	}
 	if sn.tails == nil {

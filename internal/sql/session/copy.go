@@ -268,7 +268,8 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 		}
 	}
 	read := rowsInto(dr, pos, len(vis))
-	if s.tx == nil && !hasDeclaredPK(rel) {
+	if !hasDeclaredPK(rel) {
+		// In a transaction block too: the block keeps the pieces.
 		return s.loadPieces(ctx, rel, vis, read, dr)
 	}
 	if s.tx == nil {

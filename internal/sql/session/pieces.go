@@ -144,13 +144,17 @@ func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter,
 }
 
 // commitPieces writes a bulk statement's prepared pieces under tw's lock,
-// one synced batch.
+// one synced batch; a transaction block keeps them until its COMMIT
+// (pieces of new row ids only: engine.Txn).
 func (s *Session) commitPieces(ctx context.Context, tw *engine.TableWriter, pieces []*engine.Prepared) error {
 	for _, p := range pieces {
 		if err := tw.StagePrepared(p); err != nil {
 			tw.Discard()
 			return err
 		}
+	}
+	if s.tx != nil {
+		return nil
 	}
 	return s.e.Commit(ctx, tw)
 }
