@@ -385,7 +385,10 @@ func (v *tailView) fill(dst []overlayItem, sp overlaySpan, max int) ([]overlayIt
 	if max > batch {
 		batch = max
 	}
-	items, done, err := v.scan(nil, sp, batch)
+	sc := tailScratchPool.Get().(*tailScratch)
+	defer sc.release()
+	items, done, err := v.scan(sc.items[:0], sp, batch)
+	sc.items = items
 	if err != nil {
 		v.err = err
 		return dst, true
