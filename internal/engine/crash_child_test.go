@@ -276,10 +276,10 @@ func (w *crashWriter) next() stmt {
 		// id) or u (keyed by k; the keys are from a range of their own).
 		n := 300 + w.rng.IntN(1200)
 		s.bulk, s.table, s.ops = true, "t", w.insertT(n)
-		switch w.rng.IntN(3) {
-		case 0:
+		if w.rng.IntN(2) == 0 {
 			s.table, s.ops = "u", w.insertBulkU(n)
-		case 1:
+		}
+		if w.rng.IntN(2) == 0 {
 			// In a transaction block with a change to u (a COPY inside
 			// BEGIN … COMMIT): the block keeps the pieces.
 			s.also = &stmt{writer: w.id, seq: w.seq, table: "u", ops: w.changeU(1 + w.rng.IntN(6))}

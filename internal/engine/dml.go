@@ -334,6 +334,9 @@ func sleepCtx(ctx context.Context) error {
 // record returns the log record of a pending write to rel.
 func (pw pendingWrite) record(rel *catalog.Relation, desc *storage.TableDesc) (storage.DMLWrite, error) {
 	if pw.piece != nil {
+		if pw.piece.released {
+			return storage.DMLWrite{}, sqlerr.Errorf(sqlerr.Internal, "engine: a released piece of %s written", rel.Name)
+		}
 		dw := pw.piece.write
 		dw.Tail = desc
 		return dw, nil

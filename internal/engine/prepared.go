@@ -22,8 +22,9 @@ import (
 type Prepared struct {
 	rel   *catalog.Relation
 	write storage.DMLWrite // without Tail
-	// handedOff is set once a write took the piece (and its segment).
-	handedOff bool
+	// handedOff is set once a write took the piece (and its segment);
+	// released once Release removed its segment.
+	handedOff, released bool
 }
 
 // Prepare checks c (plain inserts into rel), assigns its row ids and
@@ -119,19 +120,18 @@ func (p *Prepared) KeepsRows() bool { return p.write.Rows != nil }
 func (p *Prepared) Release(e *Engine) {
 	if p.write.Segment != "" && !p.handedOff {
 		e.store.RemoveSegment(p.write.Segment)
-		p.write.Segment = ""
+		p.write.Segment, p.released = "", true
 	}
 }
 
 // CheckKeyLocks fails with a KeyLockedError (Session.retryLocked waits
 // for the block, then runs the statement again) when an open transaction
 // block holds the key of a row of c: rows its caller checked against the
-// table and will stage prepared (StagePrepared takes no key locks).
+// table and will stage prepared (StagePrepared takes no key locks). A
+// block's writer fails with 40001 when another block holds one; the
+// block takes the keys when it stages the piece.
 func (w *TableWriter) CheckKeyLocks(c *types.Chunk) error {
-	if w.txn != nil {
-		return sqlerr.New(sqlerr.Internal, "engine: prepared rows inside a transaction block")
-	}
-	return w.e.lockKeys(nil, w.rel, c)
+	return w.e.checkKeys(w.txn, w.rel, c)
 }
 
 // StagePrepared adds p to the records Commit writes. Its rows are plain

@@ -32,6 +32,8 @@ type Txn struct {
 	done   chan struct{}
 	keys   []keyRef
 	tables []*txnTable // in the order first written
+	// runTables are the tables of which the block holds runs of keys.
+	runTables []uint32
 }
 
 type txnTable struct {
@@ -49,8 +51,11 @@ type keyRef struct {
 // keyLocks maps the keys open blocks changed to their block; perTable
 // counts them, so writes to a table no block holds skip the check.
 type keyLocks struct {
-	mu       sync.Mutex
-	held     map[keyRef]*Txn
+	mu   sync.Mutex
+	held map[keyRef]*Txn
+	// runs are the keys of blocks' bulk statements, a run per piece
+	// (txn_pieces.go), by table.
+	runs     map[uint32][]heldRun
 	perTable map[uint32]int
 }
 
@@ -113,34 +118,6 @@ func (t *Txn) stage(rel *catalog.Relation, full *types.Chunk) error {
 	}
 	tt.pending = append(tt.pending, pendingWrite{chunk: full})
 	return tt.own.Add(full)
-}
-
-// stagePiece keeps a piece of a bulk statement in the block: a COPY or
-// INSERT … SELECT of millions of rows inside BEGIN … COMMIT is held as
-// outside one, in its log segment, not in memory. The block's statements
-// read its rows from there (storage.OwnWrites.AddFresh). Only pieces of
-// new row ids are taken: they change no row another block could hold.
-func (t *Txn) stagePiece(rel *catalog.Relation, p *Prepared) error {
-	if !hasRowID(rel) {
-		return sqlerr.Errorf(sqlerr.Internal, "engine: prepared rows of %s, which has a primary key, inside a transaction block", rel.Name)
-	}
-	tt, err := t.table(rel)
-	if err != nil {
-		return err
-	}
-	switch w := p.write; {
-	case w.Rows != nil:
-		err = tt.own.Add(w.Rows) // a small piece, kept in memory
-	case w.Encoded != nil && w.Segment != "":
-		err = tt.own.AddFresh(t.e.store, w.Encoded, w.Segment)
-	default:
-		err = sqlerr.Errorf(sqlerr.Internal, "engine: a piece of %s with neither rows nor a segment", rel.Name)
-	}
-	if err != nil {
-		return err
-	}
-	tt.pending = append(tt.pending, pendingWrite{piece: p})
-	return nil
 }
 
 // table returns the block's writes to rel, made if there are none yet.
@@ -213,6 +190,7 @@ func (t *Txn) Rollback() {
 			l.perTable[k.table]--
 		}
 	}
+	l.releaseRuns(t)
 	l.mu.Unlock()
 	t.keys = nil
 	close(t.done)
@@ -232,46 +210,63 @@ func (e *Engine) lockKeys(txn *Txn, rel *catalog.Relation, full *types.Chunk) er
 	if err != nil {
 		return err
 	}
-	for _, k := range keys {
-		if other := l.held[k]; other != nil && other != txn {
-			if txn != nil {
-				return sqlerr.Errorf(sqlerr.Code("40001"),
-					"could not serialize access due to concurrent update: a row of %q is changed by another open transaction", rel.Name)
-			}
-			return &KeyLockedError{table: rel.Name, done: other.done}
-		}
-	}
-	if txn == nil {
-		return nil
+	if err := l.free(txn, rel, keys); err != nil || txn == nil {
+		return err
 	}
 	if l.held == nil {
 		l.held, l.perTable = map[keyRef]*Txn{}, map[uint32]int{}
 	}
 	for _, k := range keys {
-		if l.held[k] == nil {
-			l.held[k] = txn
+		if l.held[k.keyRef] == nil {
+			l.held[k.keyRef] = txn
 			l.perTable[k.table]++
-			txn.keys = append(txn.keys, k)
+			txn.keys = append(txn.keys, k.keyRef)
 		}
 	}
 	return nil
 }
 
+// free fails if a block other than txn holds one of keys: 40001 for a
+// block, a *KeyLockedError for a single statement (txn nil).
+func (l *keyLocks) free(txn *Txn, rel *catalog.Relation, keys []changedKey) error {
+	for _, k := range keys {
+		other, err := l.holder(k)
+		if err != nil {
+			return err
+		}
+		if other == nil || other == txn {
+			continue
+		}
+		if txn != nil {
+			return sqlerr.Errorf(sqlerr.Code("40001"),
+				"could not serialize access due to concurrent update: a row of %q is changed by another open transaction", rel.Name)
+		}
+		return &KeyLockedError{table: rel.Name, done: other.done}
+	}
+	return nil
+}
+
+// changedKey is a key a chunk changes: its lock's name and its columns.
+type changedKey struct {
+	keyRef
+	pk types.Row
+}
+
 // changedKeys returns the keys of the rows a prepared chunk changes, but
 // not those of plain inserts of fresh row ids.
-func changedKeys(rel *catalog.Relation, full *types.Chunk) ([]keyRef, error) {
+func changedKeys(rel *catalog.Relation, full *types.Chunk) ([]changedKey, error) {
 	keys := newPKKeys(rel)
 	rowID := hasRowID(rel)
-	var out []keyRef
+	var out []changedKey
 	for i := range full.Capacity() {
 		if !full.Visible(i) || (rowID && full.Op(i) == types.Insert) {
 			continue
 		}
-		_, key, err := keys.of(full, i)
+		pk, key, err := keys.of(full, i)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, keyRef{table: rel.Table.ID, key: string(key)})
+		out = append(out, changedKey{keyRef{table: rel.Table.ID, key: string(key)}, pk})
 	}
 	return out, nil
 }

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/sluice-db/sluice/internal/types"
@@ -17,16 +16,30 @@ import (
 // and merges again only when the tail under it changed (another writer, a
 // prune after a commit): about once per barrier, not once per statement.
 type OwnWrites struct {
-	lay    *layout
-	chunks []*types.Chunk
+	lay *layout
+	// writes are the staged chunks (Add) and runs (AddRun), in order.
+	writes []ownWrite
 	// fresh are pieces of bulk statements of the block (AddFresh), read
 	// from their log segments as a fresh run each.
 	fresh []freshRun
-	// merged is the tail below (base) with every chunk applied; nil until
+	// merged is the tail below (base) with every write applied; nil until
 	// the first Overlay.
 	merged *tail
 	base   baseOf
 }
+
+// ownWrite is one staged write: a chunk, or a run of a bulk statement's
+// piece, at its seq in the overlay.
+type ownWrite struct {
+	seq   uint64
+	chunk *types.Chunk
+	run   *tailRun
+}
+
+// ownSeqBase is above every seq of the log: a block's writes are at
+// ownSeqBase+1, +2, … in the order staged, so that a later one shadows an
+// earlier one, in a run or the tree alike.
+const ownSeqBase = 1 << 63
 
 // baseOf identifies the tail view a merge was made over: the tail and its
 // generation, and the fresh runs left after the snapshot's trim.
@@ -51,14 +64,73 @@ func NewOwnWrites(desc TableDesc) (*OwnWrites, error) {
 
 // Add records a staged chunk (every column of the table).
 func (o *OwnWrites) Add(c *types.Chunk) error {
-	o.chunks = append(o.chunks, c)
+	return o.add(ownWrite{chunk: c})
+}
+
+// AddRun records a piece of a bulk statement, c (plain inserts of keys
+// the table and the block do not hold, every column), as a run of the
+// store's: a block's COPY of millions of rows into a table with a
+// primary key is read back from the run, not held in memory. It returns
+// the run's keys, which the block holds as row locks; nil when the piece
+// was too small for a run and is kept as a chunk.
+func (o *OwnWrites) AddRun(s *Store, c *types.Chunk) (*RunKeys, error) {
+	r, err := s.buildRecordRun(o.lay, c)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, o.Add(c)
+	}
+	if err := o.add(ownWrite{run: r}); err != nil {
+		return nil, err
+	}
+	return &RunKeys{lay: o.lay, run: r}, nil
+}
+
+// RunKeys are the keys of a block's run (AddRun); safe for concurrent
+// use.
+type RunKeys struct {
+	lay *layout
+	run *tailRun
+}
+
+// Has reports whether the run holds primary key pk (its bloom filter
+// answers most misses).
+func (k *RunKeys) Has(pk types.Row) (bool, error) {
+	vnode, _ := k.lay.vnodeOf(pk)
+	key, err := k.lay.appendKey(nil, vnode, pk)
+	if err != nil {
+		return false, err
+	}
+	_, ok, err := k.run.get(key)
+	return ok, err
+}
+
+func (o *OwnWrites) add(w ownWrite) error {
+	w.seq = ownSeqBase + uint64(len(o.writes)) + 1
+	if w.run != nil {
+		w.run.seq, w.run.minSeq, w.run.maxSeq = w.seq, w.seq, w.seq
+	}
+	o.writes = append(o.writes, w)
 	if o.merged == nil {
 		return nil
 	}
-	if err := o.merged.apply(ownSeq, c); err != nil {
+	if err := o.merged.applyOwn(w); err != nil {
 		o.merged = nil // merge afresh at the next Overlay
 		return err
 	}
+	return nil
+}
+
+// applyOwn applies a block's write w to the overlay's tail t.
+func (t *tail) applyOwn(w ownWrite) error {
+	if w.chunk != nil {
+		return t.apply(w.seq, w.chunk)
+	}
+	// Readers may hold t's slice of runs: append to a copy.
+	t.runs = append(slices.Clip(t.runs), w.run)
+	t.applied = max(t.applied, w.seq)
+	t.gen++
 	return nil
 }
 
@@ -77,7 +149,7 @@ func (o *OwnWrites) AddFresh(s *Store, enc *EncodedRows, segment string) error {
 	}
 	// A tail of its own checks the run (its row ids) and makes it.
 	t := newTail(o.lay)
-	if err := t.addFreshEncoded(ownSeq, enc, seg); err != nil {
+	if err := t.addFreshEncoded(ownSeqBase, enc, seg); err != nil {
 		return err
 	}
 	run := t.fresh[0]
@@ -89,10 +161,6 @@ func (o *OwnWrites) AddFresh(s *Store, enc *EncodedRows, segment string) error {
 	}
 	return nil
 }
-
-// ownSeq is the seq of a block's writes in its overlay: newer than any
-// record of the log.
-const ownSeq = math.MaxUint64
 
 // Overlay makes o's writes the newest layer of the table in sn.
 func (sn *Snapshot) Overlay(o *OwnWrites) error {
@@ -110,8 +178,8 @@ func (sn *Snapshot) Overlay(o *OwnWrites) error {
 		if v != nil {
 			t.tailLayers, t.fresh = v.clone(), v.fresh
 		}
-		for _, c := range o.chunks {
-			if err := t.apply(ownSeq, c); err != nil {
+		for _, w := range o.writes {
+			if err := t.applyOwn(w); err != nil {
 				return err
 			}
 		}

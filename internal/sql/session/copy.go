@@ -13,7 +13,6 @@ import (
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/pgwire"
-	"github.com/sluice-db/sluice/internal/sql/planner"
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -268,22 +267,11 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 		}
 	}
 	read := rowsInto(dr, pos, len(vis))
+	// In a transaction block too: the block keeps the pieces.
 	if !hasDeclaredPK(rel) {
-		// In a transaction block too: the block keeps the pieces.
 		return s.loadPieces(ctx, rel, vis, read, dr)
 	}
-	if s.tx == nil {
-		return s.loadKeyedPieces(ctx, rel, vis, read, dr)
-	}
-	// The whole COPY is one record: it is applied entirely or not at all.
-	b := types.NewUnboundedBuilder(vis)
-	total, err := readCopyRows(ctx, rel, dr, b, read, nil)
-	if err != nil {
-		return 0, err
-	}
-	c := b.Take()
-	err = s.retryLocked(ctx, func() error { return s.writeCopy(ctx, rel, c) })
-	return total, err
+	return s.loadKeyedPieces(ctx, rel, vis, read, dr)
 }
 
 // readCopyRows appends every row of a COPY to b, handing each chunk b
@@ -397,26 +385,6 @@ func rowsInto(dr datumReader, pos []int, nVisible int) func([]types.Column) erro
 		nulls(cols)
 		return nil
 	}
-}
-
-// writeCopy writes COPY's rows, checked against the primary key.
-func (s *Session) writeCopy(ctx context.Context, rel *catalog.Relation, c *types.Chunk) error {
-	tw, done, err := s.lockTable(ctx, rel)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if hasDeclaredPK(rel) {
-		sn, err := s.latest(ctx)
-		if err != nil {
-			return err
-		}
-		defer sn.Close()
-		if c, _, err = s.insertChunk(ctx, sn, &planner.Insert{Table: rel}, c); err != nil {
-			return err
-		}
-	}
-	return s.writeChunk(ctx, tw, c)
 }
 
 // copyErr adds COPY's context line, keeping the SQLSTATE.

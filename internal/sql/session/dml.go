@@ -29,7 +29,7 @@ func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.Resu
 		return err
 	}
 	defer done()
-	if ins.Query != nil && ins.OnConflict == nil && ins.Returning == nil && (s.tx == nil || !hasDeclaredPK(ins.Table)) {
+	if ins.Query != nil && ins.OnConflict == nil && ins.Returning == nil {
 		n, err := s.insertQueryPieces(ctx, tw, rd.(*storage.Snapshot), ins)
 		if err != nil {
 			return err

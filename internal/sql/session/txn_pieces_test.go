@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sluice-db/sluice/internal/engine"
 )
@@ -89,4 +91,118 @@ func testBulkStatementsInBlock(t *testing.T, p *Playground) {
 	want(a, "SELECT count(*), sum(a) FROM h", inBlock)
 	exec(t, a, "FLUSH")
 	want(b, "SELECT n, s FROM v", inBlock)
+}
+
+// TestKeyedBulkStatementsInBlock: into a table with a primary key, a
+// block's COPY and INSERT … SELECT keep their pieces too (each big
+// enough for a run of its own, the last kept as a chunk); the block reads
+// them and changes their rows; their keys are row locks (another block
+// that inserts one fails with 40001, a single statement waits for the
+// block); a key the table or the block holds fails the statement with
+// 23505; ROLLBACK frees the keys.
+func TestKeyedBulkStatementsInBlock(t *testing.T) {
+	defer func(n int) { copyPieceRows = n }(copyPieceRows)
+	copyPieceRows = 5000 // the store writes a run from 4 096 rows
+	opts := engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 256}
+	t.Run("checked", func(t *testing.T) { testKeyedBulkStatementsInBlock(t, startPlaygroundWith(t, opts)) })
+	t.Run("trusted", func(t *testing.T) { testKeyedBulkStatementsInBlock(t, startTrustedPlayground(t, opts)) })
+}
+
+func testKeyedBulkStatementsInBlock(t *testing.T, p *Playground) {
+	ctx := context.Background()
+	a, b, c := connect(t, p), connect(t, p), connect(t, p)
+	exec(t, a, "CREATE TABLE k (id bigint PRIMARY KEY, b varchar)")
+	exec(t, a, "CREATE MATERIALIZED VIEW vk AS SELECT count(*) AS n, sum(id) AS s FROM k")
+	copyRows := func(c *pgx.Conn, from, to int) error {
+		var sb strings.Builder
+		for i := from; i <= to; i++ {
+			fmt.Fprintf(&sb, "%d\trow %d\n", i, i)
+		}
+		_, err := c.PgConn().CopyFrom(ctx, strings.NewReader(sb.String()), "COPY k FROM STDIN")
+		return err
+	}
+	want := func(c *pgx.Conn, q, w string) {
+		t.Helper()
+		if got := queryStrings(t, c, q); !slices.Equal(got, []string{w}) {
+			t.Fatalf("%s: %q, want %q", q, got, w)
+		}
+	}
+	wantCode := func(err error, code string) {
+		t.Helper()
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != code {
+			t.Fatalf("%v, want %s", err, code)
+		}
+	}
+
+	exec(t, a, "INSERT INTO k VALUES (0, 'before')")
+	exec(t, a, "BEGIN")
+	exec(t, a, "INSERT INTO k VALUES (-1, 'in the block')")
+	if err := copyRows(a, 1, 12000); err != nil {
+		t.Fatal(err)
+	}
+	wantTag(t, a, "INSERT INTO k SELECT id + 100000, b FROM k WHERE id > 0", "INSERT 0 12000")
+	wantTag(t, a, "UPDATE k SET b = 'changed' WHERE id IN (4500, 104500)", "UPDATE 2")
+	wantTag(t, a, "DELETE FROM k WHERE id BETWEEN 100 AND 199", "DELETE 100")
+	// 1..12000 twice (the second 100 000 higher), less 100..199, and
+	// -1 and 0: 23 902 rows.
+	const inBlock = "23902 1343997049"
+	want(a, "SELECT count(*), sum(id) FROM k", inBlock)
+	want(a, "SELECT b FROM k WHERE id = 104500", "changed")
+	want(b, "SELECT count(*), sum(id) FROM k", "1 0")
+
+	// Another block inserting a key of a's pieces fails at once; a single
+	// statement waits for a's block.
+	exec(t, c, "BEGIN")
+	_, err := c.Exec(ctx, "INSERT INTO k VALUES (7777, 'other block')")
+	wantCode(err, "40001")
+	exec(t, c, "ROLLBACK")
+	waited := make(chan error, 1)
+	go func() {
+		_, err := b.Exec(ctx, "INSERT INTO k VALUES (107777, 'single statement')")
+		waited <- err
+	}()
+	select {
+	case err := <-waited:
+		t.Fatalf("a single statement on a key the block holds did not wait: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	exec(t, a, "COMMIT")
+	wantCode(<-waited, "23505")
+	want(b, "SELECT count(*), sum(id) FROM k", inBlock)
+	exec(t, b, "FLUSH")
+	want(b, "SELECT n, s FROM vk", inBlock)
+
+	// A key the table holds, or the block wrote before, fails the block's
+	// COPY.
+	exec(t, a, "BEGIN")
+	wantCode(copyRows(a, 11000, 22000), "23505")
+	exec(t, a, "ROLLBACK")
+	exec(t, a, "BEGIN")
+	exec(t, a, "INSERT INTO k VALUES (21000, 'in the block')")
+	wantCode(copyRows(a, 20001, 30000), "23505")
+	exec(t, a, "ROLLBACK")
+	// A key the block deleted can be copied again: the piece's run is
+	// newer than the block's delete, in the block and once committed.
+	exec(t, a, "BEGIN")
+	wantTag(t, a, "DELETE FROM k WHERE id BETWEEN 1 AND 5000", "DELETE 4900")
+	if err := copyRows(a, 1, 5000); err != nil {
+		t.Fatal(err)
+	}
+	want(a, "SELECT count(*), min(b) FROM k WHERE id BETWEEN 1 AND 5000", "5000 row 1")
+	exec(t, a, "COMMIT")
+	want(b, "SELECT count(*), min(b) FROM k WHERE id BETWEEN 1 AND 5000", "5000 row 1")
+	const recopied = "24002 1344011999"
+	want(b, "SELECT count(*), sum(id) FROM k", recopied)
+	exec(t, b, "FLUSH")
+	want(b, "SELECT n, s FROM vk", recopied)
+	// ROLLBACK discards the pieces and frees their keys at once.
+	exec(t, a, "BEGIN")
+	if err := copyRows(a, 20001, 30000); err != nil {
+		t.Fatal(err)
+	}
+	want(a, "SELECT count(*) FROM k WHERE id > 20000 AND id <= 30000", "10000")
+	exec(t, a, "ROLLBACK")
+	wantTag(t, b, "INSERT INTO k VALUES (25000, 'after the rollback')", "INSERT 0 1")
+	want(b, "SELECT count(*) FROM k WHERE id > 20000 AND id <= 30000", "1")
 }
