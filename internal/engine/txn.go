@@ -198,18 +198,22 @@ func (t *Txn) Rollback() {
 
 // lockKeys takes, for txn (nil: a single statement, which takes none),
 // the keys chunk full of rel changes. A key another block holds is 40001
-// for a block and a *KeyLockedError for a single statement.
+// for a block and a *KeyLockedError for a single statement. The caller
+// holds rel's write lock, so no other block takes a key of rel meanwhile.
 func (e *Engine) lockKeys(txn *Txn, rel *catalog.Relation, full *types.Chunk) error {
 	l := &e.keyLocks
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if txn == nil && l.perTable[rel.Table.ID] == 0 {
+	if txn == nil && !l.anyHeld(rel.Table.ID) {
 		return nil
 	}
 	keys, err := changedKeys(rel, full)
 	if err != nil {
 		return err
 	}
+	if err := l.freeOfRuns(txn, rel, keys); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if err := l.free(txn, rel, keys); err != nil || txn == nil {
 		return err
 	}
@@ -226,24 +230,33 @@ func (e *Engine) lockKeys(txn *Txn, rel *catalog.Relation, full *types.Chunk) er
 	return nil
 }
 
-// free fails if a block other than txn holds one of keys: 40001 for a
-// block, a *KeyLockedError for a single statement (txn nil).
+// anyHeld reports whether a block holds a key of table id.
+func (l *keyLocks) anyHeld(id uint32) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.perTable[id] > 0
+}
+
+// free fails if a block other than txn holds one of keys by a map entry:
+// 40001 for a block, a *KeyLockedError for a single statement (txn nil).
+// l.mu is held.
 func (l *keyLocks) free(txn *Txn, rel *catalog.Relation, keys []changedKey) error {
 	for _, k := range keys {
-		other, err := l.holder(k)
-		if err != nil {
-			return err
+		if other := l.held[k.keyRef]; other != nil && other != txn {
+			return heldErr(txn, rel, other)
 		}
-		if other == nil || other == txn {
-			continue
-		}
-		if txn != nil {
-			return sqlerr.Errorf(sqlerr.Code("40001"),
-				"could not serialize access due to concurrent update: a row of %q is changed by another open transaction", rel.Name)
-		}
-		return &KeyLockedError{table: rel.Name, done: other.done}
 	}
 	return nil
+}
+
+// heldErr is the error of txn's (nil: a statement's) write to a key of
+// rel that block other holds.
+func heldErr(txn *Txn, rel *catalog.Relation, other *Txn) error {
+	if txn != nil {
+		return sqlerr.Errorf(sqlerr.Code("40001"),
+			"could not serialize access due to concurrent update: a row of %q is changed by another open transaction", rel.Name)
+	}
+	return &KeyLockedError{table: rel.Name, done: other.done}
 }
 
 // changedKey is a key a chunk changes: its lock's name and its columns.

@@ -96,22 +96,45 @@ func (t *Txn) stageKeyed(tt *txnTable, p *Prepared) error {
 	return nil
 }
 
-// holder returns the block holding key k, by its map entry or a run; nil
-// when none does.
-func (l *keyLocks) holder(k changedKey) (*Txn, error) {
-	if t := l.held[k.keyRef]; t != nil {
-		return t, nil
+// freeOfRuns fails if a run of a block other than txn holds one of keys
+// (heldErr). It reads the runs without l.mu (a run may take an sstable
+// seek): they are copied under it. A run of a block that has ended
+// meanwhile is passed over.
+func (l *keyLocks) freeOfRuns(txn *Txn, rel *catalog.Relation, keys []changedKey) error {
+	l.mu.Lock()
+	runs := slices.Clone(l.runs[rel.Table.ID])
+	l.mu.Unlock()
+	runs = slices.DeleteFunc(runs, func(hr heldRun) bool { return hr.txn == txn })
+	if len(runs) == 0 || len(keys) == 0 {
+		return nil
 	}
-	for _, hr := range l.runs[k.table] {
-		ok, err := hr.keys.Has(k.pk)
-		if err != nil {
-			return nil, err
+	var key []byte
+	for _, k := range keys {
+		var err error
+		if key, err = runs[0].keys.Key(key[:0], k.pk); err != nil {
+			return err
 		}
-		if ok {
-			return hr.txn, nil
+		for _, hr := range runs {
+			ok, err := hr.keys.HasKey(key)
+			if err != nil {
+				return err
+			}
+			if ok && !hr.txn.ended() {
+				return heldErr(txn, rel, hr.txn)
+			}
 		}
 	}
-	return nil, nil
+	return nil
+}
+
+// ended reports whether the block has committed or rolled back.
+func (t *Txn) ended() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // releaseRuns lets go of the runs of keys t holds; l.mu is held.
@@ -134,14 +157,17 @@ func (l *keyLocks) releaseRuns(t *Txn) {
 // statement, and takes none.
 func (e *Engine) checkKeys(txn *Txn, rel *catalog.Relation, c *types.Chunk) error {
 	l := &e.keyLocks
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.perTable[rel.Table.ID] == 0 {
+	if !l.anyHeld(rel.Table.ID) {
 		return nil
 	}
 	keys, err := changedKeys(rel, c)
 	if err != nil {
 		return err
 	}
+	if err := l.freeOfRuns(txn, rel, keys); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return l.free(txn, rel, keys)
 }

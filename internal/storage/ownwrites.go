@@ -94,14 +94,15 @@ type RunKeys struct {
 	run *tailRun
 }
 
-// Has reports whether the run holds primary key pk (its bloom filter
-// answers most misses).
-func (k *RunKeys) Has(pk types.Row) (bool, error) {
+// Key appends primary key pk to dst as the runs of the table hold it.
+func (k *RunKeys) Key(dst []byte, pk types.Row) ([]byte, error) {
 	vnode, _ := k.lay.vnodeOf(pk)
-	key, err := k.lay.appendKey(nil, vnode, pk)
-	if err != nil {
-		return false, err
-	}
+	return k.lay.appendKey(dst, vnode, pk)
+}
+
+// HasKey reports whether the run holds key (encoded by Key); its bloom
+// filter answers most misses.
+func (k *RunKeys) HasKey(key []byte) (bool, error) {
 	_, ok, err := k.run.get(key)
 	return ok, err
 }

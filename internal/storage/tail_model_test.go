@@ -59,7 +59,18 @@ func TestLatestSnapshotMatchesModel(t *testing.T) {
 			}
 		}
 		for step := range rapid.IntRange(1, 40).Draw(rt, "steps") {
-			switch rapid.IntRange(0, 5).Draw(rt, fmt.Sprint("op", step)) {
+			switch rapid.IntRange(0, 6).Draw(rt, fmt.Sprint("op", step)) {
+			case 6: // the block stages a bulk piece: a run of distinct keys
+				ks := rapid.SliceOfNDistinct(rapid.Int64Range(0, 6), 1, 4, rapid.ID[int64]).Draw(rt, fmt.Sprint("rk", step))
+				b := types.NewBuilder(desc.Types, 16)
+				for _, k := range ks {
+					row := types.Row{k, "x", int64(-1000 - step)}
+					b.Append(types.Insert, row)
+					ownRows[key(row)] = row
+				}
+				if _, err := own.AddRun(s, b.Take()); err != nil {
+					rt.Fatal(err)
+				}
 			case 5: // a prune stops after one write (PruneTail lets its lock go)
 				if applied > 0 {
 					s.pruneTailSome(desc.ID, log[applied-1].seq, 1)
