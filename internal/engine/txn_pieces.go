@@ -78,6 +78,7 @@ func (t *Txn) stageKeyed(tt *txnTable, p *Prepared) error {
 		// Kept as a chunk (too small for a run): its keys go to the map.
 		return t.e.lockKeys(t, tt.rel, rows)
 	}
+	p.write.Run = keys // the log's tail takes a copy at COMMIT
 	l := &t.e.keyLocks
 	l.mu.Lock()
 	defer l.mu.Unlock()

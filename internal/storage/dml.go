@@ -139,6 +139,10 @@ type DMLWrite struct {
 	// record enters the log: a statement's pieces are decoded one at a
 	// time, never all together.
 	LoadRows func() (*types.Chunk, error)
+	// Run, when set, holds the record's rows already written to a run of
+	// the store's (a transaction block's piece, OwnWrites.AddRun): the
+	// tail takes a copy of it rather than decoding and writing them again.
+	Run *RunKeys
 	// Enqueued, when set, is called once the record is ordered behind
 	// every earlier record of the log and, with Tail, visible to
 	// LatestSnapshot — before it is synced. A writer that read the table

@@ -28,6 +28,10 @@ func (s *Store) prepareTails(ws []TableDMLWrite) []tailPrep {
 		if w.Tail == nil || w.Fresh {
 			continue
 		}
+		if w.Run != nil {
+			preps[i].run = w.Run.run.copyForRecord()
+			continue
+		}
 		rows := w.Rows
 		if rows == nil && w.LoadRows != nil {
 			var err error

@@ -96,6 +96,10 @@ type tailRun struct {
 	// iterator on every run whose span held the key (an INSERT … SELECT of
 	// 500 000 keys into a table whose tail held eight runs took 38 s).
 	filter []byte
+	// shares, when set, is the run whose reader this one reads
+	// (copyForRecord): kept alive with it, as its cleanup closes the
+	// reader.
+	shares *tailRun
 }
 
 // tailRunFilter is the runs' filter policy: 10 bits a key (about 1 %

@@ -75,6 +75,15 @@ func (s *Store) buildRecordRun(lay *layout, c *types.Chunk) (*tailRun, error) {
 	return r, nil
 }
 
+// copyForRecord returns a run of r's entries for a record of its own:
+// the block whose piece r holds still reads r (and its keys, as locks)
+// at its own seq while the record's copy takes the log's.
+func (r *tailRun) copyForRecord() *tailRun {
+	c := *r
+	c.seq, c.minSeq, c.maxSeq, c.shares = 0, 0, 0, r
+	return &c
+}
+
 // installRun adds r, a run built of record seq alone (buildRecordRun).
 func (t *tail) installRun(seq uint64, r *tailRun) {
 	r.seq, r.minSeq, r.maxSeq = seq, seq, seq
