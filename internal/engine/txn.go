@@ -201,20 +201,26 @@ func (t *Txn) Rollback() {
 // for a block and a *KeyLockedError for a single statement. The caller
 // holds rel's write lock, so no other block takes a key of rel meanwhile.
 func (e *Engine) lockKeys(txn *Txn, rel *catalog.Relation, full *types.Chunk) error {
-	l := &e.keyLocks
-	if txn == nil && !l.anyHeld(rel.Table.ID) {
-		return nil
+	if txn == nil {
+		return e.checkKeys(nil, rel, full)
 	}
-	keys, err := changedKeys(rel, full)
+	return e.lockKeysOf(txn, rel, full, true)
+}
+
+// lockKeysOf checks the keys the rows of c change against other blocks'
+// (free, freeOfRuns) and, when take, takes them for txn.
+func (e *Engine) lockKeysOf(txn *Txn, rel *catalog.Relation, c *types.Chunk, take bool) error {
+	keys, err := changedKeys(rel, c)
 	if err != nil {
 		return err
 	}
+	l := &e.keyLocks
 	if err := l.freeOfRuns(txn, rel, keys); err != nil {
 		return err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.free(txn, rel, keys); err != nil || txn == nil {
+	if err := l.free(txn, rel, keys); err != nil || !take {
 		return err
 	}
 	if l.held == nil {

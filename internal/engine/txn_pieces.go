@@ -157,18 +157,8 @@ func (l *keyLocks) releaseRuns(t *Txn) {
 // (of rel) change, 40001 for a block and a *KeyLockedError for a
 // statement, and takes none.
 func (e *Engine) checkKeys(txn *Txn, rel *catalog.Relation, c *types.Chunk) error {
-	l := &e.keyLocks
-	if !l.anyHeld(rel.Table.ID) {
+	if !e.keyLocks.anyHeld(rel.Table.ID) {
 		return nil
 	}
-	keys, err := changedKeys(rel, c)
-	if err != nil {
-		return err
-	}
-	if err := l.freeOfRuns(txn, rel, keys); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.free(txn, rel, keys)
+	return e.lockKeysOf(txn, rel, c, false)
 }

@@ -46,12 +46,6 @@ func testBulkStatementsInBlock(t *testing.T, p *Playground) {
 		_, err := c.PgConn().CopyFrom(ctx, strings.NewReader(sb.String()), "COPY h FROM STDIN")
 		return err
 	}
-	want := func(c *pgx.Conn, q, w string) {
-		t.Helper()
-		if got := queryStrings(t, c, q); !slices.Equal(got, []string{w}) {
-			t.Fatalf("%s: %q, want %q", q, got, w)
-		}
-	}
 
 	exec(t, a, "INSERT INTO h VALUES (0, 'before')")
 	exec(t, a, "BEGIN")
@@ -65,22 +59,22 @@ func testBulkStatementsInBlock(t *testing.T, p *Playground) {
 	// 1..6000 (sum 18 003 000), less 100..199 and 5999 (20 949), 7 and
 	// 4007 ten times (36 126 more), -1 and 0: 5 901 rows.
 	const inBlock = "5901 18018176"
-	want(a, "SELECT count(*), sum(a) FROM h", inBlock)
-	want(a, "SELECT b FROM h WHERE a = 40070", "a row long enough to make a piece of many kilobytes, and then a few words more 1007")
-	want(b, "SELECT count(*), sum(a) FROM h", "1 0")
+	wantOne(t, a, "SELECT count(*), sum(a) FROM h", inBlock)
+	wantOne(t, a, "SELECT b FROM h WHERE a = 40070", "a row long enough to make a piece of many kilobytes, and then a few words more 1007")
+	wantOne(t, b, "SELECT count(*), sum(a) FROM h", "1 0")
 	exec(t, b, "FLUSH")
-	want(b, "SELECT n, s FROM v", "1 0")
+	wantOne(t, b, "SELECT n, s FROM v", "1 0")
 	exec(t, a, "COMMIT")
-	want(b, "SELECT count(*), sum(a) FROM h", inBlock)
+	wantOne(t, b, "SELECT count(*), sum(a) FROM h", inBlock)
 	exec(t, b, "FLUSH")
-	want(b, "SELECT n, s FROM v", inBlock)
+	wantOne(t, b, "SELECT n, s FROM v", inBlock)
 
 	// Rolled back, or failed halfway: nothing.
 	exec(t, a, "BEGIN")
 	if err := copyRows(a, 10001, 12000, 0); err != nil {
 		t.Fatal(err)
 	}
-	want(a, "SELECT count(*) FROM h WHERE a BETWEEN 10001 AND 12000", "2000")
+	wantOne(t, a, "SELECT count(*) FROM h WHERE a BETWEEN 10001 AND 12000", "2000")
 	exec(t, a, "ROLLBACK")
 	exec(t, a, "BEGIN")
 	wantTag(t, a, "INSERT INTO h SELECT a + 20000, b FROM h WHERE a > 0", "INSERT 0 5899")
@@ -88,9 +82,9 @@ func testBulkStatementsInBlock(t *testing.T, p *Playground) {
 		t.Fatal("a COPY with a bad row succeeded")
 	}
 	exec(t, a, "COMMIT") // rolls the failed block back
-	want(a, "SELECT count(*), sum(a) FROM h", inBlock)
+	wantOne(t, a, "SELECT count(*), sum(a) FROM h", inBlock)
 	exec(t, a, "FLUSH")
-	want(b, "SELECT n, s FROM v", inBlock)
+	wantOne(t, b, "SELECT n, s FROM v", inBlock)
 }
 
 // TestKeyedBulkStatementsInBlock: into a table with a primary key, a
@@ -121,12 +115,6 @@ func testKeyedBulkStatementsInBlock(t *testing.T, p *Playground) {
 		_, err := c.PgConn().CopyFrom(ctx, strings.NewReader(sb.String()), "COPY k FROM STDIN")
 		return err
 	}
-	want := func(c *pgx.Conn, q, w string) {
-		t.Helper()
-		if got := queryStrings(t, c, q); !slices.Equal(got, []string{w}) {
-			t.Fatalf("%s: %q, want %q", q, got, w)
-		}
-	}
 	wantCode := func(err error, code string) {
 		t.Helper()
 		var pgErr *pgconn.PgError
@@ -147,9 +135,9 @@ func testKeyedBulkStatementsInBlock(t *testing.T, p *Playground) {
 	// 1..12000 twice (the second 100 000 higher), less 100..199, and
 	// -1 and 0: 23 902 rows.
 	const inBlock = "23902 1343997049"
-	want(a, "SELECT count(*), sum(id) FROM k", inBlock)
-	want(a, "SELECT b FROM k WHERE id = 104500", "changed")
-	want(b, "SELECT count(*), sum(id) FROM k", "1 0")
+	wantOne(t, a, "SELECT count(*), sum(id) FROM k", inBlock)
+	wantOne(t, a, "SELECT b FROM k WHERE id = 104500", "changed")
+	wantOne(t, b, "SELECT count(*), sum(id) FROM k", "1 0")
 
 	// Another block inserting a key of a's pieces fails at once; a single
 	// statement waits for a's block.
@@ -169,9 +157,9 @@ func testKeyedBulkStatementsInBlock(t *testing.T, p *Playground) {
 	}
 	exec(t, a, "COMMIT")
 	wantCode(<-waited, "23505")
-	want(b, "SELECT count(*), sum(id) FROM k", inBlock)
+	wantOne(t, b, "SELECT count(*), sum(id) FROM k", inBlock)
 	exec(t, b, "FLUSH")
-	want(b, "SELECT n, s FROM vk", inBlock)
+	wantOne(t, b, "SELECT n, s FROM vk", inBlock)
 
 	// A key the table holds, or the block wrote before, fails the block's
 	// COPY.
@@ -189,20 +177,29 @@ func testKeyedBulkStatementsInBlock(t *testing.T, p *Playground) {
 	if err := copyRows(a, 1, 5000); err != nil {
 		t.Fatal(err)
 	}
-	want(a, "SELECT count(*), min(b) FROM k WHERE id BETWEEN 1 AND 5000", "5000 row 1")
+	wantOne(t, a, "SELECT count(*), min(b) FROM k WHERE id BETWEEN 1 AND 5000", "5000 row 1")
 	exec(t, a, "COMMIT")
-	want(b, "SELECT count(*), min(b) FROM k WHERE id BETWEEN 1 AND 5000", "5000 row 1")
+	wantOne(t, b, "SELECT count(*), min(b) FROM k WHERE id BETWEEN 1 AND 5000", "5000 row 1")
 	const recopied = "24002 1344011999"
-	want(b, "SELECT count(*), sum(id) FROM k", recopied)
+	wantOne(t, b, "SELECT count(*), sum(id) FROM k", recopied)
 	exec(t, b, "FLUSH")
-	want(b, "SELECT n, s FROM vk", recopied)
+	wantOne(t, b, "SELECT n, s FROM vk", recopied)
 	// ROLLBACK discards the pieces and frees their keys at once.
 	exec(t, a, "BEGIN")
 	if err := copyRows(a, 20001, 30000); err != nil {
 		t.Fatal(err)
 	}
-	want(a, "SELECT count(*) FROM k WHERE id > 20000 AND id <= 30000", "10000")
+	wantOne(t, a, "SELECT count(*) FROM k WHERE id > 20000 AND id <= 30000", "10000")
 	exec(t, a, "ROLLBACK")
 	wantTag(t, b, "INSERT INTO k VALUES (25000, 'after the rollback')", "INSERT 0 1")
-	want(b, "SELECT count(*) FROM k WHERE id > 20000 AND id <= 30000", "1")
+	wantOne(t, b, "SELECT count(*) FROM k WHERE id > 20000 AND id <= 30000", "1")
+}
+
+// wantOne fails t unless q answers one row, w (its columns joined by
+// spaces).
+func wantOne(t *testing.T, c *pgx.Conn, q, w string) {
+	t.Helper()
+	if got := queryStrings(t, c, q); !slices.Equal(got, []string{w}) {
+		t.Fatalf("%s: %q, want %q", q, got, w)
+	}
 }
