@@ -19,7 +19,9 @@ type tailPrep struct {
 }
 
 // prepareTails reads back the rows of ws's records that hold only a
-// segment, and writes each record that qualifies (buildRecordRun) to a run.
+// segment, and writes each record that qualifies (buildRecordRun) to a run;
+// a record whose rows a block already wrote to a run (DMLWrite.Run) takes
+// a copy of that one instead.
 // A record it cannot prepare is left to applyRecordLocked, which tries
 // again and breaks the tail if that fails too.
 func (s *Store) prepareTails(ws []TableDMLWrite) []tailPrep {

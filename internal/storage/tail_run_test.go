@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -355,5 +356,59 @@ func TestABulkRecordsRunIsBuiltOutsideTheLocks(t *testing.T) {
 	s.PruneTail(desc.ID, seqs[1])
 	if s.TailPending(desc.ID) {
 		t.Fatal("the tail still holds runs after a prune through both records")
+	}
+}
+
+// TestCommittedBlockRunOutlivesTheBlock: a block's piece, staged as a
+// run (OwnWrites.AddRun) and committed with it (DMLWrite.Run), enters the
+// tail as a copy of that run, not decoded again; once the block is gone
+// and collected, the copy still reads the shared file (the block's run,
+// whose cleanup closes it, is kept alive by the copy).
+func TestCommittedBlockRunOutlivesTheBlock(t *testing.T) {
+	defer func(n int) { tailRunFrom = n }(tailRunFrom)
+	tailRunFrom = 2
+	ctx := context.Background()
+	s := openMem(t, nil)
+	desc := kvDesc(7)
+	const n = 300
+	write := func() {
+		own, err := NewOwnWrites(desc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := types.NewBuilder(desc.Types, n+1)
+		for k := range int64(n) {
+			b.Append(types.Insert, types.Row{k, "x", 10 * k})
+		}
+		keys, err := own.AddRun(s, b.Take())
+		if err != nil || keys == nil {
+			t.Fatalf("AddRun: %v, %v", keys, err)
+		}
+		noRows := func() (*types.Chunk, error) { return nil, errors.New("the piece was decoded again") }
+		if _, err := s.WriteDML(ctx, desc.ID, DMLWrite{Payload: []byte{1}, Tail: &desc, LoadRows: noRows, Run: keys}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	for range 3 {
+		runtime.GC()
+	}
+	for _, k := range []int64{0, 7, n - 1} {
+		row, ok, err := s.LatestGet(ctx, desc, types.Row{k, "x"})
+		if err != nil || !ok || row[2].(int64) != 10*k {
+			t.Fatalf("LatestGet %d = %v, %v, %v", k, row, ok, err)
+		}
+	}
+	sn, err := s.LatestSnapshot(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sn.Close()
+	it, err := sn.ScanTable(ctx, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := drain(t, it); len(rows) != n {
+		t.Fatalf("scan: %d rows, want %d", len(rows), n)
 	}
 }
