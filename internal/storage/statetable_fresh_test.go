@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"weak"
 
@@ -34,8 +35,15 @@ func TestInsertFresh(t *testing.T) {
 	if ok, err := tbl.InsertFresh(c, []int{0, 2, 4}); !ok || err != nil {
 		t.Fatalf("InsertFresh: %v %v", ok, err)
 	}
-	if ok, _ := tbl.InsertFresh(c, []int{3, 1}); ok {
-		t.Fatal("ids that do not rise were taken")
+	down := types.NewBuilder(desc.Types, 8)
+	for i := range 5 {
+		down.Append(types.Insert, types.Row{"down", int64(200 - i)})
+	}
+	if ok, _ := tbl.InsertFresh(down.Take(), []int{0, 1, 2, 3, 4}); ok {
+		t.Fatal("ids that fall back four times were taken")
+	}
+	if _, ok, err := tbl.Get(ctx, types.Row{int64(200)}); ok || err != nil {
+		t.Fatalf("a refused row was stored: %v %v", ok, err)
 	}
 	get := func(id int64) string {
 		t.Helper()
@@ -140,5 +148,43 @@ func TestInsertFreshDoesNotKeepTheChunk(t *testing.T) {
 	}
 	if r, ok, err := tbl.Get(context.Background(), types.Row{int64(42)}); err != nil || !ok || r[0] != "v41" {
 		t.Fatalf("row 42 = %v %v %v", r, ok, err)
+	}
+}
+
+// TestInsertFreshStretches: rows whose ids fall back a few times (a chunk
+// cut across sorted pieces) are taken as one fresh chunk per rising
+// stretch, readable by key, and committed.
+func TestInsertFreshStretches(t *testing.T) {
+	ctx := context.Background()
+	s := openMem(t, nil)
+	desc := rowIDDesc(22)
+	tbl := mustOpenTable(t, s, desc, ActorID(1), nil)
+	ids := []int64{10, 11, 12, 5, 6, 20, 30, 1}
+	b := types.NewBuilder(desc.Types, len(ids)+1)
+	for _, id := range ids {
+		b.Append(types.Insert, types.Row{fmt.Sprint("r", id), id})
+	}
+	c := b.Take()
+	if ok, err := tbl.InsertFresh(c, []int{0, 1, 2, 3, 4, 5, 6, 7}); !ok || err != nil {
+		t.Fatalf("InsertFresh of three falls: %v %v", ok, err)
+	}
+	for _, id := range ids {
+		if r, ok, err := tbl.Get(ctx, types.Row{id}); err != nil || !ok || r[1] != id {
+			t.Fatalf("get %d = %v %v %v", id, r, ok, err)
+		}
+	}
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, r := range scanAll(t, tbl, nil) {
+		got = append(got, r[1].(int64))
+	}
+	slices.Sort(got) // a scan goes vnode by vnode
+	if want := []int64{1, 5, 6, 10, 11, 12, 20, 30}; !slices.Equal(got, want) {
+		t.Fatalf("committed ids %v, want %v", got, want)
 	}
 }
