@@ -29,7 +29,7 @@ func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.Resu
 		return err
 	}
 	defer done()
-	if ins.Query != nil && ins.OnConflict == nil && ins.Returning == nil {
+	if ins.Query != nil && ins.Returning == nil && (ins.OnConflict == nil || skipsInPieces(ins)) {
 		n, err := s.insertQueryPieces(ctx, tw, rd.(*storage.Snapshot), ins)
 		if err != nil {
 			return err

@@ -30,8 +30,12 @@ type pieceLoader struct {
 	sortBy int
 	// check, when set, sees each piece once prepared (its type modifiers
 	// applied): a keyed statement's checks against the table.
-	check  func(*types.Chunk) error
+	check func(*types.Chunk) error
+	// filter, when set, drops rows of each piece before it is prepared
+	// (ON CONFLICT DO NOTHING: skipTaken).
+	filter func(*types.Chunk) (*types.Chunk, error)
 	pieces []*engine.Prepared
+	rows   int // the rows prepared
 }
 
 func (s *Session) newPieceLoader(rel *catalog.Relation, vis []types.Type, check func(*types.Chunk) error) *pieceLoader {
@@ -44,6 +48,18 @@ func (s *Session) newPieceLoader(rel *catalog.Relation, vis []types.Type, check 
 
 // prepare prepares the full chunk c as a piece and checks it.
 func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
+	if l.filter != nil {
+		kept, err := l.filter(c)
+		if err != nil {
+			return err
+		}
+		if kept != c {
+			l.b.Recycle(c) // its kept rows are copied
+			if c = kept; c.Cardinality() == 0 {
+				return nil
+			}
+		}
+	}
 	if l.sortBy >= 0 {
 		if sorted := sortPiece(c, l.sortBy); sorted != c {
 			l.b.Recycle(c)
@@ -54,7 +70,7 @@ func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
 	if err != nil {
 		return err
 	}
-	l.pieces = append(l.pieces, p)
+	l.pieces, l.rows = append(l.pieces, p), l.rows+c.Cardinality()
 	if l.keys != nil {
 		if err := l.keys.propose(ctx, c); err != nil {
 			return err
@@ -106,6 +122,7 @@ func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter,
 	// the table holds or the statement repeats fails it at once instead.
 	var check func(*types.Chunk) error
 	var locked error
+	skip := skipsInPieces(ins) // ON CONFLICT DO NOTHING: the filter checks the table
 	if hasDeclaredPK(rel) {
 		keys := newPKReader(rel)
 		check = func(c *types.Chunk) error {
@@ -115,17 +132,22 @@ func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter,
 				}
 				locked = cmp.Or(locked, err)
 			}
+			if skip {
+				return nil
+			}
 			return rowsAbsent(ctx, sn, keys, c)
 		}
 	}
 	l := s.newPieceLoader(rel, visibleTypes(rel), check)
+	if skip {
+		l.filter, l.keys = newSkipTaken(ctx, sn, rel).filter, nil // no key is left twice
+	}
 	defer func() {
 		if err != nil {
 			l.release()
 		}
 	}()
 	err = s.runBatchOn(ctx, sn, ins.Query, func(r types.Row) error {
-		n++
 		if c := l.b.Append(types.Insert, r); c != nil {
 			return l.prepare(ctx, c)
 		}
@@ -134,13 +156,13 @@ func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter,
 	if err != nil {
 		return 0, err
 	}
-	if err := l.finish(ctx); err != nil || n == 0 {
+	if err := l.finish(ctx); err != nil || l.rows == 0 {
 		return 0, err
 	}
 	if locked != nil {
 		return 0, locked
 	}
-	return n, s.commitPieces(ctx, tw, l.pieces)
+	return l.rows, s.commitPieces(ctx, tw, l.pieces)
 }
 
 // commitPieces writes a bulk statement's prepared pieces under tw's lock,

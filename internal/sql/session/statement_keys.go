@@ -122,6 +122,11 @@ func sortPiece(c *types.Chunk, col int) *types.Chunk {
 		idx[i] = i
 	}
 	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(vals[a], vals[b]) })
+	return gatherRows(c, idx)
+}
+
+// gatherRows returns a new chunk of c's rows idx, in that order.
+func gatherRows(c *types.Chunk, idx []int) *types.Chunk {
 	cols := make([]types.Column, len(c.Cols))
 	for j, col := range c.Cols {
 		cols[j] = col.Gather(idx)
