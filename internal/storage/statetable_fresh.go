@@ -72,8 +72,12 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 			}
 		}
 	}
+	ends := append(falls, len(rows))
+	if repeatsAcross(ids, ends) {
+		return false, nil // a key twice: the overlay keeps the later
+	}
 	start := 0
-	for _, end := range append(falls, len(rows)) {
+	for _, end := range ends {
 		vals, err := t.encodeRows(c, rows[start:end])
 		if err != nil {
 			return false, err
@@ -84,6 +88,25 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 		start = end
 	}
 	return true, nil
+}
+
+// repeatsAcross reports whether an id of ids is in two of its rising
+// stretches, which end at ends (a repeat within one cannot rise).
+func repeatsAcross(ids []int64, ends []int) bool {
+	start := 0
+	for j, end := range ends {
+		for _, id := range ids[start:end] {
+			from := 0
+			for _, e := range ends[:j] {
+				if _, ok := slices.BinarySearch(ids[from:e], id); ok {
+					return true
+				}
+				from = e
+			}
+		}
+		start = end
+	}
+	return false
 }
 
 // maxFreshFalls is how often the ids of rows InsertFresh takes may fall

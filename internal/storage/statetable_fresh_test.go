@@ -45,6 +45,16 @@ func TestInsertFresh(t *testing.T) {
 	if _, ok, err := tbl.Get(ctx, types.Row{int64(200)}); ok || err != nil {
 		t.Fatalf("a refused row was stored: %v %v", ok, err)
 	}
+	again := types.NewBuilder(desc.Types, 8)
+	for _, id := range []int64{300, 301, 301, 302, 300} {
+		again.Append(types.Insert, types.Row{"again", id})
+	}
+	c2 := again.Take()
+	for _, rows := range [][]int{{0, 1, 2}, {0, 1, 3, 4}} {
+		if ok, _ := tbl.InsertFresh(c2, rows); ok {
+			t.Fatalf("rows %v, an id twice, were taken", rows)
+		}
+	}
 	get := func(id int64) string {
 		t.Helper()
 		r, ok, err := tbl.Get(ctx, types.Row{id})
