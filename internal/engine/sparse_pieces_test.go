@@ -18,15 +18,8 @@ import (
 // and a read of each row by its row id find every row, with its values,
 // in the pieces' segments.
 func TestSparsePiecesAreReadFromTheirSegments(t *testing.T) {
-	defer func(n, m int) { sparseSpans, encodedFreshFrom = n, m }(sparseSpans, encodedFreshFrom)
-	sparseSpans, encodedFreshFrom = 3, 1<<10
 	ctx := context.Background()
-	e, err := Open(ctx, Options{Dir: t.TempDir(), BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 64, Logger: testLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	rel, pieces := prepareSparsePieces(t, e)
+	e, rel, pieces := openSparsePieces(t)
 	tw, err := e.LockTable(ctx, rel)
 	if err != nil {
 		t.Fatal(err)
@@ -137,15 +130,8 @@ func prepareSparsePiecesOf(t *testing.T, e *Engine, rel *catalog.Relation) []*Pr
 // there, nobody else's does; ROLLBACK removes the segments, and COMMIT
 // writes the pieces as they are.
 func TestBlockKeepsPiecesInTheirSegments(t *testing.T) {
-	defer func(n, m int) { sparseSpans, encodedFreshFrom = n, m }(sparseSpans, encodedFreshFrom)
-	sparseSpans, encodedFreshFrom = 3, 1<<10
 	ctx := context.Background()
-	e, err := Open(ctx, Options{Dir: t.TempDir(), BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 64, Logger: testLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	rel, pieces := prepareSparsePieces(t, e)
+	e, rel, pieces := openSparsePieces(t)
 	desc := storage.TableDesc(rel.Table)
 	stage := func(pieces []*Prepared) *Txn {
 		txn := e.Begin()
@@ -197,4 +183,23 @@ func TestBlockKeepsPiecesInTheirSegments(t *testing.T) {
 	sn = latest(nil)
 	defer sn.Close()
 	checkSparseRows(t, sn, desc)
+}
+
+// openSparsePieces opens an engine whose bulk pieces go to segments kept
+// sparse (a span every 3 rows), until the test ends, and prepares the
+// pieces of prepareSparsePieces.
+func openSparsePieces(t *testing.T) (*Engine, *catalog.Relation, []*Prepared) {
+	t.Helper()
+	n, m := sparseSpans, encodedFreshFrom
+	sparseSpans, encodedFreshFrom = 3, 1<<10
+	e, err := Open(context.Background(), Options{Dir: t.TempDir(), BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 64, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.Close()
+		sparseSpans, encodedFreshFrom = n, m
+	})
+	rel, pieces := prepareSparsePieces(t, e)
+	return e, rel, pieces
 }
