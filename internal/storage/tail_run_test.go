@@ -101,17 +101,8 @@ func TestATailRunBelowTheFloorIsHidden(t *testing.T) {
 	if err != nil || !ok || row[2].(int64) != 70 {
 		t.Fatalf("LatestGet of key 2 after the prune: %v, %v, %v; want v = 70", row, ok, err)
 	}
-	sn, err := s.LatestSnapshot(ctx, false) // replayed records: no log to wait for
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sn.Close()
-	it, err := sn.ScanTable(ctx, desc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got []string
-	for _, r := range drain(t, it) {
+	for _, r := range scanLatest(t, s, desc, false) { // replayed records: no log to wait for
 		got = append(got, fmt.Sprint(r))
 	}
 	slices.Sort(got)
@@ -153,7 +144,6 @@ func TestATailThatCannotSpillStaysInMemory(t *testing.T) {
 func TestATailScanPassesHiddenRunEntries(t *testing.T) {
 	defer func(n int) { runScanBatch = n }(runScanBatch)
 	runScanBatch = overlayBatch
-	ctx := context.Background()
 	s := openMem(t, nil)
 	desc := kvDesc(7)
 	const n = 3 * overlayBatch
@@ -176,16 +166,7 @@ func TestATailScanPassesHiddenRunEntries(t *testing.T) {
 	}
 	sealCommit(t, s, tbl, 1)
 	s.PruneTail(desc.ID, 1)
-	sn, err := s.LatestSnapshot(ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sn.Close()
-	it, err := sn.ScanTable(ctx, desc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rows := drain(t, it); len(rows) != n+1 {
+	if rows := scanLatest(t, s, desc, false); len(rows) != n+1 {
 		t.Fatalf("scan after a prune of the run's first %d entries: %d rows, want %d", n, len(rows), n+1)
 	}
 }
@@ -399,7 +380,17 @@ func TestCommittedBlockRunOutlivesTheBlock(t *testing.T) {
 			t.Fatalf("LatestGet %d = %v, %v, %v", k, row, ok, err)
 		}
 	}
-	sn, err := s.LatestSnapshot(ctx, true)
+	if rows := scanLatest(t, s, desc, true); len(rows) != n {
+		t.Fatalf("scan: %d rows, want %d", len(rows), n)
+	}
+}
+
+// scanLatest returns every row of desc in s's latest state (durable: as
+// of the log's synced records).
+func scanLatest(t *testing.T, s *Store, desc TableDesc, durable bool) []types.Row {
+	t.Helper()
+	ctx := context.Background()
+	sn, err := s.LatestSnapshot(ctx, durable)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +399,5 @@ func TestCommittedBlockRunOutlivesTheBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rows := drain(t, it); len(rows) != n {
-		t.Fatalf("scan: %d rows, want %d", len(rows), n)
-	}
+	return drain(t, it)
 }
