@@ -73,8 +73,13 @@ func (q *query) onConflict(rel *catalog.Relation, qual string, c *pg_query.OnCon
 	return oc, nil
 }
 
-// conflictTarget checks that ON CONFLICT names the primary key.
+// conflictTarget checks that ON CONFLICT names the primary key. DO NOTHING
+// without a target needs no key, as in Postgres: into a table keyed by its
+// hidden row id no row conflicts.
 func (q *query) conflictTarget(rel *catalog.Relation, c *pg_query.OnConflictClause) error {
+	if c.Infer == nil && c.Action == pg_query.OnConflictAction_ONCONFLICT_NOTHING {
+		return nil
+	}
 	if len(rel.PK) == 0 || slices.ContainsFunc(rel.PK, func(k int) bool { return rel.Columns[k].Hidden }) {
 		return errAt(q.st, sqlerr.Code("42P10"), c.Location, "there is no unique or exclusion constraint matching the ON CONFLICT specification (table %q has no primary key)", rel.Name)
 	}

@@ -1,97 +1,174 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/sql/planner"
+	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
 // `INSERT INTO t SELECT … ON CONFLICT DO NOTHING`, the idempotent bulk
 // load, collected every proposed row (conflict.go) before writing any:
-// ten million rows were held boxed. Into a table keyed by one bigint it
-// now writes pieces, as a plain INSERT … SELECT does (insertQueryPieces):
-// before a piece is prepared, its rows whose key the table holds (in the
-// statement's snapshot) or an earlier row of the statement proposed are
-// dropped, as Postgres's DO NOTHING drops them (the first proposal wins).
-// The statement's keys are kept as sorted runs of int64s (intRuns: 8
-// bytes a key).
+// ten million rows were held boxed. It now writes pieces, as a plain
+// INSERT … SELECT does (insertQueryPieces): before a piece is prepared,
+// its rows whose key the table holds (in the statement's snapshot) or an
+// earlier row of the statement proposed are dropped, as Postgres's DO
+// NOTHING drops them (the first proposal wins). The statement's keys are
+// kept as sorted runs (keyRuns): of int64s for a key of one bigint (8
+// bytes a key), else of the keys' encodings (codec.EncodeKey: the
+// identity the table's rows have).
 
 // skipsInPieces reports whether ins is an INSERT … SELECT … ON CONFLICT DO
 // NOTHING that insertQueryPieces writes in pieces (skipTaken).
 func skipsInPieces(ins *planner.Insert) bool {
-	rel := ins.Table
-	return ins.OnConflict != nil && ins.OnConflict.DoNothing && hasDeclaredPK(rel) &&
-		len(rel.PK) == 1 && rel.Columns[rel.PK[0]].Type == types.TInt64
+	return ins.OnConflict != nil && ins.OnConflict.DoNothing
+}
+
+// skipFilter returns the filter that drops the rows of each piece whose
+// key is taken, or nil when rel has no declared key (no row conflicts).
+func skipFilter(ctx context.Context, sn *storage.Snapshot, rel *catalog.Relation) func(*types.Chunk) (*types.Chunk, error) {
+	switch {
+	case !hasDeclaredPK(rel):
+		return nil
+	case len(rel.PK) == 1 && rel.Columns[rel.PK[0]].Type == types.TInt64:
+		return newSkipTaken(ctx, sn, rel, int64Keys(rel.PK[0])).filter
+	default:
+		return newSkipTaken(ctx, sn, rel, encodedKeys(newPKReader(rel))).filter
+	}
+}
+
+// pieceKeys reads the keys of a piece's rows: each row's key as K, which
+// orders and compares keys as the table does, and as the datums that
+// Snapshot.Get takes (valid until the next call).
+type pieceKeys[K cmp.Ordered] struct {
+	all func(c *types.Chunk, dst []K) ([]K, error)
+	pk  func(c *types.Chunk, i int) (types.Row, error)
+}
+
+// int64Keys reads a key of one bigint, column col.
+func int64Keys(col int) pieceKeys[int64] {
+	pk := make(types.Row, 1)
+	return pieceKeys[int64]{
+		all: func(c *types.Chunk, dst []int64) ([]int64, error) {
+			vec, ok := c.Cols[col].(*types.Vec[int64])
+			if !ok {
+				return nil, errNotInt64Key
+			}
+			return append(dst, vec.Vals...), nil
+		},
+		pk: func(c *types.Chunk, i int) (types.Row, error) {
+			pk[0] = c.Cols[col].(*types.Vec[int64]).Vals[i]
+			return pk, nil
+		},
+	}
+}
+
+// encodedKeys reads any key, as its encoding.
+func encodedKeys(r *pkReader) pieceKeys[string] {
+	return pieceKeys[string]{
+		all: func(c *types.Chunk, dst []string) ([]string, error) {
+			for i := range c.Capacity() {
+				_, key, err := r.read(c, i)
+				if err != nil {
+					return nil, err
+				}
+				dst = append(dst, string(key))
+			}
+			return dst, nil
+		},
+		pk: func(c *types.Chunk, i int) (types.Row, error) {
+			pk, _, err := r.read(c, i)
+			return pk, err
+		},
+	}
 }
 
 // skipTaken drops the rows of each piece whose key is taken.
-type skipTaken struct {
+type skipTaken[K cmp.Ordered] struct {
 	ctx  context.Context
 	sn   *storage.Snapshot
 	rel  *catalog.Relation
-	col  int            // the key's column
-	seen intRuns        // the keys of earlier pieces' rows
-	mine map[int64]bool // the keys of this piece's rows
-	pk   types.Row
+	desc storage.TableDesc
+	keys pieceKeys[K]
+	seen keyRuns[K] // the keys of earlier pieces' rows
+	// A piece's keys, and its rows' indexes in key order (a key's
+	// proposals in their order), reused piece after piece.
+	piece []K
+	order []int
 }
 
-func newSkipTaken(ctx context.Context, sn *storage.Snapshot, rel *catalog.Relation) *skipTaken {
-	return &skipTaken{ctx: ctx, sn: sn, rel: rel, col: rel.PK[0], mine: map[int64]bool{}, pk: make(types.Row, 1)}
+func newSkipTaken[K cmp.Ordered](ctx context.Context, sn *storage.Snapshot, rel *catalog.Relation, keys pieceKeys[K]) *skipTaken[K] {
+	return &skipTaken[K]{ctx: ctx, sn: sn, rel: rel, desc: storage.TableDesc(rel.Table), keys: keys}
 }
 
 // filter returns the rows of c (a piece, checked and conformed to the
-// table's columns first) whose keys are free, in their order.
-func (d *skipTaken) filter(c *types.Chunk) (*types.Chunk, error) {
+// table's columns first) whose keys are free, in their order. It visits
+// the piece's keys in their order, each once: the first of a key's rows
+// is kept when neither an earlier piece nor the table has the key.
+func (d *skipTaken[K]) filter(c *types.Chunk) (*types.Chunk, error) {
 	if err := engine.Conform(d.rel, c); err != nil {
 		return nil, err // a NULL key: 23502, as Postgres
 	}
-	vec, ok := c.Cols[d.col].(*types.Vec[int64])
-	if !ok || c.HasVisibility() {
-		return nil, errNotInt64Key
+	if c.HasVisibility() {
+		return nil, errPieceVisibility
 	}
-	clear(d.mine)
-	desc := storage.TableDesc(d.rel.Table)
+	var err error
+	if d.piece, err = d.keys.all(c, d.piece[:0]); err != nil {
+		return nil, err
+	}
+	keys := d.piece
+	d.order = d.order[:0]
+	for i := range keys {
+		d.order = append(d.order, i)
+	}
+	slices.SortFunc(d.order, func(a, b int) int { return cmp.Or(cmp.Compare(keys[a], keys[b]), a-b) })
 	var keep []int
-	for i, k := range vec.Vals {
-		if i%256 == 255 && d.ctx.Err() != nil {
+	var distinct []K
+	for j, i := range d.order {
+		if j%256 == 255 && d.ctx.Err() != nil {
 			return nil, d.ctx.Err()
 		}
-		if d.mine[k] || d.seen.has(k) {
+		if j > 0 && keys[i] == keys[d.order[j-1]] {
+			continue // proposed before in this piece
+		}
+		if d.seen.has(keys[i]) {
 			continue
 		}
-		d.mine[k] = true
-		d.pk[0] = k
-		_, found, err := d.sn.Get(d.ctx, desc, d.pk)
+		distinct = append(distinct, keys[i])
+		pk, err := d.keys.pk(c, i)
 		if err != nil {
 			return nil, err
 		}
-		if !found {
+		if _, found, err := d.sn.Get(d.ctx, d.desc, pk); err != nil {
+			return nil, err
+		} else if !found {
 			keep = append(keep, i)
 		}
 	}
-	keys := make([]int64, 0, len(d.mine))
-	for k := range d.mine {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	d.seen.add(keys)
+	d.seen.add(distinct)
 	if len(keep) == c.Capacity() {
 		return c, nil
 	}
+	slices.Sort(keep)
 	return gatherRows(c, keep), nil
 }
 
-// intRuns is a set of int64s kept as sorted runs, merged as a binary
+// errPieceVisibility is a bug: a piece with hidden rows (a Builder's
+// chunks have none).
+var errPieceVisibility = sqlerr.New(sqlerr.Internal, "bulk statement: a piece has hidden rows")
+
+// keyRuns is a set of keys kept as sorted runs, merged as a binary
 // counter is carried: a set of n keys added in pieces has about log n
 // runs, and a key is looked up in each.
-type intRuns struct{ runs [][]int64 }
+type keyRuns[K cmp.Ordered] struct{ runs [][]K }
 
-func (r *intRuns) has(k int64) bool {
+func (r *keyRuns[K]) has(k K) bool {
 	for _, run := range r.runs {
 		if _, ok := slices.BinarySearch(run, k); ok {
 			return true
@@ -101,14 +178,14 @@ func (r *intRuns) has(k int64) bool {
 }
 
 // add adds sorted keys none of which the set holds.
-func (r *intRuns) add(sorted []int64) {
+func (r *keyRuns[K]) add(sorted []K) {
 	if len(sorted) == 0 {
 		return
 	}
 	r.runs = append(r.runs, sorted)
 	for n := len(r.runs); n >= 2 && len(r.runs[n-2]) <= len(r.runs[n-1]); n = len(r.runs) {
 		a, b := r.runs[n-2], r.runs[n-1]
-		merged := make([]int64, 0, len(a)+len(b))
+		merged := make([]K, 0, len(a)+len(b))
 		for len(a) > 0 && len(b) > 0 {
 			if a[0] < b[0] {
 				merged, a = append(merged, a[0]), a[1:]

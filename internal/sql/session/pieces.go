@@ -140,7 +140,7 @@ func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter,
 	}
 	l := s.newPieceLoader(rel, visibleTypes(rel), check)
 	if skip {
-		l.filter, l.keys = newSkipTaken(ctx, sn, rel).filter, nil // no key is left twice
+		l.filter, l.keys = skipFilter(ctx, sn, rel), nil // no key is left twice
 	}
 	defer func() {
 		if err != nil {
