@@ -50,11 +50,12 @@ func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.In
 		return nil, 0, nil
 	}
 	rel := ins.Table
-	if !hasDeclaredPK(rel) {
-		return in, in.Cardinality(), nil
-	}
+	// Type modifiers first: RETURNING sees the rows as stored.
 	if err := engine.Conform(rel, in); err != nil {
 		return nil, 0, err
+	}
+	if !hasDeclaredPK(rel) {
+		return in, in.Cardinality(), nil
 	}
 	b := types.NewUnboundedBuilder(visibleTypes(rel))
 	up, err := newConflictUpdate(ins.OnConflict, s.now())

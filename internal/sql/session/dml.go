@@ -29,15 +29,8 @@ func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.Resu
 		return err
 	}
 	defer done()
-	if ins.Query != nil && ins.Returning == nil && (ins.OnConflict == nil || skipsInPieces(ins)) {
-		n, err := s.insertQueryPieces(ctx, tw, rd.(*storage.Snapshot), ins)
-		if err != nil {
-			return err
-		}
-		if err := s.maybeImplicitFlush(ctx, w); err != nil {
-			return err
-		}
-		return w.Complete(fmt.Sprintf("INSERT 0 %d", n))
+	if ins.Query != nil && (ins.OnConflict == nil || skipsInPieces(ins)) {
+		return s.insertQuery(ctx, tw, rd.(*storage.Snapshot), ins, w)
 	}
 	rows := ins.Rows
 	if ins.Query != nil {
@@ -61,6 +54,32 @@ func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.Resu
 	}
 	if err := sendReturning(ctx, ins.Returning, ret, w); err != nil {
 		return err
+	}
+	return w.Complete(fmt.Sprintf("INSERT 0 %d", n))
+}
+
+// insertQuery writes an INSERT … SELECT in pieces (insertQueryPieces),
+// its RETURNING rows spooled until it is written.
+func (s *Session) insertQuery(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, ins *planner.Insert, w pgwire.ResultWriter) error {
+	var ret *returningRows
+	if ins.Returning != nil {
+		var err error
+		if ret, err = s.newReturningRows(ins.Returning); err != nil {
+			return err
+		}
+		defer ret.close()
+	}
+	n, err := s.insertQueryPieces(ctx, tw, sn, ins, ret)
+	if err != nil {
+		return err
+	}
+	if err := s.maybeImplicitFlush(ctx, w); err != nil {
+		return err
+	}
+	if ret != nil {
+		if err := ret.send(ctx, w); err != nil {
+			return err
+		}
 	}
 	return w.Complete(fmt.Sprintf("INSERT 0 %d", n))
 }

@@ -34,8 +34,11 @@ type pieceLoader struct {
 	// filter, when set, drops rows of each piece before it is prepared
 	// (ON CONFLICT DO NOTHING: skipTaken).
 	filter func(*types.Chunk) (*types.Chunk, error)
-	pieces []*engine.Prepared
-	rows   int // the rows prepared
+	// returning, when set, computes RETURNING over each piece's rows as
+	// they are written (type modifiers applied), in their order.
+	returning *returningRows
+	pieces    []*engine.Prepared
+	rows      int // the rows prepared
 }
 
 func (s *Session) newPieceLoader(rel *catalog.Relation, vis []types.Type, check func(*types.Chunk) error) *pieceLoader {
@@ -58,6 +61,14 @@ func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
 			if c = kept; c.Cardinality() == 0 {
 				return nil
 			}
+		}
+	}
+	if l.returning != nil {
+		if err := engine.Conform(l.rel, c); err != nil {
+			return err
+		}
+		if err := l.returning.add(c); err != nil {
+			return err
 		}
 	}
 	if l.sortBy >= 0 {
@@ -111,11 +122,12 @@ func (l *pieceLoader) release() {
 
 // insertQueryPieces runs an INSERT's query over sn and writes its rows in
 // pieces: an INSERT … SELECT of millions of rows is held as a COPY's is,
-// never whole. tw's lock is held throughout, so each piece's keys are
+// never whole. ret, when set, keeps the RETURNING rows of those written. tw's lock is held throughout, so each piece's keys are
 // checked against sn (the table's latest state) as it is prepared, and
 // against the statement's earlier keys. The pieces are one synced batch:
 // all of the statement or none of it.
-func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, ins *planner.Insert) (n int, err error) {
+func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, ins *planner.Insert,
+	ret *returningRows) (n int, err error) {
 	rel := ins.Table
 	// A key an open block holds makes the statement wait for the block and
 	// run again (retryLocked), but only once every piece is checked: a key
@@ -139,6 +151,7 @@ func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter,
 		}
 	}
 	l := s.newPieceLoader(rel, visibleTypes(rel), check)
+	l.returning = ret
 	if skip {
 		l.filter, l.keys = skipFilter(ctx, sn, rel), nil // no key is left twice
 	}

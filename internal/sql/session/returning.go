@@ -2,6 +2,10 @@ package session
 
 import (
 	"context"
+	"os"
+
+	"github.com/sluice-db/sluice/internal/batch"
+	"github.com/sluice-db/sluice/internal/sqlerr"
 
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/pgwire"
@@ -73,3 +77,74 @@ func writtenRows(c *types.Chunk) []types.Row {
 	}
 	return out
 }
+
+// returningSpoolBytes is the RETURNING rows a bulk statement keeps in
+// memory before it spools them to a file (a variable for tests).
+var returningSpoolBytes int64 = 8 << 20
+
+// returningRows computes a bulk statement's RETURNING rows piece by piece,
+// before the pieces are written, and keeps them in a spool until the
+// statement is done: an INSERT … SELECT … RETURNING of millions of rows is
+// held as a file, not in memory, and its rows are sent only once it is
+// written, as Postgres sends them.
+type returningRows struct {
+	r     *planner.Returning
+	exprs []expr.Expr
+	ectx  *expr.Context
+	spool *batch.Spool
+}
+
+func (s *Session) newReturningRows(r *planner.Returning) (*returningRows, error) {
+	rr := &returningRows{r: r, exprs: make([]expr.Expr, len(r.Exprs)), ectx: &expr.Context{Strict: true, Now: s.now()}}
+	for i, d := range r.Exprs {
+		e, err := expr.Build(d, r.Input)
+		if err != nil {
+			return nil, err
+		}
+		rr.exprs[i] = e
+	}
+	ts := make([]types.Type, len(r.Columns))
+	for i, c := range r.Columns {
+		ts[i] = c.Type
+	}
+	rr.spool = batch.NewSpool(ts, os.TempDir(), returningSpoolBytes)
+	return rr, nil
+}
+
+// add evaluates the list over c's rows (laid out as r.Input, as written)
+// and keeps the results.
+func (rr *returningRows) add(c *types.Chunk) error {
+	if len(c.Cols) != len(rr.r.Input) {
+		return sqlerr.Errorf(sqlerr.Internal, "RETURNING over %d columns, want %d", len(c.Cols), len(rr.r.Input))
+	}
+	cols := make([]types.Column, len(rr.exprs))
+	for i, e := range rr.exprs {
+		var err error
+		if cols[i], err = e.Eval(rr.ectx, c); err != nil {
+			return err
+		}
+	}
+	for i := range c.Capacity() {
+		if !c.Visible(i) {
+			continue
+		}
+		row := make(types.Row, len(cols))
+		for j, col := range cols {
+			row[j] = col.Get(i)
+		}
+		if err := rr.spool.Add(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// send sends the rows kept, once the statement is written.
+func (rr *returningRows) send(ctx context.Context, w pgwire.ResultWriter) error {
+	if err := w.Describe(wireColumns(rr.r.Columns)); err != nil {
+		return err
+	}
+	return rr.spool.Each(ctx, func(row types.Row) error { return w.WriteRow(ctx, row) })
+}
+
+func (rr *returningRows) close() { rr.spool.Close() }
