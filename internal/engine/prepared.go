@@ -27,16 +27,18 @@ type Prepared struct {
 	handedOff, released bool
 }
 
-// Prepare checks c (plain inserts into rel), assigns its row ids and
-// encodes it as a log record. A piece of 64 KiB or more is written to its
+// Prepare checks c (plain inserts into rel; into a table with a primary
+// key also update pairs, of rows its caller read under the table's lock:
+// ON CONFLICT DO UPDATE), assigns its row ids and encodes it as a log
+// record. A piece of 64 KiB or more is written to its
 // own log segment at once: of a table keyed by its hidden row id, it
 // keeps only where its rows lie; of a table with a primary key, nothing,
 // and its rows are decoded again from the segment when they are needed
 // (Rows, and the table's tail as the record enters the log). Others keep
 // the payload and the prepared chunk until they are written.
 func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Chunk) (*Prepared, error) {
-	if hasRetraction(c) {
-		return nil, sqlerr.New(sqlerr.Internal, "engine: Prepare takes plain inserts only")
+	if hasRetraction(c) && (hasRowID(rel) || !pairsOnly(c)) {
+		return nil, sqlerr.New(sqlerr.Internal, "engine: Prepare takes plain inserts and, with a primary key, update pairs only")
 	}
 	full, err := e.prepare(ctx, rel, c)
 	if err != nil {
@@ -75,6 +77,27 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 		piecePayloads.Put(buf)
 	}
 	return &Prepared{rel: rel, write: w}, nil
+}
+
+// pairsOnly reports whether c's retractions are each the first half of an
+// update pair.
+func pairsOnly(c *types.Chunk) bool {
+	idx := c.VisibleIndices()
+	for k, i := range idx {
+		switch c.Op(i) {
+		case types.Delete:
+			return false
+		case types.UpdateDelete:
+			if k+1 == len(idx) || c.Op(idx[k+1]) != types.UpdateInsert {
+				return false
+			}
+		case types.UpdateInsert:
+			if k == 0 || c.Op(idx[k-1]) != types.UpdateDelete {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // sparseSpans is the rows between two kept spans of a piece in a segment

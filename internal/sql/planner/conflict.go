@@ -77,17 +77,14 @@ func (q *query) onConflict(rel *catalog.Relation, qual string, c *pg_query.OnCon
 // without a target needs no key, as in Postgres: into a table keyed by its
 // hidden row id no row conflicts.
 func (q *query) conflictTarget(rel *catalog.Relation, c *pg_query.OnConflictClause) error {
-	if c.Infer == nil && c.Action == pg_query.OnConflictAction_ONCONFLICT_NOTHING {
-		return nil
-	}
-	if len(rel.PK) == 0 || slices.ContainsFunc(rel.PK, func(k int) bool { return rel.Columns[k].Hidden }) {
-		return errAt(q.st, sqlerr.Code("42P10"), c.Location, "there is no unique or exclusion constraint matching the ON CONFLICT specification (table %q has no primary key)", rel.Name)
-	}
 	if c.Infer == nil {
 		if c.Action == pg_query.OnConflictAction_ONCONFLICT_UPDATE {
 			return errAt(q.st, sqlerr.SyntaxError, c.Location, "ON CONFLICT DO UPDATE requires inference specification or constraint name")
 		}
 		return nil
+	}
+	if len(rel.PK) == 0 || slices.ContainsFunc(rel.PK, func(k int) bool { return rel.Columns[k].Hidden }) {
+		return errAt(q.st, sqlerr.Code("42P10"), c.Location, "there is no unique or exclusion constraint matching the ON CONFLICT specification (table %q has no primary key)", rel.Name)
 	}
 	if c.Infer.Conname != "" {
 		if c.Infer.Conname != rel.Name+"_pkey" {

@@ -36,11 +36,16 @@ func skipFilter(ctx context.Context, sn *storage.Snapshot, rel *catalog.Relation
 	switch {
 	case !hasDeclaredPK(rel):
 		return nil
-	case len(rel.PK) == 1 && rel.Columns[rel.PK[0]].Type == types.TInt64:
+	case oneBigintKey(rel):
 		return newSkipTaken(ctx, sn, rel, int64Keys(rel.PK[0])).filter
 	default:
 		return newSkipTaken(ctx, sn, rel, encodedKeys(newPKReader(rel))).filter
 	}
+}
+
+// oneBigintKey reports whether rel's primary key is one bigint column.
+func oneBigintKey(rel *catalog.Relation) bool {
+	return len(rel.PK) == 1 && rel.Columns[rel.PK[0]].Type == types.TInt64
 }
 
 // pieceKeys reads the keys of a piece's rows: each row's key as K, which
@@ -89,8 +94,9 @@ func encodedKeys(r *pkReader) pieceKeys[string] {
 	}
 }
 
-// skipTaken drops the rows of each piece whose key is taken.
-type skipTaken[K cmp.Ordered] struct {
+// keyedPieces reads the keys of a statement's pieces, in key order, and
+// remembers the keys of earlier pieces.
+type keyedPieces[K cmp.Ordered] struct {
 	ctx  context.Context
 	sn   *storage.Snapshot
 	rel  *catalog.Relation
@@ -103,24 +109,22 @@ type skipTaken[K cmp.Ordered] struct {
 	order []int
 }
 
-func newSkipTaken[K cmp.Ordered](ctx context.Context, sn *storage.Snapshot, rel *catalog.Relation, keys pieceKeys[K]) *skipTaken[K] {
-	return &skipTaken[K]{ctx: ctx, sn: sn, rel: rel, desc: storage.TableDesc(rel.Table), keys: keys}
+func newKeyedPieces[K cmp.Ordered](ctx context.Context, sn *storage.Snapshot, rel *catalog.Relation, keys pieceKeys[K]) keyedPieces[K] {
+	return keyedPieces[K]{ctx: ctx, sn: sn, rel: rel, desc: storage.TableDesc(rel.Table), keys: keys}
 }
 
-// filter returns the rows of c (a piece, checked and conformed to the
-// table's columns first) whose keys are free, in their order. It visits
-// the piece's keys in their order, each once: the first of a key's rows
-// is kept when neither an earlier piece nor the table has the key.
-func (d *skipTaken[K]) filter(c *types.Chunk) (*types.Chunk, error) {
+// sort conforms c (a piece) to the table's columns, reads its keys into
+// d.piece and orders its rows by key into d.order.
+func (d *keyedPieces[K]) sort(c *types.Chunk) error {
 	if err := engine.Conform(d.rel, c); err != nil {
-		return nil, err // a NULL key: 23502, as Postgres
+		return err // a NULL key: 23502, as Postgres
 	}
 	if c.HasVisibility() {
-		return nil, errPieceVisibility
+		return errPieceVisibility
 	}
 	var err error
 	if d.piece, err = d.keys.all(c, d.piece[:0]); err != nil {
-		return nil, err
+		return err
 	}
 	keys := d.piece
 	d.order = d.order[:0]
@@ -128,8 +132,36 @@ func (d *skipTaken[K]) filter(c *types.Chunk) (*types.Chunk, error) {
 		d.order = append(d.order, i)
 	}
 	slices.SortFunc(d.order, func(a, b int) int { return cmp.Or(cmp.Compare(keys[a], keys[b]), a-b) })
+	return nil
+}
+
+// get reads the table's row with row i's key.
+func (d *keyedPieces[K]) get(c *types.Chunk, i int) (types.Row, bool, error) {
+	pk, err := d.keys.pk(c, i)
+	if err != nil {
+		return nil, false, err
+	}
+	return d.sn.Get(d.ctx, d.desc, pk)
+}
+
+// skipTaken drops the rows of each piece whose key is taken.
+type skipTaken[K cmp.Ordered] struct{ keyedPieces[K] }
+
+func newSkipTaken[K cmp.Ordered](ctx context.Context, sn *storage.Snapshot, rel *catalog.Relation, keys pieceKeys[K]) *skipTaken[K] {
+	return &skipTaken[K]{newKeyedPieces(ctx, sn, rel, keys)}
+}
+
+// filter returns the rows of c (a piece, checked and conformed to the
+// table's columns first) whose keys are free, in their order. It visits
+// the piece's keys in their order, each once: the first of a key's rows
+// is kept when neither an earlier piece nor the table has the key.
+func (d *skipTaken[K]) filter(c *types.Chunk) (*types.Chunk, error) {
+	if err := d.sort(c); err != nil {
+		return nil, err
+	}
+	keys := d.piece
 	var keep []int
-	var distinct []K
+	var kept []K
 	for j, i := range d.order {
 		if j%256 == 255 && d.ctx.Err() != nil {
 			return nil, d.ctx.Err()
@@ -140,18 +172,16 @@ func (d *skipTaken[K]) filter(c *types.Chunk) (*types.Chunk, error) {
 		if d.seen.has(keys[i]) {
 			continue
 		}
-		distinct = append(distinct, keys[i])
-		pk, err := d.keys.pk(c, i)
-		if err != nil {
-			return nil, err
-		}
-		if _, found, err := d.sn.Get(d.ctx, d.desc, pk); err != nil {
+		if _, found, err := d.get(c, i); err != nil {
 			return nil, err
 		} else if !found {
-			keep = append(keep, i)
+			// Only the kept keys are remembered: a later proposal of a
+			// key the table holds finds it there again (a reload of rows
+			// the table has keeps no key).
+			keep, kept = append(keep, i), append(kept, keys[i])
 		}
 	}
-	d.seen.add(distinct)
+	d.seen.add(kept)
 	if len(keep) == c.Capacity() {
 		return c, nil
 	}

@@ -29,7 +29,7 @@ func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.Resu
 		return err
 	}
 	defer done()
-	if ins.Query != nil && (ins.OnConflict == nil || skipsInPieces(ins)) {
+	if ins.Query != nil && (ins.OnConflict == nil || skipsInPieces(ins) || updatesInPieces(ins)) {
 		return s.insertQuery(ctx, tw, rd.(*storage.Snapshot), ins, w)
 	}
 	rows := ins.Rows

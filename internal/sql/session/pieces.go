@@ -38,7 +38,8 @@ type pieceLoader struct {
 	// they are written (type modifiers applied), in their order.
 	returning *returningRows
 	pieces    []*engine.Prepared
-	rows      int // the rows prepared
+	later     []*engine.Prepared // an upsert's update pairs, written last
+	rows      int                // the rows prepared (inserted, or updated: an update pair is one)
 }
 
 func (s *Session) newPieceLoader(rel *catalog.Relation, vis []types.Type, check func(*types.Chunk) error) *pieceLoader {
@@ -49,7 +50,7 @@ func (s *Session) newPieceLoader(rel *catalog.Relation, vis []types.Type, check 
 	return l
 }
 
-// prepare prepares the full chunk c as a piece and checks it.
+// prepare prepares the full chunk c as a piece (or two) and checks it.
 func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
 	if l.filter != nil {
 		kept, err := l.filter(c)
@@ -58,7 +59,7 @@ func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
 		}
 		if kept != c {
 			l.b.Recycle(c) // its kept rows are copied
-			if c = kept; c.Cardinality() == 0 {
+			if c = kept; c == nil || c.Cardinality() == 0 {
 				return nil
 			}
 		}
@@ -71,6 +72,26 @@ func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
 			return err
 		}
 	}
+	// An upsert's update pairs go in pieces of their own, written after
+	// every piece of inserts: the inserts stay plain, so the table's tail
+	// and its materialize keep them as sorted runs, not boxed (a piece
+	// with one pair was boxed whole, and a materialize boxes every insert
+	// of an epoch after its first update). The statement's keys are
+	// distinct, so the order of its records changes nothing else.
+	inserts, pairs := splitPairs(c)
+	if inserts != nil {
+		if err := l.preparePiece(ctx, inserts, &l.pieces); err != nil {
+			return err
+		}
+	}
+	if pairs != nil {
+		return l.preparePiece(ctx, pairs, &l.later)
+	}
+	return nil
+}
+
+// preparePiece prepares c as a piece, adds it to to, and checks it.
+func (l *pieceLoader) preparePiece(ctx context.Context, c *types.Chunk, to *[]*engine.Prepared) error {
 	if l.sortBy >= 0 {
 		if sorted := sortPiece(c, l.sortBy); sorted != c {
 			l.b.Recycle(c)
@@ -81,7 +102,7 @@ func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
 	if err != nil {
 		return err
 	}
-	l.pieces, l.rows = append(l.pieces, p), l.rows+c.Cardinality()
+	*to, l.rows = append(*to, p), l.rows+written(c)
 	if l.keys != nil {
 		if err := l.keys.propose(ctx, c); err != nil {
 			return err
@@ -98,6 +119,28 @@ func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
 	return nil
 }
 
+// splitPairs returns c's plain inserts and its update pairs, each nil
+// when c has none (c itself when it has only one kind).
+func splitPairs(c *types.Chunk) (inserts, pairs *types.Chunk) {
+	var ins, upd []int
+	for i := range c.Capacity() {
+		switch {
+		case !c.Visible(i):
+		case c.Op(i) == types.Insert:
+			ins = append(ins, i)
+		default:
+			upd = append(upd, i)
+		}
+	}
+	switch {
+	case len(upd) == 0:
+		return c, nil
+	case len(ins) == 0:
+		return nil, c
+	}
+	return gatherRows(c, ins), gatherRows(c, upd)
+}
+
 // finish prepares the rows left in b, and finds a key proposed twice.
 func (l *pieceLoader) finish(ctx context.Context) error {
 	if c := l.b.Take(); c != nil {
@@ -105,6 +148,7 @@ func (l *pieceLoader) finish(ctx context.Context) error {
 			return err
 		}
 	}
+	l.pieces, l.later = append(l.pieces, l.later...), nil
 	if l.keys != nil {
 		return l.keys.finish()
 	}
@@ -114,18 +158,19 @@ func (l *pieceLoader) finish(ctx context.Context) error {
 // release removes the segments of pieces never written (the statement
 // failed).
 func (l *pieceLoader) release() {
-	for _, p := range l.pieces {
+	for _, p := range append(l.pieces, l.later...) {
 		p.Release(l.s.e)
 	}
-	l.pieces = nil
+	l.pieces, l.later = nil, nil
 }
 
 // insertQueryPieces runs an INSERT's query over sn and writes its rows in
 // pieces: an INSERT … SELECT of millions of rows is held as a COPY's is,
-// never whole. ret, when set, keeps the RETURNING rows of those written. tw's lock is held throughout, so each piece's keys are
+// never whole. tw's lock is held throughout, so each piece's keys are
 // checked against sn (the table's latest state) as it is prepared, and
 // against the statement's earlier keys. The pieces are one synced batch:
-// all of the statement or none of it.
+// all of the statement or none of it. ret, when set, keeps the RETURNING
+// rows of those written.
 func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, ins *planner.Insert,
 	ret *returningRows) (n int, err error) {
 	rel := ins.Table
@@ -134,7 +179,6 @@ func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter,
 	// the table holds or the statement repeats fails it at once instead.
 	var check func(*types.Chunk) error
 	var locked error
-	skip := skipsInPieces(ins) // ON CONFLICT DO NOTHING: the filter checks the table
 	if hasDeclaredPK(rel) {
 		keys := newPKReader(rel)
 		check = func(c *types.Chunk) error {
@@ -144,16 +188,16 @@ func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter,
 				}
 				locked = cmp.Or(locked, err)
 			}
-			if skip {
-				return nil
+			if ins.OnConflict != nil {
+				return nil // the filter read the table
 			}
 			return rowsAbsent(ctx, sn, keys, c)
 		}
 	}
 	l := s.newPieceLoader(rel, visibleTypes(rel), check)
 	l.returning = ret
-	if skip {
-		l.filter, l.keys = skipFilter(ctx, sn, rel), nil // no key is left twice
+	if err := s.onConflict(ctx, l, sn, ins); err != nil {
+		return 0, err
 	}
 	defer func() {
 		if err != nil {
@@ -178,6 +222,26 @@ func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter,
 	return l.rows, s.commitPieces(ctx, tw, l.pieces)
 }
 
+// onConflict sets l's filter for ins's ON CONFLICT clause: DO NOTHING
+// drops the rows whose key is taken, DO UPDATE turns rows into the changes
+// they make. Either finds a key the statement proposes twice itself.
+func (s *Session) onConflict(ctx context.Context, l *pieceLoader, sn *storage.Snapshot, ins *planner.Insert) error {
+	switch {
+	case skipsInPieces(ins):
+		l.filter = skipFilter(ctx, sn, ins.Table)
+	case updatesInPieces(ins):
+		f, err := s.upsertFilter(ctx, sn, ins)
+		if err != nil {
+			return err
+		}
+		l.filter = f
+	default:
+		return nil
+	}
+	l.keys = nil
+	return nil
+}
+
 // commitPieces writes a bulk statement's prepared pieces under tw's lock,
 // one synced batch; a transaction block keeps them until its COMMIT
 // (pieces of new row ids only: engine.Txn).
@@ -192,4 +256,15 @@ func (s *Session) commitPieces(ctx context.Context, tw *engine.TableWriter, piec
 		return nil
 	}
 	return s.e.Commit(ctx, tw)
+}
+
+// written returns the rows c inserts or updates (an update pair is one).
+func written(c *types.Chunk) int {
+	n := 0
+	for i := range c.Capacity() {
+		if c.Visible(i) && c.Op(i).IsInsert() {
+			n++
+		}
+	}
+	return n
 }

@@ -111,11 +111,20 @@ func (s *Session) newReturningRows(r *planner.Returning) (*returningRows, error)
 	return rr, nil
 }
 
-// add evaluates the list over c's rows (laid out as r.Input, as written)
-// and keeps the results.
+// add evaluates the list over the rows c inserts (laid out as r.Input,
+// as written; the new row of an update pair) and keeps the results.
 func (rr *returningRows) add(c *types.Chunk) error {
 	if len(c.Cols) != len(rr.r.Input) {
 		return sqlerr.Errorf(sqlerr.Internal, "RETURNING over %d columns, want %d", len(c.Cols), len(rr.r.Input))
+	}
+	if n := written(c); n < c.Cardinality() {
+		idx := make([]int, 0, n)
+		for i := range c.Capacity() {
+			if c.Visible(i) && c.Op(i).IsInsert() {
+				idx = append(idx, i)
+			}
+		}
+		c = gatherRows(c, idx)
 	}
 	cols := make([]types.Column, len(rr.exprs))
 	for i, e := range rr.exprs {

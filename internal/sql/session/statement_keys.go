@@ -121,7 +121,8 @@ func sortPiece(c *types.Chunk, col int) *types.Chunk {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(vals[a], vals[b]) })
+	// Stable: an update pair keeps its order.
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(vals[a], vals[b]) })
 	return gatherRows(c, idx)
 }
 

@@ -1,0 +1,105 @@
+package session
+
+import (
+	"cmp"
+	"context"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/sql/planner"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// `INSERT INTO t SELECT … ON CONFLICT (k) DO UPDATE SET …`, the bulk
+// upsert, collected every proposed row too. It now writes pieces: each
+// piece's rows become its changes (upsertPiece), an insert for a key the
+// table does not hold and an update pair for one it does, computed from
+// the statement's snapshot. A key the statement proposes twice fails it
+// with 21000, as in Postgres, so no piece changes a row an earlier piece
+// wrote, and the snapshot is the right state to read for every piece.
+
+// updatesInPieces reports whether ins is an INSERT … SELECT … ON CONFLICT
+// DO UPDATE that insertQueryPieces writes in pieces.
+func updatesInPieces(ins *planner.Insert) bool {
+	return ins.OnConflict != nil && !ins.OnConflict.DoNothing && hasDeclaredPK(ins.Table)
+}
+
+// upsertFilter returns the filter that turns each piece's proposed rows
+// into their changes.
+func (s *Session) upsertFilter(ctx context.Context, sn *storage.Snapshot, ins *planner.Insert) (func(*types.Chunk) (*types.Chunk, error), error) {
+	up, err := newConflictUpdate(ins.OnConflict, s.now())
+	if err != nil {
+		return nil, err
+	}
+	rel := ins.Table
+	if oneBigintKey(rel) {
+		return newUpsertPiece(ctx, sn, rel, int64Keys(rel.PK[0]), up).changes, nil
+	}
+	return newUpsertPiece(ctx, sn, rel, encodedKeys(newPKReader(rel)), up).changes, nil
+}
+
+// upsertPiece turns a piece's proposed rows into changes.
+type upsertPiece[K cmp.Ordered] struct {
+	keyedPieces[K]
+	up   *conflictUpdate
+	ts   []types.Type
+	olds []types.Row // the table's row of each proposed row, nil if none
+}
+
+func newUpsertPiece[K cmp.Ordered](ctx context.Context, sn *storage.Snapshot, rel *catalog.Relation, keys pieceKeys[K],
+	up *conflictUpdate) *upsertPiece[K] {
+	return &upsertPiece[K]{keyedPieces: newKeyedPieces(ctx, sn, rel, keys), up: up, ts: visibleTypes(rel)}
+}
+
+// changes returns the changes c's proposed rows make, in their order:
+// the table's rows are read in key order, the changes made in the rows'.
+func (d *upsertPiece[K]) changes(c *types.Chunk) (*types.Chunk, error) {
+	if err := d.sort(c); err != nil {
+		return nil, err
+	}
+	keys := d.piece
+	distinct := make([]K, 0, len(d.order))
+	d.olds = append(d.olds[:0], make([]types.Row, len(keys))...)
+	for j, i := range d.order {
+		if j%256 == 255 && d.ctx.Err() != nil {
+			return nil, d.ctx.Err()
+		}
+		if (j > 0 && keys[i] == keys[d.order[j-1]]) || d.seen.has(keys[i]) {
+			return nil, errAffectTwice()
+		}
+		distinct = append(distinct, keys[i])
+		old, found, err := d.get(c, i)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			d.olds[i] = old
+		}
+	}
+	d.seen.add(distinct)
+	b := types.NewUnboundedBuilder(d.ts)
+	for i, old := range d.olds {
+		row := c.Row(i)
+		if old == nil {
+			b.Append(types.Insert, row)
+			continue
+		}
+		nu, ok, err := d.up.apply(old, row)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			b.Append(types.UpdateDelete, old)
+			b.Append(types.UpdateInsert, nu)
+		}
+	}
+	clear(d.olds)
+	return b.Take(), nil
+}
+
+// errAffectTwice is Postgres's error for a key a DO UPDATE proposes twice.
+func errAffectTwice() error {
+	return sqlerr.New(sqlerr.Code("21000"), "ON CONFLICT DO UPDATE command cannot affect row a second time").
+		WithHint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.")
+}
