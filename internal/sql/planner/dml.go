@@ -258,7 +258,35 @@ func (q *query) insertSelect(rel *catalog.Relation, ins *insertTargets, sel *pg_
 		}
 		outs = append(outs, outCol{t: t, name: col.Name})
 	}
-	return &Insert{Table: rel, Query: q.batchQuery(q.project(r, outs, true), nil)}, nil
+	return &Insert{Table: rel, Query: q.batchQuery(q.project(r, sortedBy(r, ord, outs), true), keptOrder(ord, len(outs)))}, nil
+}
+
+// sortedBy returns outs with the columns of r that ord sorts by appended,
+// hidden, so that the INSERT's query keeps its ORDER BY: the rows are
+// written in that order (which row ON CONFLICT DO NOTHING keeps of a key
+// proposed twice, the order RETURNING sends). keptOrder is the ordering
+// over them.
+func sortedBy(r *relExpr, ord *ordering, outs []outCol) []outCol {
+	if ord == nil {
+		return outs
+	}
+	for _, o := range ord.by {
+		c := r.cols[o.Column]
+		outs = append(outs, outCol{t: typed{d: expr.Input(o.Column, c.typ), t: c.typ}, name: c.name, hidden: true})
+	}
+	return outs
+}
+
+func keptOrder(ord *ordering, from int) *ordering {
+	if ord == nil {
+		return nil
+	}
+	kept := &ordering{limit: -1}
+	for k, o := range ord.by {
+		o.Column = from + k
+		kept.by = append(kept.by, o)
+	}
+	return kept
 }
 
 // assignSelected converts column i of an INSERT's SELECT to column c. A

@@ -196,6 +196,15 @@ func TestInsertSelectDoNothingInPiecesAnyKey(t *testing.T) {
 	exec(t, c, "COMMIT")
 	wantOne(t, c, "SELECT count(*) FROM k WHERE name = 'block'", "10")
 
+	// The query's ORDER BY decides which proposal of a key is first, and
+	// the order RETURNING sends the rows in.
+	exec(t, c, "CREATE TABLE o (k int PRIMARY KEY, g int)")
+	got := queryStrings(t, c, "INSERT INTO o SELECT g % 10, g FROM generate_series(1, 1000) g ORDER BY g DESC ON CONFLICT DO NOTHING RETURNING k, g")
+	if want := []string{"0 1000", "9 999", "8 998"}; len(got) != 10 || !slices.Equal(got[:3], want) {
+		t.Fatalf("ORDER BY g DESC kept %q, want 10 rows from %q", got, want)
+	}
+	wantOne(t, c, "SELECT min(g), max(g) FROM o", "991 1000")
+
 	exec(t, c, "CREATE TABLE h (name varchar, n int)")
 	wantTag(t, c, "INSERT INTO h SELECT name, n FROM src ON CONFLICT DO NOTHING", "INSERT 0 2000")
 	wantOne(t, c, "SELECT count(*) FROM h", "2000")
