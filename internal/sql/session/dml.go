@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/engine"
@@ -28,10 +29,10 @@ func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.Resu
 	if err != nil {
 		return err
 	}
-	defer done()
 	if ins.Query != nil && (ins.OnConflict == nil || skipsInPieces(ins) || updatesInPieces(ins)) {
-		return s.insertQuery(ctx, tw, rd.(*storage.Snapshot), ins, w)
+		return s.insertQuery(ctx, tw, rd.(*storage.Snapshot), ins, w, done)
 	}
+	defer done()
 	rows := ins.Rows
 	if ins.Query != nil {
 		if rows, err = s.collectOn(ctx, rd.(*storage.Snapshot), ins.Query); err != nil {
@@ -59,8 +60,14 @@ func (s *Session) insert(ctx context.Context, ins *planner.Insert, w pgwire.Resu
 }
 
 // insertQuery writes an INSERT … SELECT in pieces (insertQueryPieces),
-// its RETURNING rows spooled until it is written.
-func (s *Session) insertQuery(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, ins *planner.Insert, w pgwire.ResultWriter) error {
+// its RETURNING rows spooled until it is written. done releases the
+// table's lock and sn: once the pieces are written, before the rows are
+// sent (a client fetching them slowly holds no writer up).
+func (s *Session) insertQuery(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, ins *planner.Insert, w pgwire.ResultWriter,
+	done func()) error {
+	var once sync.Once
+	release := func() { once.Do(done) }
+	defer release()
 	var ret *returningRows
 	if ins.Returning != nil {
 		var err error
@@ -73,6 +80,7 @@ func (s *Session) insertQuery(ctx context.Context, tw *engine.TableWriter, sn *s
 	if err != nil {
 		return err
 	}
+	release()
 	if err := s.maybeImplicitFlush(ctx, w); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/engine"
@@ -64,13 +65,15 @@ func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
 			}
 		}
 	}
+	// An error in RETURNING is the statement's only once the piece's rows
+	// pass their checks: a row with a taken key fails with 23505 first,
+	// as each row does in Postgres before its RETURNING is computed.
+	var retErr error
 	if l.returning != nil {
 		if err := engine.Conform(l.rel, c); err != nil {
 			return err
 		}
-		if err := l.returning.add(c); err != nil {
-			return err
-		}
+		retErr = l.returning.add(c)
 	}
 	// An upsert's update pairs go in pieces of their own, written after
 	// every piece of inserts: the inserts stay plain, so the table's tail
@@ -85,9 +88,11 @@ func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
 		}
 	}
 	if pairs != nil {
-		return l.preparePiece(ctx, pairs, &l.later)
+		if err := l.preparePiece(ctx, pairs, &l.later); err != nil {
+			return err
+		}
 	}
-	return nil
+	return retErr
 }
 
 // preparePiece prepares c as a piece, adds it to to, and checks it.
@@ -122,6 +127,9 @@ func (l *pieceLoader) preparePiece(ctx context.Context, c *types.Chunk, to *[]*e
 // splitPairs returns c's plain inserts and its update pairs, each nil
 // when c has none (c itself when it has only one kind).
 func splitPairs(c *types.Chunk) (inserts, pairs *types.Chunk) {
+	if !slices.ContainsFunc(c.Ops, func(op types.Op) bool { return op != types.Insert }) {
+		return c, nil // a COPY's piece: no index is built
+	}
 	var ins, upd []int
 	for i := range c.Capacity() {
 		switch {

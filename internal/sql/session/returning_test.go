@@ -70,6 +70,9 @@ func TestReturningInPieces(t *testing.T) {
 	// A failure in the last piece: no row is returned or written.
 	wantCode(t, c, "INSERT INTO k SELECT 2000 + g, 'x' FROM generate_series(1, 1000) g RETURNING 1 / (id - 2950)", "22012")
 	wantCode(t, c, "INSERT INTO k SELECT 3000 + g % 950, 'x' FROM generate_series(1, 1000) g RETURNING id", "23505")
+	// A taken key fails before a later row's RETURNING does, as row by
+	// row in Postgres.
+	wantCode(t, c, "INSERT INTO k SELECT 1000 + g, 'x' FROM generate_series(0, 99) g RETURNING 1 / (id - 1050)", "23505")
 	wantRows(t, c, "SELECT count(*) FROM k", "1000")
 
 	exec(t, c, "BEGIN")
