@@ -198,6 +198,9 @@ func (w *crashWriter) writePieces(ctx context.Context, s stmt) error {
 	if !ok {
 		return fmt.Errorf("no table %s", s.table)
 	}
+	if s.table == "u" && s.also == nil {
+		return w.writeUpsertPieces(ctx, rel, s)
+	}
 	c := s.chunk()
 	var pieces []*Prepared
 	for lo := 0; lo < c.Cardinality(); lo += crashPieceRows {
@@ -220,6 +223,47 @@ func (w *crashWriter) writePieces(ctx context.Context, s stmt) error {
 	for _, p := range pieces {
 		if err := tw.StagePrepared(p); err != nil {
 			return err
+		}
+	}
+	return w.e.Commit(ctx, tw)
+}
+
+// writeUpsertPieces writes a bulk upsert into u as the SQL layer writes
+// INSERT … SELECT … ON CONFLICT DO UPDATE: its changes read under the
+// table's lock (inserts, and update pairs over held keys), prepared in
+// pieces, the pairs in pieces of their own after the inserts, and
+// committed as one synced batch.
+func (w *crashWriter) writeUpsertPieces(ctx context.Context, rel *catalog.Relation, s stmt) error {
+	tw, err := w.e.LockTable(ctx, rel)
+	if err != nil {
+		return err
+	}
+	defer tw.Close()
+	c, err := w.e.upsertChanges(ctx, rel, s.chunk())
+	if err != nil || c == nil {
+		return err
+	}
+	var inserts, pairs []int
+	for _, i := range c.VisibleIndices() {
+		if c.Op(i) == types.Insert {
+			inserts = append(inserts, i)
+		} else {
+			pairs = append(pairs, i)
+		}
+	}
+	for _, idx := range [][]int{inserts, pairs} {
+		for lo := 0; lo < len(idx); lo += 2 * (crashPieceRows / 2) { // a pair is never cut
+			b := types.NewBuilder(c.Types(), crashPieceRows+1)
+			for _, i := range idx[lo:min(lo+2*(crashPieceRows/2), len(idx))] {
+				b.Append(c.Op(i), c.Row(i))
+			}
+			p, err := w.e.Prepare(ctx, rel, b.Take())
+			if err != nil {
+				return err
+			}
+			if err := tw.StagePrepared(p); err != nil {
+				return err
+			}
 		}
 	}
 	return w.e.Commit(ctx, tw)
@@ -283,6 +327,10 @@ func (w *crashWriter) next() stmt {
 			// In a transaction block with a change to u (a COPY inside
 			// BEGIN … COMMIT): the block keeps the pieces.
 			s.also = &stmt{writer: w.id, seq: w.seq, table: "u", ops: w.changeU(1 + w.rng.IntN(6))}
+		} else if s.table == "u" {
+			// An upsert over held keys too (INSERT … SELECT … ON
+			// CONFLICT DO UPDATE): pieces of update pairs.
+			s.ops = append(s.ops, w.upsertHeldU(1+w.rng.IntN(200))...)
 		}
 		return s
 	}
@@ -333,6 +381,19 @@ func (w *crashWriter) insertBulkU(n int) []wop {
 	for i := range ops {
 		ops[i] = wop{kind: 'i', k: w.base + 1<<31 + w.bulkOrd*crashWriters + int64(w.id), v: w.value()}
 		w.bulkOrd++
+	}
+	return ops
+}
+
+// upsertHeldU gives up to n distinct keys u holds new values (inserts
+// over held keys: upserts).
+func (w *crashWriter) upsertHeldU(n int) []wop {
+	var ops []wop
+	for k := range w.m.u {
+		if len(ops) == n {
+			break
+		}
+		ops = append(ops, wop{kind: 'i', k: k, v: w.value()})
 	}
 	return ops
 }
