@@ -69,6 +69,13 @@ func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.In
 	// fails: the changes are in itself, and no row is copied (a bulk COPY's
 	// rows were boxed and built into a second chunk).
 	plain := ins.OnConflict == nil
+	// DO UPDATE fails a key's second proposal only when the first inserted
+	// or updated a row (one turned away by WHERE changed nothing), as
+	// Postgres does; its keys so touched.
+	var touched map[string]struct{}
+	if !plain && !ins.OnConflict.DoNothing {
+		touched = map[string]struct{}{}
+	}
 	n := 0
 	for i := range in.Capacity() {
 		if i%256 == 255 && ctx.Err() != nil {
@@ -78,13 +85,13 @@ func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.In
 		if err != nil {
 			return nil, 0, err
 		}
-		if proposed.add(key) {
-			if ins.OnConflict != nil && ins.OnConflict.DoNothing {
-				continue
+		if touched != nil {
+			if _, ok := touched[string(key)]; ok {
+				return nil, 0, errAffectTwice()
 			}
-			if ins.OnConflict != nil {
-				return nil, 0, sqlerr.New(sqlerr.Code("21000"), "ON CONFLICT DO UPDATE command cannot affect row a second time").
-					WithHint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.")
+		} else if proposed.add(key) {
+			if !plain {
+				continue // DO NOTHING: the first proposal is taken
 			}
 			return nil, 0, keys.duplicate(pk)
 		}
@@ -96,6 +103,9 @@ func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.In
 		case !found:
 			if !plain {
 				b.Append(types.Insert, in.Row(i))
+			}
+			if touched != nil {
+				touched[string(key)] = struct{}{}
 			}
 			n++
 		case plain:
@@ -109,6 +119,7 @@ func (s *Session) insertChunk(ctx context.Context, sn keyReader, ins *planner.In
 			if ok {
 				b.Append(types.UpdateDelete, old)
 				b.Append(types.UpdateInsert, nu)
+				touched[string(key)] = struct{}{}
 				n++
 			}
 		}

@@ -74,3 +74,26 @@ func testInsertSelectDoUpdateInPieces(t *testing.T, p *Playground) {
 	wantTag(t, c, "INSERT INTO ck SELECT 'k' || (g % 3), g, 2 FROM generate_series(150, 449) g ON CONFLICT (name, n) DO UPDATE SET v = ck.v + excluded.v", "INSERT 0 300")
 	wantOne(t, c, "SELECT count(*), sum(v), count(*) FILTER (WHERE v = 3) FROM ck", "450 900 150")
 }
+
+// TestDoUpdateProposedAgainAfterWhere: a key proposed twice fails DO
+// UPDATE with 21000 only when the first proposal inserted or updated its
+// row; after one that WHERE turned away, the next proposal meets the
+// table's row, as in Postgres. In pieces and in a VALUES list alike.
+func TestDoUpdateProposedAgainAfterWhere(t *testing.T) {
+	defer func(n int) { copyPieceRows = n }(copyPieceRows)
+	copyPieceRows = 100
+	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 256})
+	c := connect(t, p)
+	exec(t, c, "CREATE TABLE m (id bigint PRIMARY KEY, v int)")
+	exec(t, c, "INSERT INTO m VALUES (10, 0), (20, 0)")
+	// Within a piece, and across pieces (rows 1 and 150 propose key 20).
+	wantTag(t, c, `INSERT INTO m SELECT CASE WHEN g IN (1, 2) THEN 10 WHEN g IN (3, 150) THEN 20 ELSE 1000 + g END, g
+		FROM generate_series(1, 160) g ORDER BY g ON CONFLICT (id) DO UPDATE SET v = excluded.v WHERE excluded.v IN (2, 150) OR m.id > 999`, "INSERT 0 158")
+	wantOne(t, c, "SELECT v FROM m WHERE id = 10", "2")
+	wantOne(t, c, "SELECT v FROM m WHERE id = 20", "150")
+	wantCode(t, c, "INSERT INTO m SELECT 10, g FROM generate_series(1, 2) g ON CONFLICT (id) DO UPDATE SET v = excluded.v", "21000")
+	wantCode(t, c, "INSERT INTO m SELECT 5, g FROM generate_series(1, 2) g ON CONFLICT (id) DO UPDATE SET v = excluded.v", "21000")
+	wantTag(t, c, "INSERT INTO m VALUES (20, 7), (20, 8) ON CONFLICT (id) DO UPDATE SET v = excluded.v WHERE excluded.v = 8", "INSERT 0 1")
+	wantOne(t, c, "SELECT v FROM m WHERE id = 20", "8")
+	wantCode(t, c, "INSERT INTO m VALUES (20, 8), (20, 8) ON CONFLICT (id) DO UPDATE SET v = excluded.v WHERE excluded.v = 8", "21000")
+}
