@@ -46,7 +46,12 @@ func TestStatActivityCancelTerminate(t *testing.T) {
 	if got := queryStrings(t, admin, "SELECT pg_terminate_backend("+busyPid+"), pg_cancel_backend(7), pg_terminate_backend(7)"); !slices.Equal(got, []string{"t f f"}) {
 		t.Fatalf("pg_terminate_backend = %q", got)
 	}
-	if _, err := busy.Exec(ctx, "SELECT 1"); !errors.As(err, &pe) || pe.Code != "57P01" {
+	// The end is asynchronous, as in Postgres: a statement sent before
+	// the session has seen it may still run (under -race on two cores it
+	// did); the next one gets the FATAL.
+	var err error
+	waitFor(t, func() bool { _, err = busy.Exec(ctx, "SELECT 1"); return err != nil })
+	if !errors.As(err, &pe) || pe.Code != "57P01" {
 		t.Fatalf("a terminated session: %v, want FATAL 57P01", err)
 	}
 	waitFor(t, func() bool {
