@@ -1,32 +1,25 @@
 package batch
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"slices"
 
 	"github.com/sluice-db/sluice/internal/types"
-	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
 // Spool keeps rows in the order they come, to be read back once: in
-// memory up to a bound, then in a file, as Postgres's tuplestore keeps a
-// statement's RETURNING rows until the statement is done. The file is
-// unlinked as soon as it is created, so it goes however the process ends.
+// memory up to a bound, then in a spill file (partition.go's), as
+// Postgres's tuplestore keeps a statement's RETURNING rows until the
+// statement is done. The file is unlinked as soon as it is created, so it
+// goes however the process ends.
 type Spool struct {
 	ts    []types.Type
 	dir   string
 	limit int64
 	rows  []types.Row // in memory, before the file
 	bytes int64
-	f     *os.File
-	w     *bufio.Writer
-	buf   []byte
+	file  *spillFile
 	n     int
 }
 
@@ -45,7 +38,7 @@ func (s *Spool) Len() int { return s.n }
 // Add keeps r, which the spool owns from now on.
 func (s *Spool) Add(r types.Row) error {
 	s.n++
-	if s.f == nil {
+	if s.file == nil {
 		if b := rowBytes(r); s.bytes+b <= s.limit || len(s.rows) == 0 {
 			s.rows, s.bytes = append(s.rows, r), s.bytes+b
 			return nil
@@ -54,42 +47,25 @@ func (s *Spool) Add(r types.Row) error {
 			return err
 		}
 	}
-	return s.write(r)
+	return s.file.write(r, s.ts)
 }
 
 // open creates the file and moves the rows held in memory to it.
 func (s *Spool) open() error {
-	f, err := os.CreateTemp(s.dir, "sluice-spool-*")
+	f, err := newSpillFile(s.dir)
 	if err != nil {
+		return err
+	}
+	s.file = f
+	if err := os.Remove(f.f.Name()); err != nil {
 		return fmt.Errorf("batch: spooling rows: %w", err)
 	}
-	if err := os.Remove(f.Name()); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("batch: spooling rows: %w", err)
-	}
-	s.f, s.w = f, bufio.NewWriterSize(f, 256<<10)
 	for _, r := range s.rows {
-		if err := s.write(r); err != nil {
+		if err := f.write(r, s.ts); err != nil {
 			return err
 		}
 	}
 	s.rows, s.bytes = nil, 0
-	return nil
-}
-
-func (s *Spool) write(r types.Row) error {
-	v, err := codec.EncodeValue(s.buf[:0], r, s.ts)
-	if err != nil {
-		return err
-	}
-	s.buf = v
-	var n [binary.MaxVarintLen64]byte
-	if _, err := s.w.Write(n[:binary.PutUvarint(n[:], uint64(len(v)))]); err != nil {
-		return fmt.Errorf("batch: spooling rows: %w", err)
-	}
-	if _, err := s.w.Write(v); err != nil {
-		return fmt.Errorf("batch: spooling rows: %w", err)
-	}
 	return nil
 }
 
@@ -101,34 +77,19 @@ func (s *Spool) Each(ctx context.Context, fn func(types.Row) error) error {
 			return err
 		}
 	}
-	if s.f == nil {
+	if s.file == nil {
 		return nil
 	}
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("batch: spooling rows: %w", err)
+	src, err := s.file.rewind(s.ts)
+	if err != nil {
+		return err
 	}
-	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("batch: reading spooled rows: %w", err)
-	}
-	r := bufio.NewReaderSize(s.f, 256<<10)
-	var buf []byte
 	for i := 0; ; i++ {
 		if i%1024 == 1023 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		n, err := binary.ReadUvarint(r)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("batch: reading spooled rows: %w", err)
-		}
-		buf = slices.Grow(buf[:0], int(n))[:n]
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return fmt.Errorf("batch: reading spooled rows: %w", err)
-		}
-		row, err := codec.DecodeValue(buf, s.ts)
-		if err != nil {
+		row, err := src.next()
+		if err != nil || row == nil {
 			return err
 		}
 		if err := fn(row); err != nil {
@@ -137,10 +98,11 @@ func (s *Spool) Each(ctx context.Context, fn func(types.Row) error) error {
 	}
 }
 
-// Close lets the rows go and closes the file.
+// Close lets the rows go and closes the file (removing it, if its unlink
+// failed).
 func (s *Spool) Close() {
-	if s.f != nil {
-		_ = s.f.Close()
+	if s.file != nil {
+		s.file.remove()
 	}
-	s.rows, s.f, s.w = nil, nil, nil
+	s.rows, s.file = nil, nil
 }
