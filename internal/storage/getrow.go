@@ -79,3 +79,18 @@ func (lay *layout) pkKey(pk types.Row) ([]byte, error) {
 	vnode, _ := lay.vnodeOf(pk)
 	return lay.appendKey(nil, vnode, pk)
 }
+
+// AppendPointKey appends to dst the key under which the row of desc with
+// primary key pk is stored. Point reads (Snapshot.Get) made in the order
+// of these keys read each block of a table's files in turn.
+func AppendPointKey(dst []byte, desc TableDesc, pk types.Row) ([]byte, error) {
+	lay, err := cachedLayout(desc)
+	if err != nil {
+		return dst, err
+	}
+	if len(pk) != len(lay.pkTypes) {
+		return dst, fmt.Errorf("storage: table %d: pk has %d columns, want %d", lay.desc.ID, len(pk), len(lay.pkTypes))
+	}
+	vnode, _ := lay.vnodeOf(pk)
+	return lay.appendKey(dst, vnode, pk)
+}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/types"
@@ -400,4 +402,64 @@ func scanLatest(t *testing.T, s *Store, desc TableDesc, durable bool) []types.Ro
 		t.Fatal(err)
 	}
 	return drain(t, it)
+}
+
+// TestRunPointReadsShareAnIterator: point reads of a run, by several
+// goroutines at once, in rising order (each seek starting where the
+// shared iterator stands), falling order and at random, find each key the
+// run holds with its value and none it does not.
+func TestRunPointReadsShareAnIterator(t *testing.T) {
+	s := openMem(t, nil)
+	const n = 20000
+	key := func(i int) []byte { return fmt.Appendf(nil, "k%07d", i) }
+	r, err := s.writeTailRunOf(7, n/2, func(add func(k []byte, e tailEntry) error) error {
+		for i := 0; i < n; i += 2 { // the even keys
+			if err := add(key(i), tailEntry{seq: 3, val: fmt.Appendf(nil, "v%d", i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(i int) error {
+		e, ok, err := r.get(key(i))
+		switch {
+		case err != nil:
+			return err
+		case ok != (i%2 == 0):
+			return fmt.Errorf("key %d: found %v", i, ok)
+		case ok && (string(e.val) != fmt.Sprint("v", i) || e.seq != 3):
+			return fmt.Errorf("key %d: %q at seq %d", i, e.val, e.seq)
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			for i := range n {
+				k := i
+				switch g {
+				case 1:
+					k = n - 1 - i
+				case 2:
+					k = rng.IntN(n)
+				}
+				if err := check(k); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"context"
+	"slices"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/sql/planner"
@@ -95,6 +96,7 @@ func (d *upsertPiece[K]) changes(c *types.Chunk) (*types.Chunk, error) {
 			affected = append(affected, keys[i])
 		}
 	}
+	slices.Sort(affected)
 	d.seen.add(affected)
 	b := types.NewUnboundedBuilder(d.ts)
 	for i, nu := range d.news {
