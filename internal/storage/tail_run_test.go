@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -404,13 +405,14 @@ func scanLatest(t *testing.T, s *Store, desc TableDesc, durable bool) []types.Ro
 	return drain(t, it)
 }
 
-// TestRunPointReadsShareAnIterator: point reads of a run, by several
-// goroutines at once, in rising order (each seek starting where the
-// shared iterator stands), falling order and at random, find each key the
-// run holds with its value and none it does not.
+// TestRunPointReadsShareAnIterator: point reads of a run (large enough
+// for a two-level index), by several goroutines at once, in rising order
+// (each seek starting where the shared iterator stands), falling order and
+// at random, find each key the run holds with its value and none it does
+// not.
 func TestRunPointReadsShareAnIterator(t *testing.T) {
 	s := openMem(t, nil)
-	const n = 20000
+	const n = 60000
 	key := func(i int) []byte { return fmt.Appendf(nil, "k%07d", i) }
 	r, err := s.writeTailRunOf(7, n/2, func(add func(k []byte, e tailEntry) error) error {
 		for i := 0; i < n; i += 2 { // the even keys
@@ -422,6 +424,9 @@ func TestRunPointReadsShareAnIterator(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !r.reader.Attributes.Has(sstable.AttributeTwoLevelIndex) {
+		t.Fatal("the run has a one-level index: the test does not cover two-level seeks")
 	}
 	check := func(i int) error {
 		e, ok, err := r.get(key(i))
@@ -442,14 +447,15 @@ func TestRunPointReadsShareAnIterator(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(g), 1))
-			for i := range n {
-				k := i
+			for i := 0; i < n; i += 7 { // every seventh key: both kinds, every block
+				k := i + g
 				switch g {
 				case 1:
 					k = n - 1 - i
 				case 2:
 					k = rng.IntN(n)
 				}
+				k %= n
 				if err := check(k); err != nil {
 					errs <- err
 					return

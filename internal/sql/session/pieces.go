@@ -32,8 +32,9 @@ type pieceLoader struct {
 	// check, when set, sees each piece once prepared (its type modifiers
 	// applied): a keyed statement's checks against the table.
 	check func(*types.Chunk) error
-	// filter, when set, drops rows of each piece before it is prepared
-	// (ON CONFLICT DO NOTHING: skipTaken).
+	// filter, when set, turns each piece's rows into what is written
+	// before it is prepared: ON CONFLICT DO NOTHING drops rows
+	// (skipTaken), DO UPDATE makes inserts and update pairs (upsertPiece).
 	filter func(*types.Chunk) (*types.Chunk, error)
 	// returning, when set, computes RETURNING over each piece's rows as
 	// they are written (type modifiers applied), in their order.
