@@ -24,13 +24,10 @@ type Spool struct {
 }
 
 // NewSpool returns a spool of rows of types ts that keeps up to limit
-// bytes of them in memory (RowBytes) and the rest in a file in dir.
+// bytes of them in memory (rowBytes) and the rest in a file in dir.
 func NewSpool(ts []types.Type, dir string, limit int64) *Spool {
 	return &Spool{ts: ts, dir: dir, limit: limit}
 }
-
-// RowBytes estimates the heap a row holds: its slice and each datum.
-func RowBytes(r types.Row) int64 { return rowBytes(r) }
 
 // Len returns the rows added.
 func (s *Spool) Len() int { return s.n }

@@ -5,11 +5,10 @@ import (
 	"os"
 
 	"github.com/sluice-db/sluice/internal/batch"
-	"github.com/sluice-db/sluice/internal/sqlerr"
-
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sql/planner"
+	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -21,30 +20,58 @@ func (s *Session) evalReturning(r *planner.Returning, rows []types.Row) ([]types
 	if r == nil || len(rows) == 0 {
 		return nil, nil
 	}
+	exprs, err := buildReturning(r)
+	if err != nil {
+		return nil, err
+	}
 	b := types.NewBuilder(r.Input, len(rows)+1)
 	for _, row := range rows {
 		b.Append(types.Insert, row)
 	}
-	c := b.Take()
-	ectx := &expr.Context{Strict: true, Now: s.now()}
-	cols := make([]types.Column, len(r.Exprs))
+	out := make([]types.Row, 0, len(rows))
+	err = evalList(exprs, &expr.Context{Strict: true, Now: s.now()}, b.Take(), func(row types.Row) error {
+		out = append(out, row)
+		return nil
+	})
+	return out, err
+}
+
+// buildReturning builds r's expressions over r.Input.
+func buildReturning(r *planner.Returning) ([]expr.Expr, error) {
+	exprs := make([]expr.Expr, len(r.Exprs))
 	for i, d := range r.Exprs {
 		e, err := expr.Build(d, r.Input)
 		if err != nil {
 			return nil, err
 		}
+		exprs[i] = e
+	}
+	return exprs, nil
+}
+
+// evalList evaluates exprs over c and hands each visible row's results to
+// each, in order.
+func evalList(exprs []expr.Expr, ectx *expr.Context, c *types.Chunk, each func(types.Row) error) error {
+	cols := make([]types.Column, len(exprs))
+	for i, e := range exprs {
+		var err error
 		if cols[i], err = e.Eval(ectx, c); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	out := make([]types.Row, len(rows))
-	for i := range rows {
-		out[i] = make(types.Row, len(cols))
+	for i := range c.Capacity() {
+		if !c.Visible(i) {
+			continue
+		}
+		row := make(types.Row, len(cols))
 		for j, col := range cols {
-			out[i][j] = col.Get(i)
+			row[j] = col.Get(i)
+		}
+		if err := each(row); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // sendReturning sends the rows evalReturning made, after the write.
@@ -95,20 +122,16 @@ type returningRows struct {
 }
 
 func (s *Session) newReturningRows(r *planner.Returning) (*returningRows, error) {
-	rr := &returningRows{r: r, exprs: make([]expr.Expr, len(r.Exprs)), ectx: &expr.Context{Strict: true, Now: s.now()}}
-	for i, d := range r.Exprs {
-		e, err := expr.Build(d, r.Input)
-		if err != nil {
-			return nil, err
-		}
-		rr.exprs[i] = e
+	exprs, err := buildReturning(r)
+	if err != nil {
+		return nil, err
 	}
 	ts := make([]types.Type, len(r.Columns))
 	for i, c := range r.Columns {
 		ts[i] = c.Type
 	}
-	rr.spool = batch.NewSpool(ts, os.TempDir(), returningSpoolBytes)
-	return rr, nil
+	return &returningRows{r: r, exprs: exprs, ectx: &expr.Context{Strict: true, Now: s.now()},
+		spool: batch.NewSpool(ts, os.TempDir(), returningSpoolBytes)}, nil
 }
 
 // add evaluates the list over the rows c inserts (laid out as r.Input,
@@ -126,26 +149,7 @@ func (rr *returningRows) add(c *types.Chunk) error {
 		}
 		c = gatherRows(c, idx)
 	}
-	cols := make([]types.Column, len(rr.exprs))
-	for i, e := range rr.exprs {
-		var err error
-		if cols[i], err = e.Eval(rr.ectx, c); err != nil {
-			return err
-		}
-	}
-	for i := range c.Capacity() {
-		if !c.Visible(i) {
-			continue
-		}
-		row := make(types.Row, len(cols))
-		for j, col := range cols {
-			row[j] = col.Get(i)
-		}
-		if err := rr.spool.Add(row); err != nil {
-			return err
-		}
-	}
-	return nil
+	return evalList(rr.exprs, rr.ectx, c, rr.spool.Add)
 }
 
 // send sends the rows kept, once the statement is written.
