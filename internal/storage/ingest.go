@@ -2,7 +2,6 @@ package storage
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,7 +66,7 @@ func (s *Store) ingestEnabled(size int) bool {
 // descending key, or a row id twice in one epoch; sealFresh then takes them.
 func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 	todo := t.unsealedFresh()
-	if len(todo) == 0 || t.lay.pkOrders[0].Desc {
+	if len(todo) == 0 || t.idsDescend() {
 		return nil, nil
 	}
 	spills := spillsOf(todo)
@@ -82,13 +81,13 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 		return nil, nil
 	}
 	if !ok {
-		return nil, fmt.Errorf("storage: table %d: a fresh row id twice in an epoch", t.lay.desc.ID)
+		return nil, fmt.Errorf("storage: table %d: a fresh key twice in an epoch", t.lay.desc.ID)
 	}
 	fill := t.freshRowsInOrder(inMemory, order)
 	switch {
 	case spills != nil:
 		fill = t.mergeFill(spills, inMemory, order)
-	case stored && !stageOff:
+	case stored && !stageOff && !t.freshByKey():
 		fill = t.freshRowsStaged(inMemory) // fresh_stage.go
 	}
 	name := t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner)
@@ -125,9 +124,9 @@ func (t *StateTable) unsealedFresh() []*freshChunk {
 	return todo
 }
 
-// freshSortedOrder is freshKeyOrder with the ids of each vnode rising
-// strictly: chunks of concurrent statements can interleave their ids, and
-// such a vnode's rows are sorted. It reports false if an id repeats.
+// freshSortedOrder is freshKeyOrder with the keys of each vnode rising
+// strictly: chunks of concurrent statements can interleave their keys,
+// and such a vnode's rows are sorted. It reports false if a key repeats.
 func freshSortedOrder(todo []*freshChunk) ([]freshRef, bool) {
 	order, ok, _ := freshSortedOrderStored(todo)
 	return order, ok
@@ -139,20 +138,20 @@ func freshSortedOrder(todo []*freshChunk) ([]freshRef, bool) {
 func freshSortedOrderStored(todo []*freshChunk) ([]freshRef, bool, bool) {
 	order := freshKeyOrder(todo)
 	stored := true
-	id := func(r freshRef) int64 { return todo[r.chunk].ids[r.k] }
+	compare := func(a, b freshRef) int { return compareFresh(todo[a.chunk], a.k, todo[b.chunk], b.k) }
 	vnode := func(r freshRef) uint16 { return todo[r.chunk].vnodes[r.k] }
 	for lo := 0; lo < len(order); {
 		hi := lo + 1
 		sorted := true
 		for ; hi < len(order) && vnode(order[hi]) == vnode(order[lo]); hi++ {
-			sorted = sorted && id(order[hi]) > id(order[hi-1])
+			sorted = sorted && compare(order[hi], order[hi-1]) > 0
 		}
 		if !sorted {
 			stored = false
 			run := order[lo:hi]
-			slices.SortFunc(run, func(a, b freshRef) int { return cmp.Compare(id(a), id(b)) })
+			slices.SortFunc(run, compare)
 			for i := 1; i < len(run); i++ {
-				if id(run[i]) == id(run[i-1]) {
+				if compare(run[i], run[i-1]) == 0 {
 					return nil, false, false
 				}
 			}

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -43,6 +42,25 @@ type freshOp struct {
 	commit  bool  // then commit every sealed epoch
 }
 
+// freshShape is a table TestIngestedSealsMatchBatchSeals writes, whose
+// rows it makes from ids: keyed by the id (a bulk load's row ids), or by
+// a key made from it, in the id's order or against it.
+type freshShape struct {
+	desc TableDesc
+	row  func(v types.Datum, id int64) types.Row
+	ids  bool // keyed by the id itself: InsertFreshEncoded takes its rows
+}
+
+var freshShapes = []freshShape{
+	{desc: rowIDDesc(3), ids: true,
+		row: func(v types.Datum, id int64) types.Row { return types.Row{v, id} }},
+	{desc: TableDesc{ID: 3, Types: []types.Type{types.TVarchar, types.TVarchar}, PK: []int{1}, DistKey: []int{1},
+		Orders: []codec.Order{{Desc: true}}},
+		row: func(v types.Datum, id int64) types.Row { return types.Row{v, fmt.Sprintf("k%04d", id)} }},
+	{desc: TableDesc{ID: 3, Types: []types.Type{types.TVarchar, types.TInt32, types.TVarchar}, PK: []int{1, 2}, DistKey: []int{1}},
+		row: func(v types.Datum, id int64) types.Row { return types.Row{v, id / 7, fmt.Sprint(id % 7)} }},
+}
+
 // TestIngestedSealsMatchBatchSeals runs the same fresh inserts, deletes
 // and overwrites against a store that seals fresh rows into ingested
 // files, spilling them to files before the seal past a drawn size, and
@@ -50,7 +68,8 @@ type freshOp struct {
 // encoded, the second always as chunks): both read the same rows at every step,
 // and after each commit both hold the same rows. Chunks of different steps interleave their ids (two
 // statements' chunks in one epoch), and deletes and overwrites of fresh
-// rows in the same epoch must win over them.
+// rows in the same epoch must win over them. The table is keyed by a row
+// id, by text in descending order, or by an int and text.
 func TestIngestedSealsMatchBatchSeals(t *testing.T) {
 	defer func(n int) { rawMarkEvery = n }(rawMarkEvery)
 	rapid.Check(t, func(rt *rapid.T) {
@@ -60,17 +79,17 @@ func TestIngestedSealsMatchBatchSeals(t *testing.T) {
 		// marking every record of a spill, or few of them.
 		stores[0].spillFrom = rapid.SampledFrom([]int{0, 1, 30, 60, 150}).Draw(rt, "spillFrom")
 		rawMarkEvery = rapid.SampledFrom([]int{1, 2, 3, 64}).Draw(rt, "rawMarkEvery")
-		desc := rowIDDesc(3)
-		tbls := []*StateTable{mustOpenTable(t, stores[0], desc, 1, nil), mustOpenTable(t, stores[1], desc, 1, nil)}
+		shape := freshShapes[rapid.IntRange(0, len(freshShapes)-1).Draw(rt, "shape")]
+		tbls := []*StateTable{mustOpenTable(t, stores[0], shape.desc, 1, nil), mustOpenTable(t, stores[1], shape.desc, 1, nil)}
 		used := map[int64]bool{}
 		var epoch uint64
 		steps := rapid.IntRange(1, 20).Draw(rt, "steps")
 		for range steps {
-			op := drawFreshOp(rt, used)
+			op := drawFreshOp(rt, used, shape.ids)
 			for i, tbl := range tbls {
 				op := op
 				op.encoded = op.encoded && i == 0
-				if err := applyFreshOp(ctx, stores[i], tbl, op, epoch); err != nil {
+				if err := applyFreshOp(ctx, stores[i], tbl, shape, op, epoch); err != nil {
 					rt.Fatal(err)
 				}
 			}
@@ -78,15 +97,16 @@ func TestIngestedSealsMatchBatchSeals(t *testing.T) {
 				epoch++
 			}
 			for id := range int64(241) {
-				a, aok, aerr := tbls[0].Get(ctx, types.Row{id})
-				b, bok, berr := tbls[1].Get(ctx, types.Row{id})
+				pk := tbls[0].PKOf(shape.row(nil, id))
+				a, aok, aerr := tbls[0].Get(ctx, pk)
+				b, bok, berr := tbls[1].Get(ctx, pk)
 				if aerr != nil || berr != nil || aok != bok || fmt.Sprint(a) != fmt.Sprint(b) {
 					rt.Fatalf("get %d: %v %v %v, batch store %v %v %v", id, a, aok, aerr, b, bok, berr)
 				}
 			}
 			if op.commit {
-				want := committedRows(rt, stores[1], desc)
-				if got := committedRows(rt, stores[0], desc); got != want {
+				want := committedRows(rt, stores[1], shape.desc)
+				if got := committedRows(rt, stores[0], shape.desc); got != want {
 					rt.Fatalf("epoch %d: ingested store holds\n%s\nbatch store holds\n%s", epoch, got, want)
 				}
 			}
@@ -94,18 +114,23 @@ func TestIngestedSealsMatchBatchSeals(t *testing.T) {
 	})
 }
 
-func drawFreshOp(rt *rapid.T, used map[int64]bool) freshOp {
+// drawFreshOp draws a step; ids says the rows are keyed by their ids
+// (else a chunk's ids may come in any order, and none encoded).
+func drawFreshOp(rt *rapid.T, used map[int64]bool, ids bool) freshOp {
 	op := freshOp{seal: rapid.Bool().Draw(rt, "seal")}
 	op.commit = op.seal && rapid.Bool().Draw(rt, "commit")
 	switch rapid.IntRange(0, 3).Draw(rt, "kind") {
 	case 0, 1:
-		op.encoded = rapid.Bool().Draw(rt, "encoded")
+		op.encoded = ids && rapid.Bool().Draw(rt, "encoded")
 		lo := rapid.Int64Range(1, 200).Draw(rt, "lo")
 		for id := lo; id < lo+rapid.Int64Range(1, 40).Draw(rt, "n"); id++ {
 			if !used[id] {
 				used[id] = true
 				op.ids = append(op.ids, id)
 			}
+		}
+		if !ids && rapid.Bool().Draw(rt, "shuffled") {
+			op.ids = rapid.Permutation(op.ids).Draw(rt, "ids")
 		}
 	case 2:
 		op.del = drawUsed(rt, used, "del")
@@ -143,7 +168,7 @@ func encodeFreshRows(ids []int64) EncodedRows {
 	return e
 }
 
-func applyFreshOp(ctx context.Context, s *Store, tbl *StateTable, op freshOp, epoch uint64) error {
+func applyFreshOp(ctx context.Context, s *Store, tbl *StateTable, shape freshShape, op freshOp, epoch uint64) error {
 	switch {
 	case len(op.ids) > 0 && op.encoded:
 		if ok, err := tbl.InsertFreshEncoded(op.ids, 1, encodeFreshRows(op.ids)); !ok || err != nil {
@@ -152,7 +177,7 @@ func applyFreshOp(ctx context.Context, s *Store, tbl *StateTable, op freshOp, ep
 	case len(op.ids) > 0:
 		b := types.NewBuilder(tbl.Desc().Types, len(op.ids)+1) // +1: Append hands out a full chunk
 		for _, id := range op.ids {
-			b.Append(types.Insert, types.Row{fmt.Sprint("v", id), id})
+			b.Append(types.Insert, shape.row(fmt.Sprint("v", id), id))
 		}
 		c := b.Take()
 		rows := make([]int, len(op.ids))
@@ -163,11 +188,11 @@ func applyFreshOp(ctx context.Context, s *Store, tbl *StateTable, op freshOp, ep
 			return fmt.Errorf("InsertFresh: %v %v", ok, err)
 		}
 	case op.del != 0:
-		if err := tbl.Delete(types.Row{nil, op.del}); err != nil {
+		if err := tbl.Delete(shape.row(nil, op.del)); err != nil {
 			return err
 		}
 	case op.upd != 0:
-		if err := tbl.Insert(types.Row{"updated", op.upd}); err != nil {
+		if err := tbl.Insert(shape.row("updated", op.upd)); err != nil {
 			return err
 		}
 	}
@@ -182,7 +207,7 @@ func applyFreshOp(ctx context.Context, s *Store, tbl *StateTable, op freshOp, ep
 	return nil
 }
 
-// committedRows renders a rowIDDesc table's committed rows by id.
+// committedRows renders a table's committed rows in order.
 func committedRows(t interface{ Fatal(...any) }, s *Store, desc TableDesc) string {
 	snap, err := s.Snapshot()
 	if err != nil {
@@ -196,14 +221,14 @@ func committedRows(t interface{ Fatal(...any) }, s *Store, desc TableDesc) strin
 	return fmt.Sprint(rows)
 }
 
-// snapshotRows returns a rowIDDesc table's rows in snap by id.
+// snapshotRows returns a table's rows in snap in order.
 func snapshotRows(snap *Snapshot, desc TableDesc) ([]types.Row, error) {
 	it, err := snap.ScanTable(context.Background(), desc)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := collect(context.Background(), it, 0)
-	slices.SortFunc(rows, func(a, b types.Row) int { return cmp.Compare(a[1].(int64), b[1].(int64)) })
+	slices.SortFunc(rows, types.CompareRows)
 	return rows, err
 }
 

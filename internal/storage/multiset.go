@@ -101,7 +101,7 @@ func (t *StateTable) readKey(ctx context.Context, key []byte, pk types.Row, unco
 	if e, ok := t.overlay.sealedGet(key); ok {
 		return e.row, e.row != nil, false, nil
 	}
-	if row, ok, err := t.freshGet(pk); ok || err != nil {
+	if row, ok, err := t.freshGet(pk, key); ok || err != nil {
 		return row, ok, false, err
 	}
 	if uncommittedOnly {

@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -19,21 +21,23 @@ import (
 // variable so that tests can mark every record or few).
 var rawMarkEvery = 64
 
-// rawMark says that the record at off of a raw spill has key (vnode, id).
+// rawMark says that the record at off of a raw spill has key (vnode,
+// key), key being what follows the vnode prefix.
 type rawMark struct {
-	id    int64
+	key   string
 	off   uint32
 	vnode uint16
 }
 
-// after reports whether m's key sorts after (vnode, id).
-func (m rawMark) after(vnode uint16, id int64) bool {
-	return m.vnode > vnode || m.vnode == vnode && m.id > id
+// after reports whether m's key sorts after (vnode, key).
+func (m rawMark) after(vnode uint16, key []byte) bool {
+	return m.vnode > vnode || m.vnode == vnode && m.key > string(key)
 }
 
-// rawGet returns the value of (vnode, id) in the raw spill, if it holds it.
-func (f *spillFile) rawGet(fs vfs.FS, vnode uint16, id int64) ([]byte, bool, error) {
-	i := sort.Search(len(f.marks), func(i int) bool { return f.marks[i].after(vnode, id) }) - 1
+// rawGet returns the value of (vnode, key) in the raw spill, if it holds
+// it.
+func (f *spillFile) rawGet(fs vfs.FS, vnode uint16, key []byte) ([]byte, bool, error) {
+	i := sort.Search(len(f.marks), func(i int) bool { return f.marks[i].after(vnode, key) }) - 1
 	if i < 0 {
 		return nil, false, nil
 	}
@@ -46,22 +50,40 @@ func (f *spillFile) rawGet(fs vfs.FS, vnode uint16, id int64) ([]byte, bool, err
 		return nil, false, err
 	}
 	for len(b) > 0 {
-		if len(b) < 10 {
-			return nil, false, fmt.Errorf("storage: spill %s: a record cut short", f.path)
+		v, k, val, rest, err := rawRecord(b)
+		if err != nil {
+			return nil, false, fmt.Errorf("storage: spill %s: %w", f.path, err)
 		}
-		v, rid := binary.BigEndian.Uint16(b), int64(binary.BigEndian.Uint64(b[2:]))
-		n, k := binary.Uvarint(b[10:])
-		if k <= 0 || uint64(len(b)-10-k) < n {
-			return nil, false, fmt.Errorf("storage: spill %s: a bad record length", f.path)
-		}
-		val := b[10+k : 10+k+int(n)]
 		switch {
-		case v == vnode && rid == id:
+		case v == vnode && bytes.Equal(k, key):
 			return val, true, nil
-		case (rawMark{vnode: v, id: rid}).after(vnode, id):
+		case (rawMark{vnode: v, key: string(k)}).after(vnode, key):
 			return nil, false, nil
 		}
-		b = b[10+k+int(n):]
+		b = rest
 	}
 	return nil, false, nil
 }
+
+// rawRecord splits the raw spill record at the head of b.
+func rawRecord(b []byte) (vnode uint16, key, val, rest []byte, err error) {
+	if len(b) < 2 {
+		return 0, nil, nil, nil, errRawRecord
+	}
+	vnode, b = binary.BigEndian.Uint16(b), b[2:]
+	if key, b, err = rawField(b); err == nil {
+		val, b, err = rawField(b)
+	}
+	return vnode, key, val, b, err
+}
+
+// rawField splits the length-prefixed field at the head of b.
+func rawField(b []byte) ([]byte, []byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < n {
+		return nil, nil, errRawRecord
+	}
+	return b[k : k+int(n)], b[k+int(n):], nil
+}
+
+var errRawRecord = errors.New("a record cut short")

@@ -118,7 +118,11 @@ func TestAReadRacingTheCommitOfSpilledRows(t *testing.T) {
 	}
 	// As a read whose prune looked before the commit: the chunks are
 	// still there, their sealed file gone.
-	row, ok, err := tbl.freshGet(types.Row{int64(1234)})
+	key, err := tbl.keyOf(types.Row{int64(1234)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, ok, err := tbl.freshGet(types.Row{int64(1234)}, key)
 	if err != nil || ok {
 		t.Fatalf("fresh read after the commit took the file: %v %v %v; want a miss (the row is in Pebble)", row, ok, err)
 	}

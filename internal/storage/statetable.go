@@ -225,7 +225,7 @@ func (t *StateTable) getUncommitted(pk types.Row) (row types.Row, ok bool, key [
 		}
 		return slices.Clone(e.row), true, key, true, nil
 	}
-	if row, ok, err = t.freshGet(pk); ok || err != nil {
+	if row, ok, err = t.freshGet(pk, key); ok || err != nil {
 		return row, ok, key, true, err
 	}
 	return nil, false, key, false, nil

@@ -31,30 +31,39 @@ import (
 // encoding is a little over half the memory of the chunk they came in,
 // which a bulk epoch would otherwise keep whole until its seal.
 type freshChunk struct {
-	vals   encodedRows
+	vals encodedRows
+	// ids are the rows' keys in a table keyed by one bigint; keys their
+	// key encodings in any other (fresh_keys.go).
 	ids    []int64
+	keys   encodedRows
 	vnodes []uint16
 	sealed uint64
-	// lo and hi are the first and last id, n the rows: kept when a spill
-	// lets ids and vnodes go.
-	lo, hi int64
-	n      int
+	// lo and hi are the first and last id (loKey and hiKey the first and
+	// last key encoding), n the rows: kept when a spill lets ids, keys and
+	// vnodes go.
+	lo, hi       int64
+	loKey, hiKey []byte
+	n            int
 	// spill, when set, holds the rows instead of vals, ids and vnodes
 	// (statetable_spill.go): Get finds a row through the file alone.
 	spill *spillFile
 }
 
 // InsertFresh stores the given rows of c (ascending indices), all plain
-// inserts whose key is a row id never used, without reading. Their ids
-// rise, or fall back at most maxFreshFalls times (a chunk cut across the
-// records of a bulk statement's pieces, each sorted by its key): each
-// rising stretch is a fresh chunk of its own. It reports false (and
-// stores nothing) when the table is not keyed and distributed by one
-// int64 column, a key is NULL, or the ids fall back more often; the
+// inserts of keys the table does not hold, without reading. In a table
+// keyed and distributed by one bigint, their ids rise, or fall back at
+// most maxFreshFalls times (a chunk cut across the records of a bulk
+// statement's pieces, each sorted by its key): each rising stretch is a
+// fresh chunk of its own. Any other table's rows are sorted by key
+// (fresh_keys.go). It reports false (and stores nothing) when a key is
+// there twice, a bigint key is NULL or the ids fall back more often; the
 // caller then inserts row by row.
 func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 	if !t.takesFresh(len(rows)) || !t.sameTypes(c) {
 		return false, t.broken
+	}
+	if t.freshByKey() {
+		return t.insertFreshKeyed(c, rows)
 	}
 	vec, ok := c.Cols[t.lay.desc.PK[0]].(*types.Vec[int64])
 	if !ok {
@@ -82,7 +91,7 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if err := t.addFresh(ids[start:end:end], vals); err != nil {
+		if err := t.addIDs(ids[start:end:end], vals); err != nil {
 			return false, err
 		}
 		start = end
@@ -124,7 +133,7 @@ const maxFreshFalls = 3
 // rows.Buf, which must not change (a table's materialize passes the same
 // rows on to its views, which keep them too).
 func (t *StateTable) InsertFreshEncoded(ids []int64, idCol int, rows EncodedRows) (bool, error) {
-	if !t.takesFresh(len(ids)) || idCol != t.lay.desc.PK[0] || len(rows.Spans) != 2*len(ids) {
+	if !t.takesFresh(len(ids)) || t.freshByKey() || idCol != t.lay.desc.PK[0] || len(rows.Spans) != 2*len(ids) {
 		return false, t.broken
 	}
 	vals := encodedRows{buf: rows.Buf, at: rows.Spans}
@@ -134,11 +143,11 @@ func (t *StateTable) InsertFreshEncoded(ids []int64, idCol int, rows EncodedRows
 		}
 		vals.size += int(rows.Spans[2*k+1] - rows.Spans[2*k])
 	}
-	return true, t.addFresh(ids, vals)
+	return true, t.addIDs(ids, vals)
 }
 
 // takesFresh reports whether n rows can be fresh rows of the table: it is
-// keyed and distributed by one bigint, and not broken.
+// not broken.
 // ReadByKey says that the table's rows are looked up by key (a table with
 // a primary key, whose every INSERT checks its keys): the files its fresh
 // rows are sealed to get bloom filters and Pebble's small blocks, not the
@@ -148,21 +157,26 @@ func (t *StateTable) InsertFreshEncoded(ids []int64, idCol int, rows EncodedRows
 func (t *StateTable) ReadByKey() { t.keyedReads = true }
 
 func (t *StateTable) takesFresh(n int) bool {
-	return t.broken == nil && n > 0 && len(t.lay.desc.PK) == 1 && t.lay.pkTypes[0] == types.TInt64 &&
-		len(t.lay.distPos) == 1
+	return t.broken == nil && n > 0
 }
 
-// addFresh keeps rows with rising ids as one fresh chunk.
-func (t *StateTable) addFresh(ids []int64, vals encodedRows) error {
-	t.maybePrune()
-	hashes := codec.HashInt64s(ids, nil) // takesFresh: the key is one bigint
+// addIDs keeps rows with rising ids as one fresh chunk.
+func (t *StateTable) addIDs(ids []int64, vals encodedRows) error {
+	hashes := codec.HashInt64s(ids, nil) // the key is one bigint
 	fc := freshChunk{ids: ids, vnodes: make([]uint16, len(ids)), vals: vals, lo: ids[0], hi: ids[len(ids)-1], n: len(ids)}
 	for k, h := range hashes {
-		v := codec.VNodeOf(h)
+		fc.vnodes[k] = codec.VNodeOf(h)
+	}
+	return t.addFresh(fc)
+}
+
+// addFresh keeps fc as a fresh chunk.
+func (t *StateTable) addFresh(fc freshChunk) error {
+	t.maybePrune()
+	for _, v := range fc.vnodes {
 		if !t.OwnsVNode(v) {
 			return fmt.Errorf("storage: table %d vnode %d: %w", t.lay.desc.ID, v, ErrVNodeNotOwned)
 		}
-		fc.vnodes[k] = v
 	}
 	if t.rc.on {
 		for _, v := range fc.vnodes {
@@ -171,7 +185,7 @@ func (t *StateTable) addFresh(ids []int64, vals encodedRows) error {
 		}
 	}
 	t.fresh = append(t.fresh, fc)
-	t.held().Add(int64(vals.size))
+	t.held().Add(int64(fc.bytes()))
 	return t.maybeSpill()
 }
 
@@ -199,23 +213,23 @@ func (t *StateTable) sameTypes(c *types.Chunk) bool {
 	return true
 }
 
-// freshGet finds row id among the fresh rows.
-func (t *StateTable) freshGet(pk types.Row) (types.Row, bool, error) {
-	if len(t.fresh) == 0 || len(pk) != 1 {
+// freshGet finds the row of pk, whose key is key, among the fresh rows.
+func (t *StateTable) freshGet(pk types.Row, key []byte) (types.Row, bool, error) {
+	if len(t.fresh) == 0 {
 		return nil, false, nil
 	}
-	id, ok := pk[0].(int64)
+	q, ok := t.freshKeyOf(pk, key)
 	if !ok {
 		return nil, false, nil
 	}
 	var looked *spillFile // the chunks of one spill are one search of it
 	for i := range t.fresh {
 		fc := &t.fresh[i]
-		if id < fc.lo || id > fc.hi || fc.spill != nil && fc.spill == looked {
+		if !fc.mayHold(q) || fc.spill != nil && fc.spill == looked {
 			continue
 		}
 		looked = fc.spill
-		v, found, err := t.freshValue(fc, id)
+		v, found, err := t.freshValue(fc, q)
 		if fc.sealed != 0 && errors.Is(err, os.ErrNotExist) {
 			// The commit took the sealed file after this read's prune
 			// looked (the first read of a spilled row opens it): the rows
@@ -233,22 +247,22 @@ func (t *StateTable) freshGet(pk types.Row) (types.Row, bool, error) {
 	return nil, false, nil
 }
 
-// freshValue returns the encoding of row id if fc holds it: from memory,
-// or from its file by the row's key (a spilled chunk keeps no ids; a
-// find there may be another chunk's row of the same file, as good).
-func (t *StateTable) freshValue(fc *freshChunk, id int64) ([]byte, bool, error) {
+// freshValue returns the encoding of the row of q if fc holds it: from
+// memory, or from its file by the row's key (a spilled chunk keeps no
+// keys; a find there may be another chunk's row of the same file, as
+// good).
+func (t *StateTable) freshValue(fc *freshChunk, q freshKey) ([]byte, bool, error) {
 	if fc.spill == nil {
-		k, found := slices.BinarySearch(fc.ids, id)
+		k, found := fc.find(q)
 		if !found {
 			return nil, false, nil
 		}
 		return fc.vals.row(k), true, nil
 	}
-	vnode := codec.VNodeOf(codec.HashInt64s([]int64{id}, nil)[0])
 	if fc.spill.raw {
-		return fc.spill.rawGet(t.store.fs, vnode, id)
+		return fc.spill.rawGet(t.store.fs, q.vnode, q.suffix)
 	}
-	return fc.spill.get(t.store, t.lay.appendIntKey(nil, vnode, id))
+	return fc.spill.get(t.store, q.full)
 }
 
 // hasUnsealedFresh reports whether fresh rows await a seal.
@@ -271,7 +285,7 @@ func (t *StateTable) sealFresh(b *pebble.Batch, epoch uint64) error {
 	}
 	for _, r := range freshKeyOrder(todo) {
 		fc := todo[r.chunk]
-		key := t.lay.appendIntKey(t.keyScratch[:0], fc.vnodes[r.k], fc.ids[r.k])
+		key := t.appendFreshKey(t.keyScratch[:0], fc, r.k)
 		t.keyScratch = key
 		if err := b.Set(key, fc.vals.row(r.k), nil); err != nil {
 			return err
@@ -347,7 +361,7 @@ func (t *StateTable) freshSealedSize() int {
 	n := 0
 	for _, fc := range t.fresh {
 		if fc.sealed == 0 {
-			n += fc.vals.size + fc.n*(stateKeyHeaderLen+9+16)
+			n += fc.bytes() + fc.n*(stateKeyHeaderLen+9+16)
 		}
 	}
 	return n
@@ -375,7 +389,7 @@ func (t *StateTable) pruneFresh(committed uint64) {
 		}
 		for i := range n {
 			if t.fresh[i].spill == nil {
-				t.held().Add(-int64(t.fresh[i].vals.size))
+				t.held().Add(-int64(t.fresh[i].bytes()))
 			}
 		}
 		t.fresh = slices.Delete(t.fresh, 0, n)

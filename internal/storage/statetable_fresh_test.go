@@ -198,3 +198,50 @@ func TestInsertFreshStretches(t *testing.T) {
 		t.Fatalf("committed ids %v, want %v", got, want)
 	}
 }
+
+// TestInsertFreshKeyed: a table keyed by text and an int takes a chunk of
+// inserts in any order as fresh rows, none of them in its overlay, finds
+// each by key, refuses a key twice, and commits them in key order.
+func TestInsertFreshKeyed(t *testing.T) {
+	ctx := context.Background()
+	s := openMem(t, nil)
+	desc := TableDesc{ID: 22, Types: []types.Type{types.TVarchar, types.TInt32, types.TInt64}, PK: []int{0, 1}, DistKey: []int{0}}
+	tbl := mustOpenTable(t, s, desc, ActorID(1), nil)
+	b := types.NewBuilder(desc.Types, 8)
+	for _, k := range []string{"m", "b", "x", "a"} {
+		b.Append(types.Insert, types.Row{k, int64(len(k)), int64(k[0])})
+	}
+	c := b.Take()
+	if ok, err := tbl.InsertFresh(c, []int{0, 1, 2, 3}); !ok || err != nil {
+		t.Fatalf("InsertFresh: %v %v", ok, err)
+	}
+	if n := tbl.overlay.len(); n != 0 || len(tbl.fresh) != 1 {
+		t.Fatalf("%d rows went to the overlay, %d fresh chunks", n, len(tbl.fresh))
+	}
+	twice := types.NewBuilder(desc.Types, 8)
+	twice.Append(types.Insert, types.Row{"q", int64(1), int64(1)})
+	twice.Append(types.Insert, types.Row{"q", int64(1), int64(2)})
+	if ok, _ := tbl.InsertFresh(twice.Take(), []int{0, 1}); ok {
+		t.Fatal("a key twice was taken")
+	}
+	for _, k := range []string{"a", "b", "m", "x", "q"} {
+		row, ok, err := tbl.Get(ctx, types.Row{k, int64(1)})
+		if err != nil || ok != (k != "q") || ok && row[2] != int64(k[0]) {
+			t.Fatalf("get %s = %v %v %v", k, row, ok, err)
+		}
+	}
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, r := range scanAll(t, tbl, nil) {
+		keys = append(keys, r[0].(string))
+	}
+	slices.Sort(keys)
+	if fmt.Sprint(keys) != "[a b m x]" {
+		t.Fatalf("committed keys %v", keys)
+	}
+}

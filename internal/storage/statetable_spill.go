@@ -42,7 +42,7 @@ type spillFile struct {
 // stay in memory.
 func (t *StateTable) maybeSpill() error {
 	s := t.store
-	if s.spillFrom <= 0 || s.ingestFrom <= 0 || t.lay.pkOrders[0].Desc {
+	if s.spillFrom <= 0 || s.ingestFrom <= 0 || t.idsDescend() {
 		return nil
 	}
 	var todo []*freshChunk
@@ -50,7 +50,7 @@ func (t *StateTable) maybeSpill() error {
 	for i := range t.fresh {
 		if fc := &t.fresh[i]; fc.sealed == 0 && fc.spill == nil {
 			todo = append(todo, fc)
-			n += fc.vals.size
+			n += fc.bytes()
 		}
 	}
 	if n < min(s.spillFrom, s.spillAtLeast) || s.freshMem.total() < int64(s.spillFrom) {
@@ -68,7 +68,7 @@ func (t *StateTable) maybeSpill() error {
 		return fmt.Errorf("storage: table %d: spill fresh rows: %w", t.lay.desc.ID, err)
 	}
 	for _, fc := range todo {
-		fc.spill, fc.vals, fc.ids, fc.vnodes = sf, encodedRows{}, nil, nil
+		fc.spill, fc.vals, fc.keys, fc.ids, fc.vnodes = sf, encodedRows{}, encodedRows{}, nil, nil
 	}
 	t.held().Add(-int64(n))
 	return nil
@@ -80,7 +80,7 @@ func (t *StateTable) freshRowsInOrder(todo []*freshChunk, order []freshRef) func
 	return func(add func(k, v []byte) error) error {
 		for _, r := range order {
 			fc := todo[r.chunk]
-			key := t.lay.appendIntKey(t.keyScratch[:0], fc.vnodes[r.k], fc.ids[r.k])
+			key := t.appendFreshKey(t.keyScratch[:0], fc, r.k)
 			t.keyScratch = key
 			if err := add(key, fc.vals.row(r.k)); err != nil {
 				return err
@@ -256,7 +256,7 @@ func (m *memSource) load() {
 	}
 	r := m.order[m.i]
 	fc := m.todo[r.chunk]
-	m.k = m.t.lay.appendIntKey(m.k[:0], fc.vnodes[r.k], fc.ids[r.k])
+	m.k = m.t.appendFreshKey(m.k[:0], fc, r.k)
 }
 
 func (m *memSource) key() []byte { return m.k }
