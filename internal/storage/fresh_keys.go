@@ -62,7 +62,7 @@ func (t *StateTable) insertFreshKeyed(c *types.Chunk, rows []int) (bool, error) 
 		return false, err
 	}
 	n := len(rows)
-	fc := freshChunk{keys: keys, vals: vals, vnodes: t.vnodesOf(c, rows), n: n,
+	fc := freshChunk{keys: keys, vals: vals, vnodes: t.vnodesOf(c, rows), n: n, byKey: true,
 		loKey: slices.Clone(keys.row(0)), hiKey: slices.Clone(keys.row(n - 1))}
 	return true, t.addFresh(fc)
 }
@@ -171,7 +171,7 @@ func (t *StateTable) freshKeyOf(pk types.Row, full []byte) (freshKey, bool) {
 
 // mayHold reports whether fc's key range holds q.
 func (fc *freshChunk) mayHold(q freshKey) bool {
-	if fc.loKey != nil {
+	if fc.byKey {
 		return bytes.Compare(fc.loKey, q.suffix) <= 0 && bytes.Compare(q.suffix, fc.hiKey) <= 0
 	}
 	return fc.lo <= q.id && q.id <= fc.hi

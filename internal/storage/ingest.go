@@ -20,9 +20,9 @@ import (
 // (Pebble's Ingest): a new table's rows land in the bottom level once.
 //
 // Ingesting the files before the batch makes their rows older than every
-// batch write committed with them, which is right: fresh rows are keys
-// never written before (InsertFresh), so any batch write of one, in this
-// epoch or a later one committed together, came after it.
+// batch write committed with them, which is right: fresh rows are of keys
+// no row held when they were written (InsertFresh), so any batch write of
+// one, in this epoch or a later one committed together, came after it.
 //
 // The commit must stay atomic: all of an epoch or none of it, after a
 // crash as while running. Ingest and a batch cannot commit together, so

@@ -23,11 +23,12 @@ import (
 // overlay's writes, which are newer. Until the epoch commits, Get finds
 // them by binary search of each run's ids. Scans of a table holding them
 // are refused: only a table's materialize writes fresh rows, and it reads
-// by key only.
+// by key only. Tables with any other key, and views whose input is
+// trusted, keep their bulk inserts the same way (fresh_keys.go).
 
 // freshChunk is fresh rows in value encoding (row k is vals.row(k)),
-// whose row ids, ids, rise; sealed is the epoch that sealed them (0: not
-// yet). The rows are encoded as they are inserted, not at the seal: the
+// whose keys (ids, or keys: fresh_keys.go) rise; sealed is the epoch that
+// sealed them (0: not yet). The rows are encoded as they are inserted, not at the seal: the
 // encoding is a little over half the memory of the chunk they came in,
 // which a bulk epoch would otherwise keep whole until its seal.
 type freshChunk struct {
@@ -43,6 +44,7 @@ type freshChunk struct {
 	// vnodes go.
 	lo, hi       int64
 	loKey, hiKey []byte
+	byKey        bool // keys, not ids
 	n            int
 	// spill, when set, holds the rows instead of vals, ids and vnodes
 	// (statetable_spill.go): Get finds a row through the file alone.
@@ -222,8 +224,11 @@ func (t *StateTable) freshGet(pk types.Row, key []byte) (types.Row, bool, error)
 	if !ok {
 		return nil, false, nil
 	}
+	// Newest first: a trusted input puts a key in two chunks only if it
+	// broke its word, and then the later write wins, as in the overlay
+	// and in a seal into a batch.
 	var looked *spillFile // the chunks of one spill are one search of it
-	for i := range t.fresh {
+	for i := len(t.fresh) - 1; i >= 0; i-- {
 		fc := &t.fresh[i]
 		if !fc.mayHold(q) || fc.spill != nil && fc.spill == looked {
 			continue

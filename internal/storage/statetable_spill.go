@@ -15,8 +15,8 @@ import (
 // gigabyte). So once the store's tables hold more than spillFrom bytes of
 // them (fresh_memory.go), the table adding rows writes its own, in key
 // order, to a spill file (a plain run of records, spill_raw.go: it is
-// read once), and only their ids and value offsets stay in memory, for
-// Get to find a row. The seal merges the spill files and the rows still in
+// read once), and only sparse marks of their keys stay in memory, for
+// Get to find a row (spill_index.go). The seal merges the spill files and the rows still in
 // memory into the one sorted file the commit ingests: the rows are
 // written twice, where the LSM wrote them three or four times.
 //
