@@ -316,6 +316,16 @@ func (w *crashWriter) next() stmt {
 	w.seq++
 	s := stmt{writer: w.id, seq: w.seq}
 	if w.rng.IntN(40) == 0 {
+		if known := w.knownRows(); len(known) > crashPieceRows && w.rng.IntN(3) == 0 {
+			// An UPDATE or DELETE of many rows of t in pieces of update
+			// pairs or deletes (a piece holds whole pairs), as the SQL
+			// layer writes one.
+			s.bulk, s.table, s.ops = true, "t", w.updateT(known, len(known))
+			if w.rng.IntN(2) == 0 {
+				s.ops = w.deleteT(known, len(known)/2)
+			}
+			return s
+		}
 		// A bulk statement of fresh keys into t (keyed by its hidden row
 		// id) or u (keyed by k; the keys are from a range of their own).
 		n := 300 + w.rng.IntN(1200)

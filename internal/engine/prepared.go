@@ -27,18 +27,18 @@ type Prepared struct {
 	handedOff, released bool
 }
 
-// Prepare checks c (plain inserts into rel; into a table with a primary
-// key also update pairs, of rows its caller read under the table's lock:
-// ON CONFLICT DO UPDATE), assigns its row ids and encodes it as a log
-// record. A piece of 64 KiB or more is written to its
-// own log segment at once: of a table keyed by its hidden row id, it
-// keeps only where its rows lie; of a table with a primary key, nothing,
-// and its rows are decoded again from the segment when they are needed
-// (Rows, and the table's tail as the record enters the log). Others keep
-// the payload and the prepared chunk until they are written.
+// Prepare checks c (plain inserts into rel, or update pairs and deletes
+// of rows its caller read under the table's lock: ON CONFLICT DO UPDATE,
+// UPDATE, DELETE), assigns its row ids and encodes it as a log record. A
+// piece of 64 KiB or more is written to its own log segment at once: of
+// fresh inserts of a table keyed by its hidden row id, it keeps only where
+// its rows lie; of any other, nothing, and its rows are decoded again from
+// the segment when they are needed (Rows, and the table's tail as the
+// record enters the log). Others keep the payload and the prepared chunk
+// until they are written.
 func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Chunk) (*Prepared, error) {
-	if hasRetraction(c) && (hasRowID(rel) || !pairsOnly(c)) {
-		return nil, sqlerr.New(sqlerr.Internal, "engine: Prepare takes plain inserts and, with a primary key, update pairs only")
+	if !wellPaired(c) {
+		return nil, sqlerr.New(sqlerr.Internal, "engine: Prepare takes update pairs whole")
 	}
 	full, err := e.prepare(ctx, rel, c)
 	if err != nil {
@@ -56,8 +56,10 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 	if w.Encoded, err = encodedFresh(w.Fresh, payload, toDesc(rel).Types); err != nil {
 		return nil, err
 	}
-	keyed := !hasRowID(rel) && len(payload) >= encodedFreshFrom
-	if w.Encoded != nil || keyed {
+	// Any piece but fresh inserts is read back as rows: a keyed table's,
+	// and an UPDATE's or DELETE's of a table keyed by its row id.
+	readBack := (!hasRowID(rel) || !w.Fresh) && len(payload) >= encodedFreshFrom
+	if w.Encoded != nil || readBack {
 		// The piece goes to its segment now and is held by nobody: the
 		// table's tail reads it back from there until its commit, and
 		// the next piece is encoded into the same buffer.
@@ -79,14 +81,11 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 	return &Prepared{rel: rel, write: w}, nil
 }
 
-// pairsOnly reports whether c's retractions are each the first half of an
-// update pair.
-func pairsOnly(c *types.Chunk) bool {
+// wellPaired reports whether c's update halves are whole pairs.
+func wellPaired(c *types.Chunk) bool {
 	idx := c.VisibleIndices()
 	for k, i := range idx {
 		switch c.Op(i) {
-		case types.Delete:
-			return false
 		case types.UpdateDelete:
 			if k+1 == len(idx) || c.Op(idx[k+1]) != types.UpdateInsert {
 				return false

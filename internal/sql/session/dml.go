@@ -95,6 +95,9 @@ func (s *Session) insertQuery(ctx context.Context, tw *engine.TableWriter, sn *s
 // delete writes a Delete of every matching row (all columns, so the
 // hidden row id names the row).
 func (s *Session) delete(ctx context.Context, d *planner.Delete, w pgwire.ResultWriter) error {
+	if s.tx == nil && d.Returning == nil {
+		return s.deleteWithoutRows(ctx, d, w)
+	}
 	tw, done, err := s.lockTable(ctx, d.Table)
 	if err != nil {
 		return err
@@ -128,6 +131,12 @@ func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.Result
 		return err
 	}
 	defer done()
+	if s.tx == nil && u.Returning == nil {
+		n, err := s.updateInPieces(ctx, tw, sn, u)
+		if !errors.Is(err, errMovesKeys) {
+			return s.completeChange(ctx, w, "UPDATE", n, err)
+		}
+	}
 	rows, err := s.collectOn(ctx, sn, u.Query)
 	if err != nil {
 		return err

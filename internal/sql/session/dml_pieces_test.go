@@ -1,0 +1,131 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/sluice-db/sluice/internal/engine"
+)
+
+// TestUpdateDeleteInPieces: an UPDATE or DELETE cut into pieces (each
+// big enough to live only in its log segment) is one statement, on a
+// table keyed by one bigint, by its hidden row id or by two columns. An
+// error in a later piece fails it whole; an UPDATE that changes keys runs
+// as one chunk; views see exactly the statements that succeeded.
+func TestUpdateDeleteInPieces(t *testing.T) {
+	defer func(n int) { copyPieceRows = n }(copyPieceRows)
+	copyPieceRows = 2000
+	opts := engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 256}
+	t.Run("checked", func(t *testing.T) { testUpdateDeleteInPieces(t, startPlaygroundWith(t, opts)) })
+	t.Run("trusted", func(t *testing.T) { testUpdateDeleteInPieces(t, startTrustedPlayground(t, opts)) })
+}
+
+func testUpdateDeleteInPieces(t *testing.T, p *Playground) {
+	c := connect(t, p)
+	const long = "'a row long enough to make a piece of many kilobytes ' || g"
+	exec(t, c, "CREATE TABLE t (a bigint PRIMARY KEY, b varchar, c bigint NOT NULL)")
+	exec(t, c, "CREATE TABLE h (a bigint, b varchar, c bigint)")
+	exec(t, c, "CREATE TABLE k (a int, b varchar, c bigint, PRIMARY KEY (a, b))")
+	checks := map[string]string{}
+	for _, tbl := range []string{"t", "h", "k"} {
+		exec(t, c, "CREATE MATERIALIZED VIEW v"+tbl+" AS SELECT count(*) AS n, sum(a) AS sa, sum(c) AS sc FROM "+tbl)
+		checks["SELECT n, sa, sc FROM v"+tbl] = "SELECT count(*), sum(a), sum(c) FROM " + tbl
+	}
+	wantTag(t, c, "INSERT INTO t SELECT g, "+long+", g FROM generate_series(1, 9000) g", "INSERT 0 9000")
+	wantTag(t, c, "INSERT INTO h SELECT a, b, c FROM t", "INSERT 0 9000")
+	wantTag(t, c, "INSERT INTO k SELECT a, 'x' || (a % 3) || b, c FROM t", "INSERT 0 9000")
+	exec(t, c, "FLUSH")
+	for q, code := range map[string]string{
+		"UPDATE t SET c = c / (a - 8000)":                              "22012",
+		"UPDATE t SET c = CASE WHEN a = 7000 THEN NULL ELSE c + 1 END": "23502",
+		"UPDATE h SET c = c / (a - 8000)":                              "22012",
+		"DELETE FROM h WHERE c / (a - 8000) > 0":                       "22012",
+		"DELETE FROM k WHERE c / (a - 8000) > 0":                       "22012",
+	} {
+		_, err := c.Exec(context.Background(), q)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != code {
+			t.Fatalf("%s: %v, want %s", q, err, code)
+		}
+	}
+	records := logRecords(t, p, "t", "h")
+	wantTag(t, c, "UPDATE t SET c = c + 1", "UPDATE 9000")
+	wantTag(t, c, "UPDATE h SET c = c * 2", "UPDATE 9000")
+	wantTag(t, c, "DELETE FROM h WHERE a % 3 = 0", "DELETE 3000")
+	// 18 000 halves of pairs in pieces of 2 000 rows, 3 000 deletes in two.
+	if got := logRecords(t, p, "t", "h"); got[0]-records[0] != 9 || got[1]-records[1] != 9+2 {
+		t.Fatalf("log records written: %d to t, %d to h; want 9 and 11 (in pieces)", got[0]-records[0], got[1]-records[1])
+	}
+	wantTag(t, c, "UPDATE t SET a = a + 100000 WHERE a > 8990", "UPDATE 10") // keys change: one chunk
+	wantTag(t, c, "UPDATE k SET c = c + 10 WHERE a % 2 = 0", "UPDATE 4500")
+	wantTag(t, c, "DELETE FROM k WHERE a > 8000", "DELETE 1000")
+	want := map[string]string{
+		"t": "9000 41504500 40513500",
+		"h": "6000 27000000 54000000",
+		"k": "8000 32004000 32044000",
+	}
+	for tbl, w := range want {
+		if got := queryStrings(t, c, "SELECT count(*), sum(a), sum(c) FROM "+tbl); !slices.Equal(got, []string{w}) {
+			t.Fatalf("%s before any commit: %q, want %q", tbl, got, w)
+		}
+	}
+	exec(t, c, "FLUSH")
+	for tbl, w := range want {
+		if got := queryStrings(t, c, "SELECT n, sa, sc FROM v"+tbl); !slices.Equal(got, []string{w}) {
+			t.Fatalf("view of %s after FLUSH: %q, want %q", tbl, got, w)
+		}
+	}
+}
+
+// TestUpdateInPiecesWaitsForABlock: an UPDATE in pieces of a row an open
+// block changed waits for the block, then runs over what it committed.
+func TestUpdateInPiecesWaitsForABlock(t *testing.T) {
+	defer func(n int) { copyPieceRows = n }(copyPieceRows)
+	copyPieceRows = 100
+	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 256})
+	c, block := connect(t, p), connect(t, p)
+	exec(t, c, "CREATE TABLE t (a bigint PRIMARY KEY, c bigint)")
+	wantTag(t, c, "INSERT INTO t SELECT g, 0 FROM generate_series(1, 1000) g", "INSERT 0 1000")
+	exec(t, block, "BEGIN")
+	wantTag(t, block, "UPDATE t SET c = 100 WHERE a = 777", "UPDATE 1")
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Exec(context.Background(), "UPDATE t SET c = c + 1")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the UPDATE did not wait for the block: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	exec(t, block, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := queryStrings(t, c, "SELECT count(*), sum(c) FROM t"); !slices.Equal(got, []string{"1000 1100"}) {
+		t.Fatalf("after both: %q, want 1000 rows summing to 1100", got)
+	}
+}
+
+// logRecords returns the seq of the last log record of each table.
+func logRecords(t *testing.T, p *Playground, tables ...string) []uint64 {
+	t.Helper()
+	var out []uint64
+	for _, name := range tables {
+		rel, ok := p.Engine.Catalog().ByName(name)
+		if !ok {
+			t.Fatalf("no table %s", name)
+		}
+		seq, err := p.Engine.Store().LastDML(rel.Table.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, seq)
+	}
+	return out
+}
