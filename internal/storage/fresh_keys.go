@@ -35,7 +35,7 @@ func (t *StateTable) idsDescend() bool { return !t.freshByKey() && t.lay.pkOrder
 
 // insertFreshKeyed is InsertFresh for a table not keyed by one bigint. It
 // reports false (and stores nothing) when a key is there twice.
-func (t *StateTable) insertFreshKeyed(c *types.Chunk, rows []int) (bool, error) {
+func (t *StateTable) insertFreshKeyed(c *types.Chunk, rows []int, overwrite bool) (bool, error) {
 	keys, err := t.encodeKeys(c, rows)
 	if err != nil {
 		return false, err
@@ -62,7 +62,7 @@ func (t *StateTable) insertFreshKeyed(c *types.Chunk, rows []int) (bool, error) 
 		return false, err
 	}
 	n := len(rows)
-	fc := freshChunk{keys: keys, vals: vals, vnodes: t.vnodesOf(c, rows), n: n, byKey: true,
+	fc := freshChunk{keys: keys, vals: vals, vnodes: t.vnodesOf(c, rows), n: n, byKey: true, overwrite: overwrite,
 		loKey: slices.Clone(keys.row(0)), hiKey: slices.Clone(keys.row(n - 1))}
 	return true, t.addFresh(fc)
 }

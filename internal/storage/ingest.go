@@ -76,13 +76,7 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 			inMemory = append(inMemory, fc)
 		}
 	}
-	order, ok, stored := freshSortedOrderStored(inMemory)
-	if !ok && spills == nil {
-		return nil, nil
-	}
-	if !ok {
-		return nil, fmt.Errorf("storage: table %d: a fresh key twice in an epoch", t.lay.desc.ID)
-	}
+	order, stored := freshSortedOrderStored(inMemory)
 	fill := t.freshRowsInOrder(inMemory, order)
 	switch {
 	case spills != nil:
@@ -126,39 +120,42 @@ func (t *StateTable) unsealedFresh() []*freshChunk {
 
 // freshSortedOrder is freshKeyOrder with the keys of each vnode rising
 // strictly: chunks of concurrent statements can interleave their keys,
-// and such a vnode's rows are sorted. It reports false if a key repeats.
-func freshSortedOrder(todo []*freshChunk) ([]freshRef, bool) {
-	order, ok, _ := freshSortedOrderStored(todo)
-	return order, ok
+// and such a vnode's rows are sorted. A key in several chunks (an
+// UPDATE's overwrites, OverwriteFresh) is taken from the newest.
+func freshSortedOrder(todo []*freshChunk) []freshRef {
+	order, _ := freshSortedOrderStored(todo)
+	return order
 }
 
 // freshSortedOrderStored is freshSortedOrder also reporting whether the
 // order within every vnode is the order the rows are stored in (no vnode
 // needed sorting).
-func freshSortedOrderStored(todo []*freshChunk) ([]freshRef, bool, bool) {
+func freshSortedOrderStored(todo []*freshChunk) ([]freshRef, bool) {
 	order := freshKeyOrder(todo)
 	stored := true
 	compare := func(a, b freshRef) int { return compareFresh(todo[a.chunk], a.k, todo[b.chunk], b.k) }
 	vnode := func(r freshRef) uint16 { return todo[r.chunk].vnodes[r.k] }
+	out := order[:0]
 	for lo := 0; lo < len(order); {
 		hi := lo + 1
 		sorted := true
 		for ; hi < len(order) && vnode(order[hi]) == vnode(order[lo]); hi++ {
 			sorted = sorted && compare(order[hi], order[hi-1]) > 0
 		}
+		run := order[lo:hi]
 		if !sorted {
 			stored = false
-			run := order[lo:hi]
-			slices.SortFunc(run, compare)
-			for i := 1; i < len(run); i++ {
-				if compare(run[i], run[i-1]) == 0 {
-					return nil, false, false
-				}
+			// Stable: a key's rows stay in chunk order, the newest last.
+			slices.SortStableFunc(run, compare)
+		}
+		for i, r := range run {
+			if i+1 == len(run) || compare(r, run[i+1]) != 0 {
+				out = append(out, r)
 			}
 		}
 		lo = hi
 	}
-	return order, true, stored
+	return out, stored
 }
 
 // newIngestFile returns a new path in the ingest directory.

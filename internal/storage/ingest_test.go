@@ -38,8 +38,12 @@ type freshOp struct {
 	encoded bool
 	del     int64 // else: delete this id (0: none)
 	upd     int64 // else: overwrite this id
-	seal    bool  // then seal the next epoch
-	commit  bool  // then commit every sealed epoch
+	// else: overwrite these ids, as fresh rows (OverwriteFresh) where
+	// fresh is set and the table holds no other write, else one by one
+	rewrite []int64
+	fresh   bool
+	seal    bool // then seal the next epoch
+	commit  bool // then commit every sealed epoch
 }
 
 // freshShape is a table TestIngestedSealsMatchBatchSeals writes, whose
@@ -89,6 +93,7 @@ func TestIngestedSealsMatchBatchSeals(t *testing.T) {
 			for i, tbl := range tbls {
 				op := op
 				op.encoded = op.encoded && i == 0
+				op.fresh = i == 0 && tbl.HoldsNoWrites()
 				if err := applyFreshOp(ctx, stores[i], tbl, shape, op, epoch); err != nil {
 					rt.Fatal(err)
 				}
@@ -119,7 +124,7 @@ func TestIngestedSealsMatchBatchSeals(t *testing.T) {
 func drawFreshOp(rt *rapid.T, used map[int64]bool, ids bool) freshOp {
 	op := freshOp{seal: rapid.Bool().Draw(rt, "seal")}
 	op.commit = op.seal && rapid.Bool().Draw(rt, "commit")
-	switch rapid.IntRange(0, 3).Draw(rt, "kind") {
+	switch rapid.IntRange(0, 4).Draw(rt, "kind") {
 	case 0, 1:
 		op.encoded = ids && rapid.Bool().Draw(rt, "encoded")
 		lo := rapid.Int64Range(1, 200).Draw(rt, "lo")
@@ -134,8 +139,13 @@ func drawFreshOp(rt *rapid.T, used map[int64]bool, ids bool) freshOp {
 		}
 	case 2:
 		op.del = drawUsed(rt, used, "del")
-	default:
+	case 3:
 		op.upd = drawUsed(rt, used, "upd")
+	default:
+		if len(used) > 0 {
+			ids := slices.Sorted(maps.Keys(used))
+			op.rewrite = rapid.SliceOfNDistinct(rapid.SampledFrom(ids), 1, 30, rapid.ID[int64]).Draw(rt, "rewrite")
+		}
 	}
 	return op
 }
@@ -193,6 +203,10 @@ func applyFreshOp(ctx context.Context, s *Store, tbl *StateTable, shape freshSha
 		}
 	case op.upd != 0:
 		if err := tbl.Insert(shape.row("updated", op.upd)); err != nil {
+			return err
+		}
+	case len(op.rewrite) > 0:
+		if err := rewriteFresh(tbl, shape, op); err != nil {
 			return err
 		}
 	}
@@ -476,4 +490,30 @@ func TestKeyedBulkSealKeepsFilters(t *testing.T) {
 	if p := bigTables(t, s, 199_999)[0]; p.FilterPolicyName == "" {
 		t.Error("the sealed rows of a table read by key have no filter")
 	}
+}
+
+// rewriteFresh gives op.rewrite's rows new values: as one fresh chunk of
+// overwrites when op.fresh, else one by one into the overlay.
+func rewriteFresh(tbl *StateTable, shape freshShape, op freshOp) error {
+	b := types.NewBuilder(tbl.Desc().Types, len(op.rewrite)+1)
+	for _, id := range op.rewrite {
+		b.Append(types.UpdateInsert, shape.row(fmt.Sprint("re", id), id))
+	}
+	c := b.Take()
+	if !op.fresh {
+		for i := range c.Capacity() {
+			if err := tbl.Insert(c.Row(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rows := make([]int, len(op.rewrite))
+	for i := range rows {
+		rows[i] = i
+	}
+	if ok, err := tbl.OverwriteFresh(c, rows); !ok || err != nil {
+		return fmt.Errorf("OverwriteFresh: %v %v", ok, err)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -45,6 +46,7 @@ type freshChunk struct {
 	lo, hi       int64
 	loKey, hiKey []byte
 	byKey        bool // keys, not ids
+	overwrite    bool // the rows may replace rows the table holds
 	n            int
 	// spill, when set, holds the rows instead of vals, ids and vnodes
 	// (statetable_spill.go): Get finds a row through the file alone.
@@ -56,16 +58,28 @@ type freshChunk struct {
 // keyed and distributed by one bigint, their ids rise, or fall back at
 // most maxFreshFalls times (a chunk cut across the records of a bulk
 // statement's pieces, each sorted by its key): each rising stretch is a
-// fresh chunk of its own. Any other table's rows are sorted by key
-// (fresh_keys.go). It reports false (and stores nothing) when a key is
-// there twice, a bigint key is NULL or the ids fall back more often; the
-// caller then inserts row by row.
+// fresh chunk of its own; rows whose ids fall back more often are sorted.
+// Any other table's rows are sorted by key (fresh_keys.go). It reports
+// false (and stores nothing) when a key is there twice or a bigint key is
+// NULL; the caller then inserts row by row.
 func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
+	return t.insertFresh(c, rows, false)
+}
+
+// OverwriteFresh is InsertFresh for rows that replace any row with their
+// key (an UPDATE's new rows): fresh rows are sealed before the epoch's
+// overlay writes and after every committed one, so they need no read. The
+// table's row counts do not change.
+func (t *StateTable) OverwriteFresh(c *types.Chunk, rows []int) (bool, error) {
+	return t.insertFresh(c, rows, true)
+}
+
+func (t *StateTable) insertFresh(c *types.Chunk, rows []int, overwrite bool) (bool, error) {
 	if !t.takesFresh(len(rows)) || !t.sameTypes(c) {
 		return false, t.broken
 	}
 	if t.freshByKey() {
-		return t.insertFreshKeyed(c, rows)
+		return t.insertFreshKeyed(c, rows, overwrite)
 	}
 	vec, ok := c.Cols[t.lay.desc.PK[0]].(*types.Vec[int64])
 	if !ok {
@@ -78,10 +92,14 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 			return false, nil
 		}
 		if ids[k] = vec.Vals[i]; k > 0 && ids[k] <= ids[k-1] {
-			if falls = append(falls, k); len(falls) > maxFreshFalls {
-				return false, nil
-			}
+			falls = append(falls, k)
 		}
+	}
+	if len(falls) > maxFreshFalls {
+		if rows, ids, ok = sortedByID(rows, ids); !ok {
+			return false, nil
+		}
+		falls = nil
 	}
 	ends := append(falls, len(rows))
 	if repeatsAcross(ids, ends) {
@@ -93,12 +111,29 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if err := t.addIDs(ids[start:end:end], vals); err != nil {
+		if err := t.addIDs(ids[start:end:end], vals, overwrite); err != nil {
 			return false, err
 		}
 		start = end
 	}
 	return true, nil
+}
+
+// sortedByID returns rows and their ids sorted by id, and false when an
+// id repeats.
+func sortedByID(rows []int, ids []int64) ([]int, []int64, bool) {
+	order := make([]int, len(rows))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(ids[a], ids[b]) })
+	sortedRows, sortedIDs := make([]int, len(rows)), make([]int64, len(rows))
+	for k, o := range order {
+		if sortedRows[k], sortedIDs[k] = rows[o], ids[o]; k > 0 && sortedIDs[k] == sortedIDs[k-1] {
+			return nil, nil, false
+		}
+	}
+	return sortedRows, sortedIDs, true
 }
 
 // repeatsAcross reports whether an id of ids is in two of its rising
@@ -121,11 +156,11 @@ func repeatsAcross(ids []int64, ends []int) bool {
 }
 
 // maxFreshFalls is how often the ids of rows InsertFresh takes may fall
-// back. Without it a chunk that held the end of one sorted piece and the
-// start of the next went row by row into the overlay, and so did every
-// later row of the epoch (a trusted run needs an empty overlay): an
-// INSERT … SELECT … ON CONFLICT DO NOTHING of two million rows peaked at
-// 750 MB.
+// back before it sorts them. Refused, a chunk that held the end of one
+// sorted piece and the start of the next went row by row into the
+// overlay, and so did every later row of the epoch (a trusted run needs
+// an empty overlay): an INSERT … SELECT … ON CONFLICT DO NOTHING of two
+// million rows peaked at 750 MB.
 const maxFreshFalls = 3
 
 // InsertFreshEncoded is InsertFresh for rows already in the table's value
@@ -145,7 +180,7 @@ func (t *StateTable) InsertFreshEncoded(ids []int64, idCol int, rows EncodedRows
 		}
 		vals.size += int(rows.Spans[2*k+1] - rows.Spans[2*k])
 	}
-	return true, t.addIDs(ids, vals)
+	return true, t.addIDs(ids, vals, false)
 }
 
 // takesFresh reports whether n rows can be fresh rows of the table: it is
@@ -163,9 +198,10 @@ func (t *StateTable) takesFresh(n int) bool {
 }
 
 // addIDs keeps rows with rising ids as one fresh chunk.
-func (t *StateTable) addIDs(ids []int64, vals encodedRows) error {
+func (t *StateTable) addIDs(ids []int64, vals encodedRows, overwrite bool) error {
 	hashes := codec.HashInt64s(ids, nil) // the key is one bigint
-	fc := freshChunk{ids: ids, vnodes: make([]uint16, len(ids)), vals: vals, lo: ids[0], hi: ids[len(ids)-1], n: len(ids)}
+	fc := freshChunk{ids: ids, vnodes: make([]uint16, len(ids)), vals: vals, lo: ids[0], hi: ids[len(ids)-1], n: len(ids),
+		overwrite: overwrite}
 	for k, h := range hashes {
 		fc.vnodes[k] = codec.VNodeOf(h)
 	}
@@ -180,7 +216,7 @@ func (t *StateTable) addFresh(fc freshChunk) error {
 			return fmt.Errorf("storage: table %d vnode %d: %w", t.lay.desc.ID, v, ErrVNodeNotOwned)
 		}
 	}
-	if t.rc.on {
+	if t.rc.on && !fc.overwrite {
 		for _, v := range fc.vnodes {
 			t.rc.n[v]++
 			t.rc.mark(v)

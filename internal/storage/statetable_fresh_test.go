@@ -18,7 +18,8 @@ func rowIDDesc(id uint32) TableDesc {
 
 // TestInsertFresh: fresh rows are readable by key until their epoch
 // commits and from Pebble after, a later delete in the epoch shadows one,
-// row counts follow, and a scan is refused while they are pending.
+// ids that fall back often are sorted, a key twice is refused, row counts
+// follow, and a scan is refused while they are pending.
 func TestInsertFresh(t *testing.T) {
 	ctx := context.Background()
 	s := openMem(t, nil)
@@ -39,11 +40,11 @@ func TestInsertFresh(t *testing.T) {
 	for i := range 5 {
 		down.Append(types.Insert, types.Row{"down", int64(200 - i)})
 	}
-	if ok, _ := tbl.InsertFresh(down.Take(), []int{0, 1, 2, 3, 4}); ok {
-		t.Fatal("ids that fall back four times were taken")
+	if ok, err := tbl.InsertFresh(down.Take(), []int{0, 1, 2, 3, 4}); !ok || err != nil {
+		t.Fatalf("ids that fall back four times (sorted) were refused: %v %v", ok, err)
 	}
-	if _, ok, err := tbl.Get(ctx, types.Row{int64(200)}); ok || err != nil {
-		t.Fatalf("a refused row was stored: %v %v", ok, err)
+	if n := len(tbl.fresh); n != 2 {
+		t.Fatalf("%d fresh chunks, want 2 (the falling ids sorted into one)", n)
 	}
 	again := types.NewBuilder(desc.Types, 8)
 	for _, id := range []int64{300, 301, 301, 302, 300} {
@@ -97,15 +98,15 @@ func TestInsertFresh(t *testing.T) {
 		t.Fatalf("%d writes still buffered after the commit", n)
 	}
 	rows := scanAll(t, tbl, nil)
-	if len(rows) != 2 {
-		t.Fatalf("committed rows %v, want 100 and 102", rows)
+	if len(rows) != 7 {
+		t.Fatalf("committed rows %v, want 100, 102 and 196-200", rows)
 	}
 	var total int64
 	for v := range tbl.rc.n {
 		total += tbl.rc.n[v]
 	}
-	if total != 3 { // three inserted; the delete is counted by its writer
-		t.Fatalf("row counts sum to %d, want 3", total)
+	if total != 8 { // eight inserted; the delete is counted by its writer
+		t.Fatalf("row counts sum to %d, want 8", total)
 	}
 }
 
@@ -243,5 +244,74 @@ func TestInsertFreshKeyed(t *testing.T) {
 	slices.Sort(keys)
 	if fmt.Sprint(keys) != "[a b m x]" {
 		t.Fatalf("committed keys %v", keys)
+	}
+}
+
+// TestOverwriteFresh: fresh overwrites of committed rows, in any order,
+// read and commit as the new rows, and leave the row counts alone.
+func TestOverwriteFresh(t *testing.T) {
+	ctx := context.Background()
+	s := openMem(t, nil)
+	desc := rowIDDesc(23)
+	tbl := mustOpenTable(t, s, desc, ActorID(1), nil)
+	if err := tbl.TrackRowCounts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := types.NewBuilder(desc.Types, 16)
+	for i := range 10 {
+		b.Append(types.Insert, types.Row{"old", int64(i)})
+	}
+	if ok, err := tbl.InsertFresh(b.Take(), []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}); !ok || err != nil {
+		t.Fatalf("InsertFresh: %v %v", ok, err)
+	}
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, ids := range [][]int64{{9, 1, 7, 3, 5, 0}, {3, 4}} { // 3 twice: the later wins
+		up := types.NewBuilder(desc.Types, 16)
+		for _, id := range ids {
+			up.Append(types.UpdateInsert, types.Row{fmt.Sprint("new", len(ids)), id})
+		}
+		rows := make([]int, len(ids))
+		for i := range rows {
+			rows[i] = i
+		}
+		if ok, err := tbl.OverwriteFresh(up.Take(), rows); !ok || err != nil {
+			t.Fatalf("OverwriteFresh %v: %v %v", ids, ok, err)
+		}
+	}
+	want := "[[new6 0] [new6 1] [old 2] [new2 3] [new2 4] [new6 5] [old 6] [new6 7] [old 8] [new6 9]]"
+	read := func() string {
+		var rows []types.Row
+		for id := range int64(10) {
+			r, ok, err := tbl.Get(ctx, types.Row{id})
+			if err != nil || !ok {
+				t.Fatalf("get %d: %v %v", id, ok, err)
+			}
+			rows = append(rows, r)
+		}
+		return fmt.Sprint(rows)
+	}
+	if got := read(); got != want {
+		t.Fatalf("before the commit: %s", got)
+	}
+	if err := tbl.Seal(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got != want {
+		t.Fatalf("after the commit: %s", got)
+	}
+	var total int64
+	for v := range tbl.rc.n {
+		total += tbl.rc.n[v]
+	}
+	if total != 10 {
+		t.Fatalf("row counts sum to %d, want 10", total)
 	}
 }

@@ -56,10 +56,7 @@ func (t *StateTable) maybeSpill() error {
 	if n < min(s.spillFrom, s.spillAtLeast) || s.freshMem.total() < int64(s.spillFrom) {
 		return nil
 	}
-	order, ok := freshSortedOrder(todo)
-	if !ok {
-		return nil
-	}
+	order := freshSortedOrder(todo)
 	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
 		return fmt.Errorf("storage: table %d: spill fresh rows: %w", t.lay.desc.ID, err)
 	}
@@ -157,31 +154,33 @@ func spillsOf(todo []*freshChunk) []*spillFile {
 }
 
 // mergeFill returns a writeSST fill adding, in key order, the rows of the
-// spill files and the in-memory rows of todo (order), and reports a key
-// twice as an error.
+// spill files and the in-memory rows of todo (order), oldest first: a key
+// in several (an UPDATE's overwrites) is taken from the newest.
 func (t *StateTable) mergeFill(spills []*spillFile, todo []*freshChunk, order []freshRef) func(add func(k, v []byte) error) error {
 	return func(add func(k, v []byte) error) error {
 		h := &mergeHeap{}
 		defer h.close()
-		for _, sf := range spills {
+		for i, sf := range spills {
 			src, err := t.rawSpillSource(sf)
 			if err != nil {
 				return err
 			}
-			h.push(src)
+			h.push(src, i)
 		}
-		h.push(t.memorySource(todo, order))
+		h.push(t.memorySource(todo, order), len(spills))
 		var last []byte
 		for h.Len() > 0 {
 			src := (*h)[0]
 			k, v := src.key(), src.value()
-			if last != nil && bytes.Compare(k, last) <= 0 {
-				return fmt.Errorf("storage: table %d: fresh key %x twice in an epoch", t.lay.desc.ID, k)
+			switch c := bytes.Compare(k, last); {
+			case last != nil && c < 0:
+				return fmt.Errorf("storage: table %d: fresh key %x out of order", t.lay.desc.ID, k)
+			case last == nil || c > 0: // else an older source's row of the key
+				if err := add(k, v); err != nil {
+					return err
+				}
+				last = append(last[:0], k...)
 			}
-			if err := add(k, v); err != nil {
-				return err
-			}
-			last = append(last[:0], k...)
 			if err := src.next(); err != nil {
 				return err
 			}
@@ -204,12 +203,24 @@ type mergeSource interface {
 	close()
 }
 
-type mergeHeap []mergeSource
+// mergeHeap orders its sources by key, the newest (the last pushed) first
+// among equal keys.
+type mergeHeap []agedSource
 
-func (h mergeHeap) Len() int           { return len(h) }
-func (h mergeHeap) Less(i, j int) bool { return bytes.Compare(h[i].key(), h[j].key()) < 0 }
-func (h mergeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *mergeHeap) Push(x any)        { *h = append(*h, x.(mergeSource)) }
+type agedSource struct {
+	mergeSource
+	age int
+}
+
+func (h mergeHeap) Len() int { return len(h) }
+func (h mergeHeap) Less(i, j int) bool {
+	if c := bytes.Compare(h[i].key(), h[j].key()); c != 0 {
+		return c < 0
+	}
+	return h[i].age > h[j].age
+}
+func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(agedSource)) }
 func (h *mergeHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -218,13 +229,14 @@ func (h *mergeHeap) Pop() any {
 	return x
 }
 
-// push adds a source that is not done yet (a done one is closed).
-func (h *mergeHeap) push(src mergeSource) {
+// push adds a source that is not done yet (a done one is closed); its
+// age orders it among sources holding the same key.
+func (h *mergeHeap) push(src mergeSource, age int) {
 	if src.done() {
 		src.close()
 		return
 	}
-	heap.Push(h, src)
+	heap.Push(h, agedSource{src, age})
 }
 
 func (h *mergeHeap) close() {

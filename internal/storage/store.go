@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -33,6 +34,10 @@ type Options struct {
 	// to an sstable ingested at commit (ingest.go) instead of the epoch's
 	// batch: 0 means 8 MiB, a negative value never.
 	IngestFrom int
+	// SpillFrom is the fresh bytes a store's tables keep in memory before
+	// the table adding rows writes its own to a spill file
+	// (statetable_spill.go): 0 means 48 MiB.
+	SpillFrom int
 	// AcceptDataLoss opens a store that lacks writes it acknowledged (its
 	// write-ahead log was damaged; see acked.go), logging what is lost,
 	// instead of refusing with ErrAcknowledgedWritesLost.
@@ -176,7 +181,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.db = db
 	s.segmentDir, s.openNanos = fs.PathJoin(dir, segmentDirName), time.Now().UnixNano()
 	s.disk = diskGuard{fs: fs, dir: dir, reserve: opts.DiskReserve}
-	s.spillFrom, s.spillAtLeast = defaultSpillFrom, defaultSpillAtLeast
+	s.spillFrom, s.spillAtLeast = cmp.Or(opts.SpillFrom, defaultSpillFrom), defaultSpillAtLeast
 	s.ingestFrom = opts.IngestFrom
 	if s.ingestFrom == 0 {
 		s.ingestFrom = defaultIngestFrom

@@ -50,6 +50,7 @@ func Build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 	}
 	if n.Materialize.CheckedWrites {
 		table.ReadByKey()
+		m.overwrites = m.trusted
 	}
 	return m, nil
 }
