@@ -52,7 +52,7 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 	if err != nil {
 		return nil, err
 	}
-	w := storage.DMLWrite{Payload: payload, Rows: full, Fresh: freshRows(rel, full)}
+	w := storage.DMLWrite{Payload: payload, Rows: full, Fresh: freshRows(rel, full), Changes: hasRetraction(full)}
 	if w.Encoded, err = encodedFresh(w.Fresh, payload, toDesc(rel).Types); err != nil {
 		return nil, err
 	}

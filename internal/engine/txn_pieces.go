@@ -40,6 +40,9 @@ func (t *Txn) stagePiece(rel *catalog.Relation, p *Prepared) error {
 	if err != nil {
 		return err
 	}
+	if hasRowID(rel) && !p.write.Fresh {
+		return sqlerr.Errorf(sqlerr.Internal, "engine: a piece of %s staged in a block is not of new row ids", tt.rel.Name)
+	}
 	if hasRowID(rel) {
 		err = t.stageFresh(tt, p)
 	} else {

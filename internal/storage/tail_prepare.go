@@ -34,6 +34,13 @@ func (s *Store) prepareTails(ws []TableDMLWrite) []tailPrep {
 			preps[i].run = w.Run.run.copyForRecord()
 			continue
 		}
+		if w.Changes && w.Rows == nil {
+			// An UPDATE's or DELETE's piece never becomes a run, and
+			// decoded here it would be decoded again under the lock
+			// (held whole, every piece would be at once). It is read
+			// once, there, as the collected statement was applied there.
+			continue
+		}
 		rows := w.Rows
 		if rows == nil && w.LoadRows != nil {
 			var err error

@@ -42,6 +42,7 @@ func (s *Session) newChangePieces(tw *engine.TableWriter, rel *catalog.Relation)
 	p := &changePieces{s: s, tw: tw}
 	p.l = s.newPieceLoader(rel, rel.Table.Types, p.check)
 	p.l.keys, p.l.sortBy = nil, -1 // an update pair names its key twice
+	p.l.b = types.NewBuilder(rel.Table.Types, max(copyPieceRows, 2))
 	return p
 }
 

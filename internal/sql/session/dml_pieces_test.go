@@ -129,3 +129,19 @@ func logRecords(t *testing.T, p *Playground, tables ...string) []uint64 {
 	}
 	return out
 }
+
+// TestUpdatePiecesKeepPairsWhole: with pieces of one row, each piece of
+// an UPDATE still holds a whole pair.
+func TestUpdatePiecesKeepPairsWhole(t *testing.T) {
+	defer func(n int) { copyPieceRows = n }(copyPieceRows)
+	copyPieceRows = 1
+	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2})
+	c := connect(t, p)
+	exec(t, c, "CREATE TABLE k (a int PRIMARY KEY, c bigint)")
+	wantTag(t, c, "INSERT INTO k SELECT g, g FROM generate_series(1, 5) g", "INSERT 0 5")
+	wantTag(t, c, "UPDATE k SET c = c + 1", "UPDATE 5")
+	wantTag(t, c, "DELETE FROM k WHERE a > 3", "DELETE 2")
+	if got := queryStrings(t, c, "SELECT count(*), sum(c) FROM k"); !slices.Equal(got, []string{"3 9"}) {
+		t.Fatalf("after: %q", got)
+	}
+}
