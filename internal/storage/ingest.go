@@ -299,9 +299,27 @@ func ingestGroups(files []*ingestFile) [][]*ingestFile {
 // maybeSealFreshFile seals the unsealed fresh rows into a file when they
 // are many (Options.IngestFrom), or returns nil for sealFresh to put them
 // into the epoch's batch.
+//
+// Rows that overwrite rows the table holds (OverwriteFresh) never go to a
+// file: a commit that fails after its files were ingested undoes them by
+// deleting their keys (undoIngest), which would delete the rows they
+// overwrote, and files of epochs committed together are not ingested in
+// epoch order. An epoch with overwrites seals all its fresh rows into the
+// batch, after the files of earlier epochs and in epoch order.
 func (t *StateTable) maybeSealFreshFile(epoch uint64) (*ingestFile, error) {
-	if !t.hasUnsealedFresh() || !t.hasUnsealedSpills() && !t.store.ingestEnabled(t.freshSealedSize()) {
+	if !t.hasUnsealedFresh() || t.hasUnsealedOverwrites() ||
+		!t.hasUnsealedSpills() && !t.store.ingestEnabled(t.freshSealedSize()) {
 		return nil, nil
 	}
 	return t.sealFreshFile(epoch)
+}
+
+// hasUnsealedOverwrites reports whether unsealed fresh rows overwrite.
+func (t *StateTable) hasUnsealedOverwrites() bool {
+	for _, fc := range t.fresh {
+		if fc.sealed == 0 && fc.overwrite {
+			return true
+		}
+	}
+	return false
 }

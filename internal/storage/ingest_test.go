@@ -517,3 +517,70 @@ func rewriteFresh(tbl *StateTable, shape freshShape, op freshOp) error {
 	}
 	return nil
 }
+
+// TestFailedCommitKeepsOverwrittenRows: a commit that fails or crashes
+// after ingesting its files undoes them by deleting their keys; rows an
+// UPDATE overwrote (OverwriteFresh, past the size that seals to a file)
+// are not in a file, so the rows they overwrote stay.
+func TestFailedCommitKeepsOverwrittenRows(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		t.Run(fmt.Sprintf("crash=%v", crash), func(t *testing.T) {
+			ctx := context.Background()
+			fs := vfs.NewCrashableMem()
+			s, err := Open(ctx, Options{FS: fs, Dir: "db", IngestFrom: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			desc, other := rowIDDesc(5), rowIDDesc(6)
+			tbl, tbl2 := mustOpenTable(t, s, desc, 1, nil), mustOpenTable(t, s, other, 2, nil)
+			insertFreshRange(t, tbl, 1, 50)
+			if err := tbl.Seal(1); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Commit(ctx, 1, nil); err != nil {
+				t.Fatal(err)
+			}
+			want := committedRows(t, s, desc)
+			b := types.NewBuilder(desc.Types, 64)
+			var rows []int
+			for id := int64(49); id >= 1; id-- {
+				b.Append(types.UpdateInsert, types.Row{"overwritten", id})
+				rows = append(rows, len(rows))
+			}
+			if ok, err := tbl.OverwriteFresh(b.Take(), rows); !ok || err != nil {
+				t.Fatalf("OverwriteFresh: %v %v", ok, err)
+			}
+			insertFreshRange(t, tbl2, 1, 50) // a file for the commit to undo
+			for _, x := range []*StateTable{tbl, tbl2} {
+				if err := x.Seal(2); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.crashAt = func(at string) error {
+				switch {
+				case at != "ingested":
+					return nil
+				case crash:
+					return errSimulatedCrash
+				}
+				return fmt.Errorf("failure at %s", at)
+			}
+			if err := s.Commit(ctx, 2, nil); err == nil {
+				t.Fatal("the commit went through its crash point")
+			}
+			s.crashAt = nil
+			if !crash {
+				if got := committedRows(t, s, desc); got != want {
+					t.Fatalf("after the failed commit:\n got %s\nwant %s", got, want)
+				}
+				_ = s.Close()
+				return
+			}
+			crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0, RNG: rand.New(rand.NewPCG(1, 2))})
+			_ = s.Close()
+			if got := committedRows(t, openIngest(t, crashed, 1), desc); got != want {
+				t.Fatalf("after the crash:\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+}

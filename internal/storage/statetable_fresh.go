@@ -313,16 +313,26 @@ func (t *StateTable) hasUnsealedFresh() bool {
 
 // sealFresh writes the unsealed fresh rows into b, by vnode (key order
 // for a bulk load, see freshKeyOrder), and marks them sealed in epoch.
+// Rows in spill files (overwrites, which never go to a file of their own:
+// maybeSealFreshFile) are merged with those in memory, a key's newest row
+// taken; the spills stay until the epoch commits, for reads.
 func (t *StateTable) sealFresh(b *pebble.Batch, epoch uint64) error {
 	todo := t.unsealedFresh()
 	if len(todo) == 0 {
 		return nil
 	}
-	if spillsOf(todo) != nil {
-		return fmt.Errorf("storage: table %d: spilled fresh rows can only be sealed into a file", t.lay.desc.ID)
-	}
 	for _, fc := range todo {
 		fc.sealed = epoch
+	}
+	if spills := spillsOf(todo); spills != nil {
+		var inMemory []*freshChunk
+		for _, fc := range todo {
+			if fc.spill == nil {
+				inMemory = append(inMemory, fc)
+			}
+		}
+		fill := t.mergeFill(spills, inMemory, freshSortedOrder(inMemory))
+		return fill(func(k, v []byte) error { return b.Set(k, v, nil) })
 	}
 	for _, r := range freshKeyOrder(todo) {
 		fc := todo[r.chunk]

@@ -34,6 +34,9 @@ func Build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 	}
 	m := newMaterialize(inputs[0], table, t, env.ChunkSizeOrDefault(), env.CacheOrDefault())
 	m.fresh = n.Materialize.FreshInserts
+	// A table keyed by its hidden row id is changed only by statements
+	// that read it under its lock: their update pairs are of its rows.
+	m.overwrites = m.fresh
 	m.downstream = env.Downstream
 	if in, ok := inputs[0].(stream.FreshPassing); ok {
 		// A table's Merge from its source, or a view's input over its

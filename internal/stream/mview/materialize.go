@@ -37,9 +37,10 @@ type Materialize struct {
 	// writers read its latest state through the store's tail and committed
 	// state, never this materialize's uncommitted writes.
 	trusted bool
-	// overwrites: a table's trusted update pairs may go to the table as
-	// fresh overwrites (applyPairRun); not a view's, whose pairs (an
-	// aggregate's) hit the same keys many times an epoch.
+	// overwrites: a table's update pairs, which its writers read under
+	// its lock, may go to the table as fresh overwrites (applyPairRun);
+	// not a view's, whose pairs (an aggregate's) hit the same keys many
+	// times an epoch.
 	overwrites bool
 	// downstream says whether anything reads the output (stream.FreshRows
 	// are decoded only then).
@@ -115,7 +116,7 @@ func (m *Materialize) apply(ctx context.Context, c *types.Chunk) error {
 	for k := 0; k < len(idx); k++ {
 		i := idx[k]
 		if m.overwrites && c.Op(i) == types.UpdateDelete {
-			n, err := m.applyPairRun(c, idx[k:])
+			n, err := m.applyPairRun(ctx, c, idx[k:])
 			if err != nil {
 				return err
 			}
@@ -344,6 +345,16 @@ func (m *Materialize) applyDelete(ctx context.Context, row types.Row) error {
 	if err != nil {
 		return err
 	}
+	if m.trusted {
+		// The row is the one stored (see applyTrustedUpdate): a bulk
+		// DELETE read each of its rows again, a point read a row.
+		if err := m.rows.remove(row, key); err != nil {
+			return err
+		}
+		m.table.CountRows(row, -1)
+		m.emit(types.Delete, row)
+		return nil
+	}
 	stored, ok, err := m.rows.get(ctx, pk, key)
 	if err != nil {
 		return err
@@ -390,22 +401,30 @@ func (m *Materialize) applyUpdate(ctx context.Context, old, new types.Row) error
 // OverwriteFresh) when there are trustedRunMin of them and the table holds
 // no uncommitted write: the table's writers read it under its lock, so
 // each pair's old row is the one the table holds. In the overlay, a
-// two-million-row UPDATE's new rows took 1.1 GB until the seal. It
-// returns how many rows it took (0: none).
-func (m *Materialize) applyPairRun(c *types.Chunk, idx []int) (int, error) {
+// two-million-row UPDATE's new rows took 1.1 GB until the seal. Pairs it
+// scanned but cannot take so are applied one by one here (met again pair
+// by pair, a run would be scanned again for each). It returns how many
+// rows it applied (0: none).
+func (m *Materialize) applyPairRun(ctx context.Context, c *types.Chunk, idx []int) (int, error) {
+	if !m.table.HoldsNoWrites() {
+		return 0, nil
+	}
 	news := m.keptKeyPairs(c, idx)
-	if len(news) < trustedRunMin || !m.table.HoldsNoWrites() {
-		return 0, nil
-	}
-	m.rows.forget() // it may hold the old rows
-	ok, err := m.table.OverwriteFresh(c, news)
-	if err != nil {
-		return 0, fmt.Errorf("mview: write table: %w", err)
-	}
-	if !ok {
-		return 0, nil
+	ok := false
+	if len(news) >= trustedRunMin {
+		m.rows.forget() // it may hold the old rows
+		var err error
+		if ok, err = m.table.OverwriteFresh(c, news); err != nil {
+			return 0, fmt.Errorf("mview: write table: %w", err)
+		}
 	}
 	for _, i := range news {
+		if !ok {
+			if err := m.applyUpdate(ctx, c.Row(i-1), c.Row(i)); err != nil {
+				return 0, err
+			}
+			continue
+		}
 		m.emitUpdate(c.Row(i-1), c.Row(i))
 	}
 	return 2 * len(news), nil
