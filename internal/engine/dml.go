@@ -29,6 +29,9 @@ func (e *Engine) Write(ctx context.Context, table string, c *types.Chunk) error 
 	if checkedWrites(rel) {
 		return e.writeUpserts(ctx, rel, c)
 	}
+	if rel.Kind == catalog.KindTable && hasRetraction(c) {
+		return e.writeRowIDChanges(ctx, rel, c)
+	}
 	_, err := e.write(ctx, rel, c, nil)
 	return err
 }

@@ -70,3 +70,78 @@ func (e *Engine) upsertChanges(ctx context.Context, rel *catalog.Relation, c *ty
 	}
 	return b.Take(), nil
 }
+
+// A table keyed by its hidden row id trusts its update pairs as much
+// (plan.Materialize.FreshInserts: they go to its state as overwrites,
+// unread): its statements read the rows they change under its lock. Write
+// reads them too, so a delete or update of a row id the table no longer
+// holds does nothing and a pair's old row is the one held.
+
+// writeRowIDChanges writes c to a table keyed by its row id with every
+// delete and update pair checked against the table's latest rows.
+func (e *Engine) writeRowIDChanges(ctx context.Context, rel *catalog.Relation, c *types.Chunk) error {
+	w, err := e.LockTable(ctx, rel)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	exact, err := e.rowIDChanges(ctx, rel, c)
+	if err != nil || exact == nil || exact.Cardinality() == 0 {
+		return err
+	}
+	return w.Write(ctx, exact)
+}
+
+// rowIDChanges returns c's inserts as they are and its deletes and update
+// pairs of rows rel holds, with the rows as held. The caller holds the
+// table's lock.
+func (e *Engine) rowIDChanges(ctx context.Context, rel *catalog.Relation, c *types.Chunk) (*types.Chunk, error) {
+	keys := newPKKeys(rel)
+	desc := toDesc(rel)
+	// A snapshot: the table's fresh rows are read by row id from there
+	// (LatestRows reads keys of tables without any).
+	latest, err := e.LatestSnapshot(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer latest.Close()
+	held := map[string]types.Row{} // the chunk's row ids so far: nil = gone
+	b := types.NewUnboundedBuilder(c.Types())
+	keepPair := false // the last update pair's old row is held
+	for _, i := range c.VisibleIndices() {
+		op := c.Op(i)
+		switch op {
+		case types.Insert:
+			b.Append(op, c.Row(i))
+			continue
+		case types.UpdateInsert:
+			if !keepPair {
+				continue
+			}
+			row := c.Row(i)
+			b.Append(op, row)
+			_, key, err := keys.of(c, i)
+			if err != nil {
+				return nil, err
+			}
+			held[string(key)] = row
+			continue
+		}
+		pk, key, err := keys.of(c, i)
+		if err != nil {
+			return nil, err
+		}
+		cur, known := held[string(key)]
+		if !known {
+			if cur, _, err = latest.Get(ctx, desc, pk); err != nil {
+				return nil, err
+			}
+		}
+		keepPair = op == types.UpdateDelete && cur != nil
+		if cur != nil {
+			b.Append(op, cur)
+		}
+		held[string(key)] = nil // a kept pair's new row replaces it
+	}
+	return b.Take(), nil
+}
