@@ -206,7 +206,7 @@ func (w *crashWriter) writePieces(ctx context.Context, s stmt) error {
 	for lo := 0; lo < c.Cardinality(); lo += crashPieceRows {
 		b := types.NewBuilder(c.Types(), crashPieceRows)
 		b.AppendRange(c, lo, min(lo+crashPieceRows, c.Cardinality()))
-		p, err := w.e.Prepare(ctx, rel, b.Take())
+		p, err := w.e.Prepare(ctx, rel, b.Take(), nil)
 		if err != nil {
 			return err
 		}
@@ -257,7 +257,7 @@ func (w *crashWriter) writeUpsertPieces(ctx context.Context, rel *catalog.Relati
 			for _, i := range idx[lo:min(lo+2*(crashPieceRows/2), len(idx))] {
 				b.Append(c.Op(i), c.Row(i))
 			}
-			p, err := w.e.Prepare(ctx, rel, b.Take())
+			p, err := w.e.Prepare(ctx, rel, b.Take(), nil)
 			if err != nil {
 				return err
 			}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"sync"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -36,7 +35,10 @@ type Prepared struct {
 // the segment when they are needed (Rows, and the table's tail as the
 // record enters the log). Others keep the payload and the prepared chunk
 // until they are written.
-func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Chunk) (*Prepared, error) {
+//
+// Pieces written to segments are encoded into buf, when given, one after
+// another (a statement's): pass nil for a piece of its own.
+func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Chunk, buf *PieceBuffer) (*Prepared, error) {
 	if !wellPaired(c) {
 		return nil, sqlerr.New(sqlerr.Internal, "engine: Prepare takes update pairs whole")
 	}
@@ -44,11 +46,11 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 	if err != nil {
 		return nil, err
 	}
-	buf, _ := piecePayloads.Get().(*[]byte)
 	if buf == nil {
-		buf = new([]byte)
+		buf = new(PieceBuffer)
 	}
-	payload, err := appendDML(*buf, rel, full)
+	payload, err := appendDML(buf.b, rel, full)
+	buf.b = nil // the piece holds it, unless it goes to its segment
 	if err != nil {
 		return nil, err
 	}
@@ -75,8 +77,7 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 		} else {
 			w.LoadRows = e.segmentRows(rel, w.Segment)
 		}
-		*buf = payload[:0]
-		piecePayloads.Put(buf)
+		buf.b = payload[:0]
 	}
 	return &Prepared{rel: rel, write: w}, nil
 }
@@ -126,11 +127,12 @@ func (p *Prepared) Rows() (*types.Chunk, error) {
 	return p.write.LoadRows()
 }
 
-// piecePayloads holds the buffers bulk pieces are encoded into before
-// they go to their segments (a 65 536-row piece of the bench's bids is
-// 9 MB: a new one per piece was a tenth of the COPY's encoding time, in
-// allocation and page faults).
-var piecePayloads sync.Pool
+// PieceBuffer is the buffer a statement's bulk pieces are encoded into
+// before they go to their segments (a 65 536-row piece of the bench's
+// bids is 9 MB: a new one per piece was a tenth of the COPY's encoding
+// time, in allocation and page faults; a sync.Pool lost it to the
+// collections between pieces).
+type PieceBuffer struct{ b []byte }
 
 // KeepsRows reports whether the piece still holds the chunk it was
 // prepared from (a small piece, kept until it is written). A piece that

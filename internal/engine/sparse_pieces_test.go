@@ -113,7 +113,7 @@ func prepareSparsePiecesOf(t *testing.T, e *Engine, rel *catalog.Relation) []*Pr
 		for k := lo; k < lo+sparsePieceRows; k++ {
 			b.Append(types.Insert, types.Row{k, sparseValue(k)})
 		}
-		p, err := e.Prepare(ctx, rel, b.Take())
+		p, err := e.Prepare(ctx, rel, b.Take(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,6 +42,7 @@ type pieceLoader struct {
 	pieces    []*engine.Prepared
 	later     []*engine.Prepared // an upsert's update pairs, written last
 	rows      int                // the rows prepared (inserted, or updated: an update pair is one)
+	payloads  engine.PieceBuffer // the pieces are encoded into it in turn
 }
 
 func (s *Session) newPieceLoader(rel *catalog.Relation, vis []types.Type, check func(*types.Chunk) error) *pieceLoader {
@@ -104,7 +105,7 @@ func (l *pieceLoader) preparePiece(ctx context.Context, c *types.Chunk, to *[]*e
 			c = sorted
 		}
 	}
-	p, err := l.s.e.Prepare(ctx, l.rel, c)
+	p, err := l.s.e.Prepare(ctx, l.rel, c, &l.payloads)
 	if err != nil {
 		return err
 	}
