@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -49,8 +50,10 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 	if buf == nil {
 		buf = new(PieceBuffer)
 	}
+	if buf.b == nil {
+		buf.b = []byte{} // reused: appendDML sizes it with room to spare
+	}
 	payload, err := appendDML(buf.b, rel, full)
-	buf.b = nil // the piece holds it, unless it goes to its segment
 	if err != nil {
 		return nil, err
 	}
@@ -78,6 +81,10 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 			w.LoadRows = e.segmentRows(rel, w.Segment)
 		}
 		buf.b = payload[:0]
+	} else {
+		// A small piece keeps its payload until it is written: its own
+		// copy, the buffer is the next piece's.
+		w.Payload = slices.Clone(payload)
 	}
 	return &Prepared{rel: rel, write: w}, nil
 }

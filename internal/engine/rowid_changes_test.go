@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,4 +84,49 @@ func visibleKV(t *testing.T, e *Engine, name string) string {
 		kv[i] = []any{r[0], r[1]}
 	}
 	return fmt.Sprint(kv)
+}
+
+// TestWriteRefusesBadRowIDChanges: Write refuses, before reading, a
+// delete without its row id, any change of an append-only table, and an
+// update pair whose halves name different row ids.
+func TestWriteRefusesBadRowIDChanges(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e, err := Open(ctx, Options{InMemory: true, BarrierInterval: 5 * time.Millisecond, Parallelism: 2})
+	must(t, err)
+	defer func() { must(t, e.Close()) }()
+	ii := []catalog.Column{{Name: "k", Type: types.TInt64}, {Name: "v", Type: types.TInt64}}
+	_, err = e.CreateTable(ctx, TableSpec{Name: "t", Columns: ii})
+	must(t, err)
+	_, err = e.CreateTable(ctx, TableSpec{Name: "a", Columns: ii, AppendOnly: true})
+	must(t, err)
+	for _, name := range []string{"t", "a"} {
+		must(t, e.Write(ctx, name, chunkOf(types.Insert, types.Row{int64(1), int64(10)})))
+	}
+	must(t, e.Flush(ctx))
+	rows, err := e.Scan(ctx, "t")
+	must(t, err)
+	id := rows[0][2].(int64)
+	three := []types.Type{types.TInt64, types.TInt64, types.TInt64}
+	moved := types.NewUnboundedBuilder(three)
+	moved.Append(types.UpdateDelete, types.Row{int64(1), int64(10), id})
+	moved.Append(types.UpdateInsert, types.Row{int64(1), int64(11), id + 1})
+	held := types.NewUnboundedBuilder(three)
+	held.Append(types.Delete, types.Row{int64(1), int64(10), int64(12345)})
+	for _, c := range []struct {
+		table string
+		chunk *types.Chunk
+		want  string
+	}{
+		{"t", chunkOf(types.Delete, types.Row{int64(1), int64(10)}), "without its row id"},
+		{"a", held.Take(), "append-only"},
+		{"t", moved.Take(), "changes a row id"},
+	} {
+		if err := e.Write(ctx, c.table, c.chunk); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("write into %s: %v, want an error saying %q", c.table, err, c.want)
+		}
+	}
+	if got := visibleKV(t, e, "t"); got != "[[1 10]]" {
+		t.Fatalf("t holds %s", got)
+	}
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 
 	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
 // A table keyed by its declared primary key trusts its log to hold exact
@@ -80,6 +83,12 @@ func (e *Engine) upsertChanges(ctx context.Context, rel *catalog.Relation, c *ty
 // writeRowIDChanges writes c to a table keyed by its row id with every
 // delete and update pair checked against the table's latest rows.
 func (e *Engine) writeRowIDChanges(ctx context.Context, rel *catalog.Relation, c *types.Chunk) error {
+	switch {
+	case rel.AppendOnly:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "append-only table does not support update or delete")
+	case len(c.Cols) != len(rel.Columns):
+		return sqlerr.Errorf(sqlerr.Internal, "delete from %s without its row id", rel.Name)
+	}
 	w, err := e.LockTable(ctx, rel)
 	if err != nil {
 		return err
@@ -96,8 +105,6 @@ func (e *Engine) writeRowIDChanges(ctx context.Context, rel *catalog.Relation, c
 // pairs of rows rel holds, with the rows as held. The caller holds the
 // table's lock.
 func (e *Engine) rowIDChanges(ctx context.Context, rel *catalog.Relation, c *types.Chunk) (*types.Chunk, error) {
-	keys := newPKKeys(rel)
-	desc := toDesc(rel)
 	// A snapshot: the table's fresh rows are read by row id from there
 	// (LatestRows reads keys of tables without any).
 	latest, err := e.LatestSnapshot(ctx, false)
@@ -105,43 +112,74 @@ func (e *Engine) rowIDChanges(ctx context.Context, rel *catalog.Relation, c *typ
 		return nil, err
 	}
 	defer latest.Close()
-	held := map[string]types.Row{} // the chunk's row ids so far: nil = gone
+	r := rowIDReader{rel: rel, keys: newPKKeys(rel), desc: toDesc(rel), latest: latest, held: map[string]types.Row{}}
 	b := types.NewUnboundedBuilder(c.Types())
-	keepPair := false // the last update pair's old row is held
 	for _, i := range c.VisibleIndices() {
-		op := c.Op(i)
-		switch op {
-		case types.Insert:
-			b.Append(op, c.Row(i))
-			continue
-		case types.UpdateInsert:
-			if !keepPair {
-				continue
-			}
-			row := c.Row(i)
+		op, row := c.Op(i), c.Row(i)
+		if op == types.Insert {
 			b.Append(op, row)
-			_, key, err := keys.of(c, i)
-			if err != nil {
-				return nil, err
-			}
-			held[string(key)] = row
 			continue
 		}
-		pk, key, err := keys.of(c, i)
+		pk, key, err := r.key(row)
 		if err != nil {
 			return nil, err
 		}
-		cur, known := held[string(key)]
-		if !known {
-			if cur, _, err = latest.Get(ctx, desc, pk); err != nil {
-				return nil, err
+		if op == types.UpdateInsert {
+			if key != r.pairKey {
+				return nil, sqlerr.Errorf(sqlerr.Internal, "update of %s changes a row id", rel.Name)
 			}
+			if r.pairKept {
+				b.Append(op, row)
+				r.held[key] = row
+			}
+			r.pairKey, r.pairKept = "", false
+			continue
 		}
-		keepPair = op == types.UpdateDelete && cur != nil
+		cur, err := r.current(ctx, pk, key)
+		if err != nil {
+			return nil, err
+		}
 		if cur != nil {
 			b.Append(op, cur)
 		}
-		held[string(key)] = nil // a kept pair's new row replaces it
+		r.held[key] = nil // a kept pair's new row replaces it
+		if op == types.UpdateDelete {
+			r.pairKey, r.pairKept = key, cur != nil
+		}
 	}
 	return b.Take(), nil
+}
+
+// rowIDReader reads the rows a chunk's changes name by row id: from the
+// chunk's own earlier changes, else from the table's latest state.
+type rowIDReader struct {
+	rel    *catalog.Relation
+	keys   *pkKeys
+	desc   storage.TableDesc
+	latest *storage.Snapshot
+	held   map[string]types.Row // the chunk's row ids so far: nil = gone
+	// pairKey is the row id of the update pair begun (its old row's),
+	// pairKept whether that row is held.
+	pairKey  string
+	pairKept bool
+}
+
+// key returns row's row id and its encoding.
+func (r *rowIDReader) key(row types.Row) (types.Row, string, error) {
+	pk := make(types.Row, len(r.rel.PK))
+	for j, col := range r.rel.PK {
+		pk[j] = row[col]
+	}
+	enc, err := codec.EncodeKey(nil, pk, r.keys.types, r.keys.orders)
+	return pk, string(enc), err
+}
+
+// current returns the row held under row id pk (encoded: key), nil if
+// none.
+func (r *rowIDReader) current(ctx context.Context, pk types.Row, key string) (types.Row, error) {
+	if cur, known := r.held[key]; known {
+		return cur, nil
+	}
+	cur, _, err := r.latest.Get(ctx, r.desc, pk)
+	return cur, err
 }

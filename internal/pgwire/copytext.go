@@ -84,10 +84,11 @@ func (d *CopyTextDecoder) ReadRow() (fields []string, null []bool, err error) {
 
 // nextLine returns the next line with its '\n' (none on a last line
 // without one). It takes every whole line r has buffered as one string
-// and hands them out one by one; a line longer than r's buffer is read on
-// its own (readLine).
+// and hands them out one by one; the first line after r's buffer ran dry,
+// and a line longer than the buffer, are read on their own (readLine,
+// which also meets r's errors: a failed fill here would drop one).
 func (d *CopyTextDecoder) nextLine() (string, error) {
-	if d.lines == "" {
+	if d.lines == "" && d.r.Buffered() > 0 {
 		d.takeBuffered()
 	}
 	if i := strings.IndexByte(d.lines, '\n'); i >= 0 {
@@ -99,14 +100,10 @@ func (d *CopyTextDecoder) nextLine() (string, error) {
 	return string(raw), err
 }
 
-// takeBuffered moves the whole lines in r's buffer (filling it first when
-// it is empty) into d.lines.
+// takeBuffered moves the whole lines in r's buffer into d.lines. A field
+// kept after its row is written (few are: a bulk statement's rows are
+// encoded and their columns reused) keeps the whole buffer of lines.
 func (d *CopyTextDecoder) takeBuffered() {
-	if d.r.Buffered() == 0 {
-		if _, err := d.r.Peek(1); err != nil {
-			return // readLine meets the error
-		}
-	}
 	buf, _ := d.r.Peek(d.r.Buffered())
 	if end := bytes.LastIndexByte(buf, '\n'); end >= 0 {
 		d.lines = string(buf[:end+1])

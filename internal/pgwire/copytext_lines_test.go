@@ -76,3 +76,16 @@ func splitLinesReference(in string) string {
 	}
 	return sb.String()
 }
+
+// TestCopyTextReadErrorEndsRows: an error of the client's data stream
+// between two buffers of lines is the decoder's error, not the data's end.
+func TestCopyTextReadErrorEndsRows(t *testing.T) {
+	d := NewCopyTextDecoder(iotest.TimeoutReader(strings.NewReader("a\nb\n")))
+	var err error
+	for err == nil {
+		_, _, err = d.ReadRow()
+	}
+	if !errors.Is(err, iotest.ErrTimeout) {
+		t.Fatalf("ReadRow ended with %v, want the reader's error", err)
+	}
+}

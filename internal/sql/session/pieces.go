@@ -158,6 +158,7 @@ func (l *pieceLoader) finish(ctx context.Context) error {
 			return err
 		}
 	}
+	l.payloads = engine.PieceBuffer{} // every piece is prepared
 	l.pieces, l.later = append(l.pieces, l.later...), nil
 	if l.keys != nil {
 		return l.keys.finish()

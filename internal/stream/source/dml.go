@@ -53,11 +53,14 @@ func appendPayload(dst []byte, c *types.Chunk, run *FreshRun) ([]byte, error) {
 	ts := c.Types()
 	buf := dst[:0]
 	if need := 32 + len(ts) + encodedSize(c); cap(buf) < need {
-		// Not slices.Grow: it would copy dst's old capacity along. A
-		// quarter more than the guess: the next piece's guess, from its
-		// own first rows, is as often a little larger, and a reused
-		// buffer (engine.Prepare's) then still fits it.
-		buf = make([]byte, 0, need+need/4)
+		if dst != nil {
+			// A buffer reused piece after piece (engine.Prepare's): a
+			// quarter more, as the next piece's guess, from its own
+			// first rows, is as often a little larger.
+			need += need / 4
+		}
+		// Not slices.Grow: it would copy dst's old capacity along.
+		buf = make([]byte, 0, need)
 	}
 	version := byte(dmlVersion)
 	if run != nil {
