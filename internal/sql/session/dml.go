@@ -95,8 +95,8 @@ func (s *Session) insertQuery(ctx context.Context, tw *engine.TableWriter, sn *s
 // delete writes a Delete of every matching row (all columns, so the
 // hidden row id names the row).
 func (s *Session) delete(ctx context.Context, d *planner.Delete, w pgwire.ResultWriter) error {
-	if s.tx == nil && d.Returning == nil {
-		return s.deleteWithoutRows(ctx, d, w)
+	if s.tx == nil {
+		return s.deleteOutsideBlock(ctx, d, w)
 	}
 	tw, done, err := s.lockTable(ctx, d.Table)
 	if err != nil {
@@ -130,11 +130,17 @@ func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.Result
 	if err != nil {
 		return err
 	}
-	defer done()
-	if s.tx == nil && u.Returning == nil {
-		n, err := s.updateInPieces(ctx, tw, sn, u)
+	release := sync.OnceFunc(done)
+	defer release()
+	if s.tx == nil {
+		ret, err := s.changeReturning(u.Returning, false)
+		if err != nil {
+			return err
+		}
+		defer ret.close()
+		n, err := s.updateInPieces(ctx, tw, sn, u, ret)
 		if !errors.Is(err, errMovesKeys) {
-			return s.completeChange(ctx, w, "UPDATE", n, err)
+			return s.completeChange(ctx, w, "UPDATE", n, ret, release, err)
 		}
 	}
 	rows, err := s.collectOn(ctx, sn, u.Query)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/engine"
@@ -16,10 +17,11 @@ import (
 
 // An UPDATE or DELETE collected every row it changed, old and new, boxed,
 // and wrote them as one chunk: a two-million-row UPDATE peaked at 980 MB
-// before its epoch began. Outside a transaction block and without
-// RETURNING, such a statement writes its changes in pieces, as INSERT …
-// SELECT does (insertQueryPieces): one synced batch at the end, all of it
-// or none, never held whole. An UPDATE that changes a row's key needs all
+// before its epoch began. Outside a transaction block such a statement
+// writes its changes in pieces, as INSERT … SELECT does
+// (insertQueryPieces): one synced batch at the end, all of it or none,
+// never held whole; its RETURNING rows are computed piece by piece and
+// spooled until it is written (returningRows). An UPDATE that changes a row's key needs all
 // of its rows (writeUpdate writes every delete before any insert, and
 // checkMovedKeys looks at them together): when a piece meets one, the
 // pieces are dropped and the statement runs as it did.
@@ -38,11 +40,12 @@ type changePieces struct {
 	rows   int
 }
 
-func (s *Session) newChangePieces(tw *engine.TableWriter, rel *catalog.Relation) *changePieces {
+func (s *Session) newChangePieces(tw *engine.TableWriter, rel *catalog.Relation, ret *returningRows) *changePieces {
 	p := &changePieces{s: s, tw: tw}
 	p.l = s.newPieceLoader(rel, rel.Table.Types, p.check)
 	p.l.keys, p.l.sortBy = nil, -1 // an update pair names its key twice
 	p.l.b = types.NewBuilder(rel.Table.Types, max(copyPieceRows, 2))
+	p.l.returning = ret
 	return p
 }
 
@@ -95,9 +98,10 @@ func (p *changePieces) commit(ctx context.Context) error {
 
 // updateInPieces runs an UPDATE over sn and writes its changes in pieces;
 // it returns errMovesKeys, having written nothing, when a row's key
-// changes.
-func (s *Session) updateInPieces(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, u *planner.Update) (n int, err error) {
-	p := s.newChangePieces(tw, u.Table)
+// changes. ret, when set, takes the RETURNING rows.
+func (s *Session) updateInPieces(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, u *planner.Update,
+	ret *returningRows) (n int, err error) {
+	p := s.newChangePieces(tw, u.Table, ret)
 	defer func() {
 		if err != nil {
 			p.l.release()
@@ -121,8 +125,9 @@ func (s *Session) updateInPieces(ctx context.Context, tw *engine.TableWriter, sn
 }
 
 // deleteInPieces runs a DELETE over sn and writes its deletes in pieces.
-func (s *Session) deleteInPieces(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, d *planner.Delete) (n int, err error) {
-	p := s.newChangePieces(tw, d.Table)
+func (s *Session) deleteInPieces(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, d *planner.Delete,
+	ret *returningRows) (n int, err error) {
+	p := s.newChangePieces(tw, d.Table, ret)
 	defer func() {
 		if err != nil {
 			p.l.release()
@@ -135,26 +140,54 @@ func (s *Session) deleteInPieces(ctx context.Context, tw *engine.TableWriter, sn
 	return p.rows, p.commit(ctx)
 }
 
-// deleteWithoutRows runs a DELETE without RETURNING outside a block: its
-// rows are written in pieces, never collected.
-func (s *Session) deleteWithoutRows(ctx context.Context, d *planner.Delete, w pgwire.ResultWriter) error {
+// deleteOutsideBlock runs a DELETE outside a block: its rows are written
+// in pieces, never collected.
+func (s *Session) deleteOutsideBlock(ctx context.Context, d *planner.Delete, w pgwire.ResultWriter) error {
 	tw, sn, done, err := s.lockAndRead(ctx, d.Table)
 	if err != nil {
 		return err
 	}
-	defer done()
-	n, err := s.deleteInPieces(ctx, tw, sn, d)
-	return s.completeChange(ctx, w, "DELETE", n, err)
-}
-
-// completeChange ends an UPDATE or DELETE written in pieces: n rows, or
-// err.
-func (s *Session) completeChange(ctx context.Context, w pgwire.ResultWriter, tag string, n int, err error) error {
+	release := sync.OnceFunc(done)
+	defer release()
+	ret, err := s.changeReturning(d.Returning, true)
 	if err != nil {
 		return err
 	}
+	defer ret.close()
+	n, err := s.deleteInPieces(ctx, tw, sn, d, ret)
+	return s.completeChange(ctx, w, "DELETE", n, ret, release, err)
+}
+
+// changeReturning returns what keeps an UPDATE's or DELETE's (deleted)
+// RETURNING rows, nil without RETURNING.
+func (s *Session) changeReturning(r *planner.Returning, deleted bool) (*returningRows, error) {
+	if r == nil {
+		return nil, nil
+	}
+	ret, err := s.newReturningRows(r)
+	if err != nil {
+		return nil, err
+	}
+	ret.deleted = deleted
+	return ret, nil
+}
+
+// completeChange ends an UPDATE or DELETE written in pieces: n rows, or
+// err. release lets the table's lock go before the RETURNING rows in ret,
+// if any, are sent (a client fetching them slowly holds no writer up).
+func (s *Session) completeChange(ctx context.Context, w pgwire.ResultWriter, tag string, n int, ret *returningRows,
+	release func(), err error) error {
+	if err != nil {
+		return err
+	}
+	release()
 	if err := s.maybeImplicitFlush(ctx, w); err != nil {
 		return err
+	}
+	if ret != nil {
+		if err := ret.send(ctx, w); err != nil {
+			return err
+		}
 	}
 	return w.Complete(fmt.Sprintf("%s %d", tag, n))
 }

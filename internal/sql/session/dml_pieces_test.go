@@ -1,9 +1,13 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,5 +147,64 @@ func TestUpdatePiecesKeepPairsWhole(t *testing.T) {
 	wantTag(t, c, "DELETE FROM k WHERE a > 3", "DELETE 2")
 	if got := queryStrings(t, c, "SELECT count(*), sum(c) FROM k"); !slices.Equal(got, []string{"3 9"}) {
 		t.Fatalf("after: %q", got)
+	}
+}
+
+// TestChangeReturningInPieces: an UPDATE or DELETE with RETURNING outside
+// a block is written in pieces too, its rows spooled (to a file, here) and
+// sent once it is written: the new rows as stored (type modifiers
+// applied), the deleted rows; an error in the list leaves the statement
+// without effect; an UPDATE that moves keys still runs whole.
+func TestChangeReturningInPieces(t *testing.T) {
+	defer func(n int, b int64) { copyPieceRows, returningSpoolBytes = n, b }(copyPieceRows, returningSpoolBytes)
+	copyPieceRows, returningSpoolBytes = 100, 1024
+	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 64})
+	c := connect(t, p)
+	exec(t, c, "CREATE TABLE t (a bigint PRIMARY KEY, n numeric(6,2), c bigint)")
+	exec(t, c, "CREATE TABLE h (a bigint, c bigint)")
+	wantTag(t, c, "INSERT INTO t SELECT g, 0, g FROM generate_series(1, 1000) g", "INSERT 0 1000")
+	wantTag(t, c, "INSERT INTO h SELECT g, g * 10 FROM generate_series(1, 1000) g", "INSERT 0 1000")
+	_, err := c.Exec(context.Background(), "UPDATE t SET c = c + 1 RETURNING c / (a - 700)")
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "22012" {
+		t.Fatalf("RETURNING dividing by zero: %v, want 22012", err)
+	}
+	records := logRecords(t, p, "t", "h")
+	wantSortedRows(t, queryStrings(t, c, "UPDATE t SET n = a + 0.005, c = c + 1 WHERE a <= 500 RETURNING a, n, c"), 500,
+		func(i int) string { return fmt.Sprintf("%d %d.01 %d", i+1, i+1, i+2) })
+	wantSortedRows(t, queryStrings(t, c, "DELETE FROM h WHERE a % 2 = 0 RETURNING a, c"), 500,
+		func(i int) string { return fmt.Sprintf("%d %d", 2*i+2, 20*i+20) })
+	// 1 000 halves of pairs in pieces of 100 rows; 500 deletes in 5.
+	if now := logRecords(t, p, "t", "h"); now[0]-records[0] != 10 || now[1]-records[1] != 5 {
+		t.Fatalf("log records written: %d to t, %d to h; want 10 and 5 (in pieces)", now[0]-records[0], now[1]-records[1])
+	}
+	wantSortedRows(t, queryStrings(t, c, "UPDATE t SET a = a + 10000 WHERE a > 995 RETURNING a"), 5,
+		func(i int) string { return fmt.Sprint(10996 + i) })
+	for q, want := range map[string]string{
+		"SELECT count(*), sum(n), sum(c) FROM t": "1000 125255.00 501000",
+		"SELECT count(*), sum(a), sum(c) FROM h": "500 250000 2500000",
+	} {
+		if got := queryStrings(t, c, q); !slices.Equal(got, []string{want}) {
+			t.Fatalf("%s: %q, want %q", q, got, want)
+		}
+	}
+}
+
+// wantSortedRows checks that got, ordered by its first column (an integer),
+// is n rows, row i being want(i).
+func wantSortedRows(t *testing.T, got []string, n int, want func(int) string) {
+	t.Helper()
+	first := func(r string) int {
+		v, _ := strconv.Atoi(strings.Fields(r)[0])
+		return v
+	}
+	slices.SortFunc(got, func(a, b string) int { return cmp.Compare(first(a), first(b)) })
+	if len(got) != n {
+		t.Fatalf("%d rows, want %d", len(got), n)
+	}
+	for i, r := range got {
+		if r != want(i) {
+			t.Fatalf("row %d: %q, want %q", i, r, want(i))
+		}
 	}
 }

@@ -119,6 +119,9 @@ type returningRows struct {
 	exprs []expr.Expr
 	ectx  *expr.Context
 	spool *batch.Spool
+	// deleted: the list is over the rows a DELETE removes, not the rows
+	// written.
+	deleted bool
 }
 
 func (s *Session) newReturningRows(r *planner.Returning) (*returningRows, error) {
@@ -135,18 +138,20 @@ func (s *Session) newReturningRows(r *planner.Returning) (*returningRows, error)
 }
 
 // add evaluates the list over the rows c inserts (laid out as r.Input,
-// as written; the new row of an update pair) and keeps the results.
+// as written; the new row of an update pair), or deletes, and keeps the
+// results.
 func (rr *returningRows) add(c *types.Chunk) error {
 	if len(c.Cols) != len(rr.r.Input) {
 		return sqlerr.Errorf(sqlerr.Internal, "RETURNING over %d columns, want %d", len(c.Cols), len(rr.r.Input))
 	}
-	if n := written(c); n < c.Cardinality() {
-		idx := make([]int, 0, n)
-		for i := range c.Capacity() {
-			if c.Visible(i) && c.Op(i).IsInsert() {
-				idx = append(idx, i)
-			}
+	seen := func(op types.Op) bool { return op.IsInsert() != rr.deleted }
+	idx := make([]int, 0, c.Cardinality())
+	for i := range c.Capacity() {
+		if c.Visible(i) && seen(c.Op(i)) {
+			idx = append(idx, i)
 		}
+	}
+	if len(idx) < c.Cardinality() {
 		c = gatherRows(c, idx)
 	}
 	return evalList(rr.exprs, rr.ectx, c, rr.spool.Add)
@@ -160,4 +165,8 @@ func (rr *returningRows) send(ctx context.Context, w pgwire.ResultWriter) error 
 	return rr.spool.Each(ctx, func(row types.Row) error { return w.WriteRow(ctx, row) })
 }
 
-func (rr *returningRows) close() { rr.spool.Close() }
+func (rr *returningRows) close() {
+	if rr != nil {
+		rr.spool.Close()
+	}
+}
