@@ -57,7 +57,7 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 	if err != nil {
 		return nil, err
 	}
-	w := storage.DMLWrite{Payload: payload, Rows: full, Fresh: freshRows(rel, full), Changes: hasRetraction(full)}
+	w := storage.DMLWrite{Payload: payload, Rows: full, Fresh: freshRows(rel, full)}
 	if w.Encoded, err = encodedFresh(w.Fresh, payload, toDesc(rel).Types); err != nil {
 		return nil, err
 	}
@@ -166,9 +166,10 @@ func (w *TableWriter) CheckKeyLocks(c *types.Chunk) error {
 }
 
 // StagePrepared adds p to the records Commit writes. Its rows are plain
-// inserts of new row ids or keys checked by the caller, so no key lock is
-// taken. A transaction block's writer keeps the piece in the block
-// instead (Txn.stagePiece): only pieces of new row ids.
+// inserts of new row ids, or changes of keys checked by the caller
+// (CheckKeyLocks), so no key lock is taken. A transaction block's writer
+// keeps the piece in the block instead (Txn.stagePiece), which holds the
+// keys it changes.
 func (w *TableWriter) StagePrepared(p *Prepared) error {
 	if p.handedOff {
 		return sqlerr.New(sqlerr.Internal, "engine: prepared rows staged after they were written")

@@ -139,10 +139,6 @@ type DMLWrite struct {
 	// for the tail when the record enters the log: a statement's pieces
 	// are decoded one at a time, never all together.
 	LoadRows func() (*types.Chunk, error)
-	// Changes says the rows include update pairs or deletes: the tail
-	// takes them into its tree, never as a run, so they are not decoded
-	// for one beforehand (prepareTails).
-	Changes bool
 	// Run, when set, holds the record's rows already written to a run of
 	// the store's (a transaction block's piece, OwnWrites.AddRun): the
 	// tail takes a copy of it rather than decoding and writing them again.

@@ -24,7 +24,8 @@ import (
 // latest snapshot with them overlaid must equal them over the latest
 // model, however the tail under them changed since the last overlay. The
 // tail writes its tree to runs never, now and then, or after every record,
-// and records of plain inserts straight to runs never or from one or two rows.
+// and records (of changes too) straight to runs never or from one or two
+// rows.
 func TestLatestSnapshotMatchesModel(t *testing.T) {
 	defer func(n, m int) { tailSpillBytes, tailRunFrom = n, m }(tailSpillBytes, tailRunFrom)
 	rapid.Check(t, func(rt *rapid.T) {
@@ -60,13 +61,18 @@ func TestLatestSnapshotMatchesModel(t *testing.T) {
 		}
 		for step := range rapid.IntRange(1, 40).Draw(rt, "steps") {
 			switch rapid.IntRange(0, 6).Draw(rt, fmt.Sprint("op", step)) {
-			case 6: // the block stages a bulk piece: a run of distinct keys
-				ks := rapid.SliceOfNDistinct(rapid.Int64Range(0, 6), 1, 4, rapid.ID[int64]).Draw(rt, fmt.Sprint("rk", step))
+			case 6: // the block stages a bulk piece: a run, of changes too
+				ks := rapid.SliceOfN(rapid.Int64Range(0, 6), 1, 4).Draw(rt, fmt.Sprint("rk", step))
 				b := types.NewBuilder(desc.Types, 16)
-				for _, k := range ks {
+				for j, k := range ks {
 					row := types.Row{k, "x", int64(-1000 - step)}
-					b.Append(types.Insert, row)
-					ownRows[key(row)] = row
+					if rapid.Bool().Draw(rt, fmt.Sprint("rdel", step, j)) {
+						b.Append(types.Delete, row)
+						ownRows[key(row)] = nil
+					} else {
+						b.Append(types.Insert, row)
+						ownRows[key(row)] = row
+					}
 				}
 				if _, err := own.AddRun(s, b.Take()); err != nil {
 					rt.Fatal(err)

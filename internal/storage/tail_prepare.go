@@ -19,7 +19,8 @@ type tailPrep struct {
 }
 
 // prepareTails reads back the rows of ws's records that hold only a
-// segment, and writes each record that qualifies (buildRecordRun) to a run;
+// segment, and writes each record that qualifies (buildRecordRun: a bulk
+// statement's pieces, an UPDATE's or DELETE's too) to a run;
 // a record whose rows a block already wrote to a run (DMLWrite.Run) takes
 // a copy of that one instead.
 // A record it cannot prepare is left to applyRecordLocked, which tries
@@ -32,13 +33,6 @@ func (s *Store) prepareTails(ws []TableDMLWrite) []tailPrep {
 		}
 		if w.Run != nil {
 			preps[i].run = w.Run.run.copyForRecord()
-			continue
-		}
-		if w.Changes && w.Rows == nil {
-			// An UPDATE's or DELETE's piece never becomes a run, and
-			// decoded here it would be decoded again under the lock
-			// (held whole, every piece would be at once). It is read
-			// once, there, as the collected statement was applied there.
 			continue
 		}
 		rows := w.Rows

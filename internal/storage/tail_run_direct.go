@@ -37,29 +37,24 @@ func (s *Store) applyAsRun(t *tail, seq uint64, c *types.Chunk) (bool, error) {
 	return true, nil
 }
 
-// buildRecordRun writes c, when it is tailRunFrom plain inserts or more
-// with distinct keys, to a run whose entries carry no seq: the record's
-// is given when the run is installed (installRun), so a writer can build
-// it before its record has a seq, outside the log's and the tails' locks
-// (prepareTails). It returns nil when c does not qualify or the run
-// cannot be written (the record then goes to the tree).
+// buildRecordRun writes c, when it has tailRunFrom rows or more, to a run
+// whose entries carry no seq: the record's is given when the run is
+// installed (installRun), so a writer can build it before its record has
+// a seq, outside the log's and the tails' locks (prepareTails). An insert
+// (or an update pair's new row) is an entry of its row, a delete (or a
+// pair's old row) a tombstone; of a key written twice the record's last
+// write is kept, as the tree keeps it. It returns nil when c does not
+// qualify or the run cannot be written (the record then goes to the
+// tree).
 func (s *Store) buildRecordRun(lay *layout, c *types.Chunk) (*tailRun, error) {
 	if c.Cardinality() < tailRunFrom || len(c.Cols) != len(lay.desc.Types) {
 		return nil, nil
 	}
-	idx := c.VisibleIndices()
-	for _, i := range idx {
-		if c.Op(i) != types.Insert {
-			return nil, nil
-		}
-	}
-	e, err := lay.encodeRecord(c, idx)
+	e, err := lay.encodeRecord(c, c.VisibleIndices())
 	if err != nil {
 		return nil, err
 	}
-	if !e.sort() {
-		return nil, nil // a key twice: the tree keeps the later write
-	}
+	e.sort()
 	r, err := s.writeTailRunOf(lay.desc.ID, len(e.order), func(add func(k []byte, te tailEntry) error) error {
 		for _, j := range e.order {
 			if err := add(e.key(j), tailEntry{val: e.val(j)}); err != nil {
@@ -109,7 +104,8 @@ func (e *encodedRecord) start(ends []int, j int) int {
 	return ends[j-1]
 }
 
-// encodeRecord encodes rows idx of c with the table's layout.
+// encodeRecord encodes rows idx of c with the table's layout: a
+// retraction's value is empty (a tombstone).
 func (lay *layout) encodeRecord(c *types.Chunk, idx []int) (*encodedRecord, error) {
 	e := &encodedRecord{kEnd: make([]int, len(idx)), vEnd: make([]int, len(idx))}
 	var err error
@@ -120,20 +116,22 @@ func (lay *layout) encodeRecord(c *types.Chunk, idx []int) (*encodedRecord, erro
 		if e.keys, err = lay.appendKey(e.keys, vnode, pk); err != nil {
 			return nil, err
 		}
-		before := len(e.vals)
-		if e.vals, err = lay.encodeValue(e.vals, row); err != nil {
-			return nil, err
-		}
-		if len(e.vals) == before {
-			return nil, fmt.Errorf("storage: table %d: empty value encoding", lay.desc.ID)
+		if before := len(e.vals); c.Op(i).IsInsert() {
+			if e.vals, err = lay.encodeValue(e.vals, row); err != nil {
+				return nil, err
+			}
+			if len(e.vals) == before {
+				return nil, fmt.Errorf("storage: table %d: empty value encoding", lay.desc.ID)
+			}
 		}
 		e.kEnd[j], e.vEnd[j] = len(e.keys), len(e.vals)
 	}
 	return e, nil
 }
 
-// sort orders the rows by key, and reports false if a key repeats.
-func (e *encodedRecord) sort() bool {
+// sort orders the rows by key, keeping of a key written twice the later
+// row only.
+func (e *encodedRecord) sort() {
 	e.order = make([]int, len(e.kEnd))
 	rising := true
 	for j := range e.order {
@@ -141,13 +139,16 @@ func (e *encodedRecord) sort() bool {
 		rising = rising && (j == 0 || bytes.Compare(e.key(j-1), e.key(j)) < 0)
 	}
 	if rising {
-		return true
+		return
 	}
-	slices.SortFunc(e.order, func(a, b int) int { return bytes.Compare(e.key(a), e.key(b)) })
-	for j := 1; j < len(e.order); j++ {
-		if bytes.Equal(e.key(e.order[j-1]), e.key(e.order[j])) {
-			return false
+	// Stable: a key's rows stay in record order, the last one kept.
+	slices.SortStableFunc(e.order, func(a, b int) int { return bytes.Compare(e.key(a), e.key(b)) })
+	kept := e.order[:0]
+	for j, row := range e.order {
+		if j+1 < len(e.order) && bytes.Equal(e.key(row), e.key(e.order[j+1])) {
+			continue
 		}
+		kept = append(kept, row)
 	}
-	return true
+	e.order = kept
 }
