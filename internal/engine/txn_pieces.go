@@ -17,9 +17,10 @@ import (
 // records, in order.
 //
 // The block reads its own pieces back: those of new row ids as a fresh
-// run each, from their segments (storage.OwnWrites.AddFresh); those of a
-// table with a primary key as a run of the store's, which the piece's
-// rows are written to once (OwnWrites.AddRun). The keys of such a run are
+// run each, from their segments (storage.OwnWrites.AddFresh); any other
+// (of a table with a primary key, an UPDATE's or DELETE's) as a run of
+// the store's, which the piece's rows are written to once
+// (OwnWrites.AddRun). The keys of such a run are
 // the block's row locks too: another block or statement that changes one
 // finds it through the run's bloom filter, not a map entry per key
 // (keyLocks.runs).
@@ -32,18 +33,15 @@ type heldRun struct {
 }
 
 // stagePiece keeps piece p of a bulk statement into rel in the block.
-// Its rows are plain inserts, checked by the caller, under the table's
-// lock, against the table, the block's earlier writes and other blocks'
-// keys (CheckKeyLocks).
+// Its rows are plain inserts, or an UPDATE's or DELETE's changes of rows
+// read under the table's lock, checked by the caller against the table,
+// the block's earlier writes and other blocks' keys (CheckKeyLocks).
 func (t *Txn) stagePiece(rel *catalog.Relation, p *Prepared) error {
 	tt, err := t.table(rel)
 	if err != nil {
 		return err
 	}
-	if hasRowID(rel) && !p.write.Fresh {
-		return sqlerr.Errorf(sqlerr.Internal, "engine: a piece of %s staged in a block is not of new row ids", tt.rel.Name)
-	}
-	if hasRowID(rel) {
+	if p.write.Fresh {
 		err = t.stageFresh(tt, p)
 	} else {
 		err = t.stageKeyed(tt, p)
@@ -66,8 +64,9 @@ func (t *Txn) stageFresh(tt *txnTable, p *Prepared) error {
 	return sqlerr.Errorf(sqlerr.Internal, "engine: a piece of %s with neither rows nor a segment", tt.rel.Name)
 }
 
-// stageKeyed makes a piece of a table with a primary key readable by the
-// block, and holds its keys.
+// stageKeyed makes a piece of a table with a primary key, or of changes
+// (of a table keyed by its row id too), readable by the block, and holds
+// its keys.
 func (t *Txn) stageKeyed(tt *txnTable, p *Prepared) error {
 	rows, err := p.Rows()
 	if err != nil {

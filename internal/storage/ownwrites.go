@@ -67,12 +67,13 @@ func (o *OwnWrites) Add(c *types.Chunk) error {
 	return o.add(ownWrite{chunk: c})
 }
 
-// AddRun records a piece of a bulk statement, c (plain inserts of keys
-// the table and the block do not hold, every column), as a run of the
-// store's: a block's COPY of millions of rows into a table with a
-// primary key is read back from the run, not held in memory. It returns
-// the run's keys, which the block holds as row locks; nil when the piece
-// was too small for a run and is kept as a chunk.
+// AddRun records a piece of a bulk statement, c (every column: inserts of
+// keys the table and the block do not hold, or an UPDATE's or DELETE's
+// changes), as a run of the store's: a block's COPY of millions of rows
+// into a table with a primary key, or its UPDATE of as many, is read back
+// from the run, not held in memory. It returns the run's keys, which the
+// block holds as row locks; nil when the piece was too small for a run
+// and is kept as a chunk.
 func (o *OwnWrites) AddRun(s *Store, c *types.Chunk) (*RunKeys, error) {
 	r, err := s.buildRecordRun(o.lay, c)
 	if err != nil {

@@ -93,34 +93,21 @@ func (s *Session) insertQuery(ctx context.Context, tw *engine.TableWriter, sn *s
 }
 
 // delete writes a Delete of every matching row (all columns, so the
-// hidden row id names the row).
+// hidden row id names the row), in pieces (deleteInPieces).
 func (s *Session) delete(ctx context.Context, d *planner.Delete, w pgwire.ResultWriter) error {
-	if s.tx == nil {
-		return s.deleteOutsideBlock(ctx, d, w)
-	}
-	tw, done, err := s.lockTable(ctx, d.Table)
+	tw, sn, done, err := s.lockAndRead(ctx, d.Table)
 	if err != nil {
 		return err
 	}
-	defer done()
-	rows, err := s.collectLatest(ctx, d.Query)
+	release := sync.OnceFunc(done)
+	defer release()
+	ret, err := s.changeReturning(d.Returning, true)
 	if err != nil {
 		return err
 	}
-	ret, err := s.evalReturning(d.Returning, rows)
-	if err != nil {
-		return err
-	}
-	if err := s.writeTableRows(ctx, tw, d.Table.Table.Types, rows, nil, types.Delete); err != nil {
-		return err
-	}
-	if err := s.maybeImplicitFlush(ctx, w); err != nil {
-		return err
-	}
-	if err := sendReturning(ctx, d.Returning, ret, w); err != nil {
-		return err
-	}
-	return w.Complete(fmt.Sprintf("DELETE %d", len(rows)))
+	defer ret.close()
+	n, err := s.deleteInPieces(ctx, tw, sn, d, ret)
+	return s.completeChange(ctx, w, "DELETE", n, ret, release, err)
 }
 
 // update writes each change as an UpdateDelete of the old row followed by
@@ -132,17 +119,22 @@ func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.Result
 	}
 	release := sync.OnceFunc(done)
 	defer release()
-	if s.tx == nil {
-		ret, err := s.changeReturning(u.Returning, false)
-		if err != nil {
-			return err
-		}
-		defer ret.close()
-		n, err := s.updateInPieces(ctx, tw, sn, u, ret)
-		if !errors.Is(err, errMovesKeys) {
-			return s.completeChange(ctx, w, "UPDATE", n, ret, release, err)
-		}
+	ret, err := s.changeReturning(u.Returning, false)
+	if err != nil {
+		return err
 	}
+	defer ret.close()
+	n, err := s.updateInPieces(ctx, tw, sn, u, ret)
+	if !errors.Is(err, errMovesKeys) {
+		return s.completeChange(ctx, w, "UPDATE", n, ret, release, err)
+	}
+	return s.updateMovingKeys(ctx, tw, sn, u, w)
+}
+
+// updateMovingKeys runs an UPDATE that changes keys: its rows collected
+// whole (writeUpdate).
+func (s *Session) updateMovingKeys(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, u *planner.Update,
+	w pgwire.ResultWriter) error {
 	rows, err := s.collectOn(ctx, sn, u.Query)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/engine"
@@ -17,11 +16,12 @@ import (
 
 // An UPDATE or DELETE collected every row it changed, old and new, boxed,
 // and wrote them as one chunk: a two-million-row UPDATE peaked at 980 MB
-// before its epoch began. Outside a transaction block such a statement
-// writes its changes in pieces, as INSERT … SELECT does
-// (insertQueryPieces): one synced batch at the end, all of it or none,
-// never held whole; its RETURNING rows are computed piece by piece and
-// spooled until it is written (returningRows). An UPDATE that changes a row's key needs all
+// before its epoch began. Such a statement writes its changes in pieces,
+// as INSERT … SELECT does (insertQueryPieces): one synced batch at the
+// end, all of it or none, never held whole (a transaction block keeps the
+// pieces in their segments, and reads them back as runs, until COMMIT);
+// its RETURNING rows are computed piece by piece and spooled until it is
+// written (returningRows). An UPDATE that changes a row's key needs all
 // of its rows (writeUpdate writes every delete before any insert, and
 // checkMovedKeys looks at them together): when a piece meets one, the
 // pieces are dropped and the statement runs as it did.
@@ -138,24 +138,6 @@ func (s *Session) deleteInPieces(ctx context.Context, tw *engine.TableWriter, sn
 		return 0, err
 	}
 	return p.rows, p.commit(ctx)
-}
-
-// deleteOutsideBlock runs a DELETE outside a block: its rows are written
-// in pieces, never collected.
-func (s *Session) deleteOutsideBlock(ctx context.Context, d *planner.Delete, w pgwire.ResultWriter) error {
-	tw, sn, done, err := s.lockAndRead(ctx, d.Table)
-	if err != nil {
-		return err
-	}
-	release := sync.OnceFunc(done)
-	defer release()
-	ret, err := s.changeReturning(d.Returning, true)
-	if err != nil {
-		return err
-	}
-	defer ret.close()
-	n, err := s.deleteInPieces(ctx, tw, sn, d, ret)
-	return s.completeChange(ctx, w, "DELETE", n, ret, release, err)
 }
 
 // changeReturning returns what keeps an UPDATE's or DELETE's (deleted)

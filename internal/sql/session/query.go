@@ -110,18 +110,6 @@ func (s *Session) waitOwnWrites(ctx context.Context, q *planner.Query, w pgwire.
 	return w.Notice(pgwire.Notice{Message: msg})
 }
 
-// collectLatest runs a DML statement's query over the latest state, holding
-// its target's write lock: every row it returns is the row's current
-// version, and stays so until the statement's write releases the lock.
-func (s *Session) collectLatest(ctx context.Context, q *planner.Query) ([]types.Row, error) {
-	sn, err := s.latest(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer sn.Close()
-	return s.collectOn(ctx, sn, q)
-}
-
 // latest returns a snapshot of the tables' latest state with the open
 // block's own writes, for a statement that reads to write.
 func (s *Session) latest(ctx context.Context) (*storage.Snapshot, error) {

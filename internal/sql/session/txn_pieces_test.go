@@ -203,3 +203,71 @@ func wantOne(t *testing.T, c *pgx.Conn, q, w string) {
 		t.Fatalf("%s: %q, want %q", q, got, w)
 	}
 }
+
+// TestChangePiecesInBlock: in a block, an UPDATE or DELETE of many rows
+// is kept as pieces too, read back by the block as runs (of new rows and
+// tombstones): later statements of the block see them, other sessions do
+// not; its keys are row locks (another block fails with 40001, a single
+// statement waits); ROLLBACK discards it, COMMIT writes every piece in
+// the block's one batch, which views see at once. Both a table with a
+// primary key and one keyed by its row id.
+func TestChangePiecesInBlock(t *testing.T) {
+	defer func(n int) { copyPieceRows = n }(copyPieceRows)
+	copyPieceRows = 5000 // the store writes a run from 4 096 rows
+	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 256})
+	ctx := context.Background()
+	a, b, c := connect(t, p), connect(t, p), connect(t, p)
+	for _, tbl := range []string{"k (id bigint PRIMARY KEY, v bigint)", "h (id bigint, v bigint)"} {
+		name := tbl[:1]
+		exec(t, a, "CREATE TABLE "+tbl)
+		exec(t, a, "CREATE MATERIALIZED VIEW v"+name+" AS SELECT count(*) AS n, sum(v) AS s FROM "+name)
+		wantTag(t, a, "INSERT INTO "+name+" SELECT g, g FROM generate_series(1, 20000) g", "INSERT 0 20000")
+	}
+	exec(t, a, "FLUSH")
+	records := logRecords(t, p, "k", "h")
+	exec(t, a, "BEGIN")
+	for _, name := range []string{"k", "h"} {
+		wantTag(t, a, "UPDATE "+name+" SET v = v * 10", "UPDATE 20000")
+		wantTag(t, a, "DELETE FROM "+name+" WHERE id % 4 = 0", "DELETE 5000")
+		wantTag(t, a, "UPDATE "+name+" SET v = v + 1 WHERE id % 2 = 0", "UPDATE 5000")
+		// 15 000 rows: 10 × (200 010 000 − 50 010 000) + 5 000.
+		wantOne(t, a, "SELECT count(*), sum(v) FROM "+name, "15000 1500005000")
+		wantOne(t, b, "SELECT count(*), sum(v) FROM "+name, "20000 200010000")
+	}
+	if now := logRecords(t, p, "k", "h"); !slices.Equal(now, records) {
+		t.Fatalf("the block wrote to the log before COMMIT: %v, was %v", now, records)
+	}
+	exec(t, c, "BEGIN")
+	_, err := c.Exec(ctx, "UPDATE k SET v = 0 WHERE id = 7777")
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "40001" {
+		t.Fatalf("another block's UPDATE of a row the block changed: %v, want 40001", err)
+	}
+	exec(t, c, "ROLLBACK")
+	waited := make(chan error, 1)
+	go func() {
+		_, err := b.Exec(ctx, "UPDATE k SET v = v + 1000000 WHERE id = 7777")
+		waited <- err
+	}()
+	select {
+	case err := <-waited:
+		t.Fatalf("a single statement on a row the block changed did not wait: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	exec(t, a, "COMMIT")
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	// Each UPDATE of 20 000 rows is 40 000 halves of pairs: 8 pieces.
+	if now := logRecords(t, p, "k", "h"); now[0]-records[0] < 10 || now[1]-records[1] < 10 {
+		t.Fatalf("COMMIT wrote %d records to k, %d to h: not in pieces", now[0]-records[0], now[1]-records[1])
+	}
+	exec(t, b, "FLUSH")
+	wantOne(t, b, "SELECT n, s FROM vk", "15000 1501005000")
+	wantOne(t, b, "SELECT n, s FROM vh", "15000 1500005000")
+	exec(t, a, "BEGIN")
+	wantTag(t, a, "DELETE FROM h", "DELETE 15000")
+	wantOne(t, a, "SELECT count(*) FROM h", "0")
+	exec(t, a, "ROLLBACK")
+	wantOne(t, a, "SELECT count(*), sum(v) FROM h", "15000 1500005000")
+}
