@@ -130,19 +130,19 @@ func (lay *layout) encodeRecord(c *types.Chunk, idx []int) (*encodedRecord, erro
 }
 
 // sort orders the rows by key, keeping of a key written twice the later
-// row only.
+// row only. Rows already in key order (a COPY's in key order, an UPDATE's
+// pairs over a scan in key order, each key twice) are not sorted.
 func (e *encodedRecord) sort() {
 	e.order = make([]int, len(e.kEnd))
-	rising := true
+	ordered := true
 	for j := range e.order {
 		e.order[j] = j
-		rising = rising && (j == 0 || bytes.Compare(e.key(j-1), e.key(j)) < 0)
+		ordered = ordered && (j == 0 || bytes.Compare(e.key(j-1), e.key(j)) <= 0)
 	}
-	if rising {
-		return
+	if !ordered {
+		// Stable: a key's rows stay in record order, the last one kept.
+		slices.SortStableFunc(e.order, func(a, b int) int { return bytes.Compare(e.key(a), e.key(b)) })
 	}
-	// Stable: a key's rows stay in record order, the last one kept.
-	slices.SortStableFunc(e.order, func(a, b int) int { return bytes.Compare(e.key(a), e.key(b)) })
 	kept := e.order[:0]
 	for j, row := range e.order {
 		if j+1 < len(e.order) && bytes.Equal(e.key(row), e.key(e.order[j+1])) {

@@ -90,6 +90,9 @@ func (p *changePieces) commit(ctx context.Context) error {
 	if p.locked != nil {
 		return p.locked
 	}
+	if err := p.l.returningErr(); err != nil {
+		return err
+	}
 	if len(p.l.pieces) == 0 {
 		return nil
 	}

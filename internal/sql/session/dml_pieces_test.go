@@ -208,3 +208,34 @@ func wantSortedRows(t *testing.T, got []string, n int, want func(int) string) {
 		}
 	}
 }
+
+// TestReturningErrorWaitsForABlock: a RETURNING list that fails on a row
+// an open block holds waits for the block, as Postgres computes RETURNING
+// only once it has the row, and then runs over the committed row.
+func TestReturningErrorWaitsForABlock(t *testing.T) {
+	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 256})
+	a, b := connect(t, p), connect(t, p)
+	exec(t, a, "CREATE TABLE t (a bigint PRIMARY KEY, c bigint, d bigint)")
+	exec(t, a, "INSERT INTO t VALUES (7, 0, 0)")
+	exec(t, a, "BEGIN")
+	wantTag(t, a, "UPDATE t SET c = 5 WHERE a = 7", "UPDATE 1")
+	type result struct {
+		v   int64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = b.QueryRow(context.Background(), "UPDATE t SET d = d + 1 WHERE a = 7 RETURNING 10 / c").Scan(&r.v)
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("the UPDATE did not wait for the block: %v %v", r.v, r.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	exec(t, a, "COMMIT")
+	if r := <-done; r.err != nil || r.v != 2 {
+		t.Fatalf("RETURNING after the block: %v %v, want 2", r.v, r.err)
+	}
+}

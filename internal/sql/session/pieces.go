@@ -43,6 +43,7 @@ type pieceLoader struct {
 	later     []*engine.Prepared // an upsert's update pairs, written last
 	rows      int                // the rows prepared (inserted, or updated: an update pair is one)
 	payloads  engine.PieceBuffer // the pieces are encoded into it in turn
+	retErr    error              // RETURNING's first error (returningErr)
 }
 
 func (s *Session) newPieceLoader(rel *catalog.Relation, vis []types.Type, check func(*types.Chunk) error) *pieceLoader {
@@ -67,15 +68,16 @@ func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
 			}
 		}
 	}
-	// An error in RETURNING is the statement's only once the piece's rows
-	// pass their checks: a row with a taken key fails with 23505 first,
-	// as each row does in Postgres before its RETURNING is computed.
-	var retErr error
-	if l.returning != nil {
+	// An error in RETURNING is the statement's only once every piece's
+	// rows pass their checks (held back: returned by returningErr): a
+	// row with a taken key fails with 23505 first, and a row an open
+	// block holds makes the statement wait and run again, as each row
+	// does in Postgres before its RETURNING is computed.
+	if l.returning != nil && l.retErr == nil {
 		if err := engine.Conform(l.rel, c); err != nil {
 			return err
 		}
-		retErr = l.returning.add(c)
+		l.retErr = l.returning.add(c)
 	}
 	// An upsert's update pairs go in pieces of their own, written after
 	// every piece of inserts: the inserts stay plain, so the table's tail
@@ -94,8 +96,12 @@ func (l *pieceLoader) prepare(ctx context.Context, c *types.Chunk) error {
 			return err
 		}
 	}
-	return retErr
+	return nil
 }
+
+// returningErr is the first error RETURNING met, once every piece is
+// prepared and checked.
+func (l *pieceLoader) returningErr() error { return l.retErr }
 
 // preparePiece prepares c as a piece, adds it to to, and checks it.
 func (l *pieceLoader) preparePiece(ctx context.Context, c *types.Chunk, to *[]*engine.Prepared) error {
@@ -229,6 +235,9 @@ func (s *Session) insertQueryPieces(ctx context.Context, tw *engine.TableWriter,
 	}
 	if locked != nil {
 		return 0, locked
+	}
+	if err := l.returningErr(); err != nil {
+		return 0, err
 	}
 	return l.rows, s.commitPieces(ctx, tw, l.pieces)
 }
