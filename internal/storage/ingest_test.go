@@ -359,28 +359,10 @@ func testCrashDuringIngest(t *testing.T, step string, crash bool) {
 	if err := tbl.Seal(2); err != nil {
 		t.Fatal(err)
 	}
-	s.crashAt = func(at string) error {
-		switch {
-		case at != step:
-			return nil
-		case crash:
-			return errSimulatedCrash
-		}
-		return fmt.Errorf("failure at %s", at)
-	}
-	if err := s.Commit(ctx, 2, nil); err == nil {
-		t.Fatal("the commit went through its crash point")
-	}
-	s.crashAt = nil
-	if !crash {
-		if got := committedRows(t, s, desc); got != want {
-			t.Fatalf("after the failed commit:\n got %s\nwant %s", got, want)
-		}
-		_ = s.Close()
+	crashed := failCommitAt(t, s, fs, 2, step, crash, desc, want)
+	if crashed == nil {
 		return
 	}
-	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0, RNG: rand.New(rand.NewPCG(1, 2))})
-	_ = s.Close()
 	s2 := openIngest(t, crashed, 1)
 	if e := s2.CommittedEpoch(); e != 1 {
 		t.Fatalf("committed epoch after the crash = %d, want 1", e)
@@ -556,31 +538,44 @@ func TestFailedCommitKeepsOverwrittenRows(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			s.crashAt = func(at string) error {
-				switch {
-				case at != "ingested":
-					return nil
-				case crash:
-					return errSimulatedCrash
-				}
-				return fmt.Errorf("failure at %s", at)
-			}
-			if err := s.Commit(ctx, 2, nil); err == nil {
-				t.Fatal("the commit went through its crash point")
-			}
-			s.crashAt = nil
-			if !crash {
-				if got := committedRows(t, s, desc); got != want {
-					t.Fatalf("after the failed commit:\n got %s\nwant %s", got, want)
-				}
-				_ = s.Close()
+			crashed := failCommitAt(t, s, fs, 2, "ingested", crash, desc, want)
+			if crashed == nil {
 				return
 			}
-			crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0, RNG: rand.New(rand.NewPCG(1, 2))})
-			_ = s.Close()
 			if got := committedRows(t, openIngest(t, crashed, 1), desc); got != want {
 				t.Fatalf("after the crash:\n got %s\nwant %s", got, want)
 			}
 		})
 	}
+}
+
+// failCommitAt makes s's commit of epoch fail at step, by an error or
+// (crash) a simulated crash. After an error it checks that desc's
+// committed rows are still want, closes s and returns nil; after a crash
+// it closes s and returns a crash clone of fs to reopen.
+func failCommitAt(t *testing.T, s *Store, fs *vfs.MemFS, epoch uint64, step string, crash bool, desc TableDesc, want string) *vfs.MemFS {
+	t.Helper()
+	s.crashAt = func(at string) error {
+		switch {
+		case at != step:
+			return nil
+		case crash:
+			return errSimulatedCrash
+		}
+		return fmt.Errorf("failure at %s", at)
+	}
+	if err := s.Commit(context.Background(), epoch, nil); err == nil {
+		t.Fatal("the commit went through its crash point")
+	}
+	s.crashAt = nil
+	if !crash {
+		if got := committedRows(t, s, desc); got != want {
+			t.Fatalf("after the failed commit:\n got %s\nwant %s", got, want)
+		}
+		_ = s.Close()
+		return nil
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0, RNG: rand.New(rand.NewPCG(1, 2))})
+	_ = s.Close()
+	return crashed
 }

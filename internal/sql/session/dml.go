@@ -77,19 +77,7 @@ func (s *Session) insertQuery(ctx context.Context, tw *engine.TableWriter, sn *s
 		defer ret.close()
 	}
 	n, err := s.insertQueryPieces(ctx, tw, sn, ins, ret)
-	if err != nil {
-		return err
-	}
-	release()
-	if err := s.maybeImplicitFlush(ctx, w); err != nil {
-		return err
-	}
-	if ret != nil {
-		if err := ret.send(ctx, w); err != nil {
-			return err
-		}
-	}
-	return w.Complete(fmt.Sprintf("INSERT 0 %d", n))
+	return s.completeChange(ctx, w, "INSERT 0", n, ret, release, err)
 }
 
 // delete writes a Delete of every matching row (all columns, so the

@@ -157,8 +157,8 @@ func (s *Session) changeReturning(r *planner.Returning, deleted bool) (*returnin
 	return ret, nil
 }
 
-// completeChange ends an UPDATE or DELETE written in pieces: n rows, or
-// err. release lets the table's lock go before the RETURNING rows in ret,
+// completeChange ends a statement written in pieces (an UPDATE, a DELETE,
+// an INSERT … SELECT): n rows, or err. release lets the table's lock go before the RETURNING rows in ret,
 // if any, are sent (a client fetching them slowly holds no writer up).
 func (s *Session) completeChange(ctx context.Context, w pgwire.ResultWriter, tag string, n int, ret *returningRows,
 	release func(), err error) error {
