@@ -160,61 +160,20 @@ func (r *pkReader) read(c *types.Chunk, i int) (types.Row, []byte, error) {
 	return r.pk, r.key, err
 }
 
+// readRow returns row's key, as read does.
+func (r *pkReader) readRow(row types.Row) (types.Row, []byte, error) {
+	for j, col := range r.rel.PK {
+		r.pk[j] = row[col]
+	}
+	var err error
+	r.key, err = codec.EncodeKey(r.key[:0], r.pk, r.types, r.orders)
+	return r.pk, r.key, err
+}
+
 // duplicate is the 23505 error of key pk.
 func (r *pkReader) duplicate(pk types.Row) error { return duplicateKey(r.rel, pk, r.types) }
 
 // duplicateKey is Postgres's unique violation of the primary key.
-// checkMovedKeys refuses, with 23505, an UPDATE that moves a row's
-// primary key onto a key another row keeps (one the statement does not
-// vacate) or onto the new key of another of its rows.
-func checkMovedKeys(ctx context.Context, sn *storage.Snapshot, rel *catalog.Relation, olds, news []types.Row) error {
-	if !hasDeclaredPK(rel) || !movesKeys(rel.PK, olds, news) {
-		return nil
-	}
-	pkTypes := make([]types.Type, len(rel.PK))
-	for i, c := range rel.PK {
-		pkTypes[i] = rel.Columns[c].Type
-	}
-	orders := make([]codec.Order, len(rel.PK))
-	keyOf := func(r types.Row) (types.Row, string, error) {
-		pk := make(types.Row, len(rel.PK))
-		for j, c := range rel.PK {
-			pk[j] = r[c]
-		}
-		k, err := codec.EncodeKey(nil, pk, pkTypes, orders)
-		return pk, string(k), err
-	}
-	vacated := make(map[string]bool, len(olds))
-	for _, r := range olds {
-		_, k, err := keyOf(r)
-		if err != nil {
-			return err
-		}
-		vacated[k] = true
-	}
-	taken := make(map[string]bool, len(news))
-	desc := storage.TableDesc(rel.Table)
-	for _, r := range news {
-		pk, k, err := keyOf(r)
-		if err != nil {
-			return err
-		}
-		if taken[k] {
-			return duplicateKey(rel, pk, pkTypes)
-		}
-		taken[k] = true
-		if vacated[k] {
-			continue
-		}
-		if _, found, err := sn.Get(ctx, desc, pk); err != nil {
-			return err
-		} else if found {
-			return duplicateKey(rel, pk, pkTypes)
-		}
-	}
-	return nil
-}
-
 func duplicateKey(rel *catalog.Relation, pk types.Row, ts []types.Type) error {
 	names, vals := make([]string, len(rel.PK)), make([]string, len(rel.PK))
 	for i, c := range rel.PK {

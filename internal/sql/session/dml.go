@@ -113,75 +113,16 @@ func (s *Session) update(ctx context.Context, u *planner.Update, w pgwire.Result
 	}
 	defer ret.close()
 	n, err := s.updateInPieces(ctx, tw, sn, u, ret)
-	if !errors.Is(err, errMovesKeys) {
-		return s.completeChange(ctx, w, "UPDATE", n, ret, release, err)
-	}
-	return s.updateMovingKeys(ctx, tw, sn, u, w)
-}
-
-// updateMovingKeys runs an UPDATE that changes keys: its rows collected
-// whole (writeUpdate).
-func (s *Session) updateMovingKeys(ctx context.Context, tw *engine.TableWriter, sn *storage.Snapshot, u *planner.Update,
-	w pgwire.ResultWriter) error {
-	rows, err := s.collectOn(ctx, sn, u.Query)
-	if err != nil {
-		return err
-	}
-	n := len(u.Table.Columns)
-	olds, news := make([]types.Row, len(rows)), make([]types.Row, len(rows))
-	for i, r := range rows {
-		olds[i], news[i] = r[:n], r[n:2*n]
-	}
-	if err := checkMovedKeys(ctx, sn, u.Table, olds, news); err != nil {
-		return err
-	}
-	ret, err := s.evalReturning(u.Returning, news)
-	if err != nil {
-		return err
-	}
-	if err := s.writeUpdate(ctx, tw, u.Table, olds, news); err != nil {
-		return err
-	}
-	if err := s.maybeImplicitFlush(ctx, w); err != nil {
-		return err
-	}
-	if err := sendReturning(ctx, u.Returning, ret, w); err != nil {
-		return err
-	}
-	return w.Complete(fmt.Sprintf("UPDATE %d", len(rows)))
-}
-
-// writeUpdate writes an UPDATE's changes. When a row's primary key changes
-// it may move onto a key another row of the statement vacates (SET id = id
-// + 1); written pair by pair, the new row would land on that key before the
-// old one left it, and the old one's delete would then remove it. So a
-// statement that moves keys deletes every old row first and then inserts
-// every new one; otherwise each row is one update pair.
-func (s *Session) writeUpdate(ctx context.Context, tw *engine.TableWriter, rel *catalog.Relation, olds, news []types.Row) error {
-	ts := rel.Table.Types
-	if !movesKeys(rel.PK, olds, news) {
-		return s.writeTableRows(ctx, tw, ts, olds, news, types.UpdateDelete)
-	}
-	b := types.NewBuilder(ts, 2*len(olds)+1)
-	for _, r := range olds {
-		b.Append(types.Delete, r)
-	}
-	for _, r := range news {
-		b.Append(types.Insert, r)
-	}
-	return s.writeChunk(ctx, tw, b.Take())
-}
-
-// movesKeys reports whether any row's primary key columns change.
-func movesKeys(pk []int, olds, news []types.Row) bool {
-	for i := range olds {
-		for _, c := range pk {
-			if types.Compare(olds[i][c], news[i][c]) != 0 {
-				return true
-			}
+	if errors.Is(err, errMovesKeys) {
+		// Again from the start, its RETURNING rows too (the first
+		// spool is closed by the defer above).
+		if ret, err = s.changeReturning(u.Returning, false); err != nil {
+			return err
 		}
+		defer ret.close()
+		n, err = s.updateMovingKeysInPieces(ctx, tw, sn, u, ret)
 	}
-	return false
+	return s.completeChange(ctx, w, "UPDATE", n, ret, release, err)
 }
 
 // maybeImplicitFlush waits, under implicit_flush, for an epoch that covers
@@ -215,23 +156,6 @@ func visibleTypes(rel *catalog.Relation) []types.Type {
 		}
 	}
 	return ts
-}
-
-// writeTableRows writes rows (and, for updates, each row's new version right
-// after it) as one record.
-func (s *Session) writeTableRows(ctx context.Context, tw *engine.TableWriter, ts []types.Type, rows, news []types.Row, op types.Op) error {
-	n := len(rows)
-	if news != nil {
-		n *= 2
-	}
-	b := types.NewBuilder(ts, n+1)
-	for i, r := range rows {
-		b.Append(op, r)
-		if news != nil {
-			b.Append(types.UpdateInsert, news[i])
-		}
-	}
-	return s.writeChunk(ctx, tw, b.Take())
 }
 
 // writeChunk writes c, if it has rows (an empty statement writes nothing);

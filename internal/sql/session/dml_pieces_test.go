@@ -239,3 +239,50 @@ func TestReturningErrorWaitsForABlock(t *testing.T) {
 		t.Fatalf("RETURNING after the block: %v %v, want 2", r.v, r.err)
 	}
 }
+
+// TestUpdateMovingKeysInPieces: an UPDATE that changes primary keys is
+// written in pieces too, every old row deleted before any new row is
+// inserted, so a row may move onto a key another row vacates; a new key
+// the table keeps, or two rows moving onto one key, fail with 23505 and
+// change nothing; RETURNING sees the new rows; in a block it is the
+// block's until COMMIT.
+func TestUpdateMovingKeysInPieces(t *testing.T) {
+	defer func(n int) { copyPieceRows = n }(copyPieceRows)
+	copyPieceRows = 2000
+	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 256})
+	a, b := connect(t, p), connect(t, p)
+	exec(t, a, "CREATE TABLE t (a bigint PRIMARY KEY, c bigint)")
+	exec(t, a, "CREATE TABLE k (a int, b varchar, c bigint, PRIMARY KEY (b, a))")
+	exec(t, a, "CREATE MATERIALIZED VIEW vt AS SELECT count(*) AS n, sum(a) AS sa, sum(c) AS sc FROM t")
+	wantTag(t, a, "INSERT INTO t SELECT g, g FROM generate_series(1, 9000) g", "INSERT 0 9000")
+	wantTag(t, a, "INSERT INTO k SELECT g, 'k' || (g % 7), g FROM generate_series(1, 9000) g", "INSERT 0 9000")
+	for q, code := range map[string]string{
+		"UPDATE t SET a = a + 1 WHERE a < 5000":   "23505", // onto 5000, which stays
+		"UPDATE t SET a = 1 WHERE a IN (77, 78)":  "23505", // two rows onto one key
+		"UPDATE k SET a = a + 7 WHERE a < 8000":   "23505",
+		"UPDATE t SET a = a + 1 RETURNING 1 / 0": "22012",
+	} {
+		_, err := a.Exec(context.Background(), q)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != code {
+			t.Fatalf("%s: %v, want %s", q, err, code)
+		}
+	}
+	records := logRecords(t, p, "t")
+	wantTag(t, a, "UPDATE t SET a = a + 1", "UPDATE 9000")
+	// 9 000 deletes then 9 000 inserts, in pieces of 2 000 rows.
+	if got := logRecords(t, p, "t"); got[0]-records[0] != 10 {
+		t.Fatalf("%d records written, want 10 (in pieces)", got[0]-records[0])
+	}
+	wantSortedRows(t, queryStrings(t, a, "UPDATE t SET a = a + 100 WHERE a > 8991 RETURNING a, c"), 10,
+		func(i int) string { return fmt.Sprintf("%d %d", 9092+i, 8991+i) })
+	wantTag(t, a, "UPDATE k SET a = a + 7", "UPDATE 9000")
+	exec(t, a, "BEGIN")
+	wantTag(t, a, "UPDATE t SET a = a * 2", "UPDATE 9000")
+	wantOne(t, a, "SELECT count(*), sum(a), sum(c) FROM t", "9000 81029000 40504500")
+	wantOne(t, b, "SELECT count(*), sum(a), sum(c) FROM t", "9000 40514500 40504500")
+	exec(t, a, "COMMIT")
+	exec(t, a, "FLUSH")
+	wantOne(t, b, "SELECT n, sa, sc FROM vt", "9000 81029000 40504500")
+	wantOne(t, b, "SELECT count(*), sum(a), sum(c) FROM k", "9000 40567500 40504500")
+}
