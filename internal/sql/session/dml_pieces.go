@@ -21,10 +21,9 @@ import (
 // end, all of it or none, never held whole (a transaction block keeps the
 // pieces in their segments, and reads them back as runs, until COMMIT);
 // its RETURNING rows are computed piece by piece and spooled until it is
-// written (returningRows). An UPDATE that changes a row's key needs all
-// of its rows (writeUpdate writes every delete before any insert, and
-// checkMovedKeys looks at them together): when a piece meets one, the
-// pieces are dropped and the statement runs as it did.
+// written (returningRows). An UPDATE that changes a row's key writes
+// every delete before any insert (update_moving.go): when a piece meets
+// one, the pieces are dropped and the statement runs again that way.
 
 // errMovesKeys stops an UPDATE in pieces that changes a key.
 var errMovesKeys = errors.New("session: the update changes a key")

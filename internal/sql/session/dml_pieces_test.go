@@ -257,9 +257,9 @@ func TestUpdateMovingKeysInPieces(t *testing.T) {
 	wantTag(t, a, "INSERT INTO t SELECT g, g FROM generate_series(1, 9000) g", "INSERT 0 9000")
 	wantTag(t, a, "INSERT INTO k SELECT g, 'k' || (g % 7), g FROM generate_series(1, 9000) g", "INSERT 0 9000")
 	for q, code := range map[string]string{
-		"UPDATE t SET a = a + 1 WHERE a < 5000":   "23505", // onto 5000, which stays
-		"UPDATE t SET a = 1 WHERE a IN (77, 78)":  "23505", // two rows onto one key
-		"UPDATE k SET a = a + 7 WHERE a < 8000":   "23505",
+		"UPDATE t SET a = a + 1 WHERE a < 5000":  "23505", // onto 5000, which stays
+		"UPDATE t SET a = 1 WHERE a IN (77, 78)": "23505", // two rows onto one key
+		"UPDATE k SET a = a + 7 WHERE a < 8000":  "23505",
 		"UPDATE t SET a = a + 1 RETURNING 1 / 0": "22012",
 	} {
 		_, err := a.Exec(context.Background(), q)
@@ -285,4 +285,38 @@ func TestUpdateMovingKeysInPieces(t *testing.T) {
 	exec(t, a, "FLUSH")
 	wantOne(t, b, "SELECT n, sa, sc FROM vt", "9000 81029000 40504500")
 	wantOne(t, b, "SELECT count(*), sum(a), sum(c) FROM k", "9000 40567500 40504500")
+}
+
+// TestUpdateMovingKeysWaitsBeforeDuplicate: an UPDATE moving keys onto a
+// key an open block deletes or moves away, or of a row the block holds,
+// waits for the block and then runs, as in Postgres, instead of failing
+// with 23505 at once.
+func TestUpdateMovingKeysWaitsBeforeDuplicate(t *testing.T) {
+	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 256})
+	a, b := connect(t, p), connect(t, p)
+	for i, c := range []struct{ block, stmt string }{
+		{"DELETE FROM t WHERE a = 1", "UPDATE t SET a = 10 WHERE a IN (1, 2)"},
+		{"UPDATE t SET a = 20 WHERE a = 1", "UPDATE t SET a = 10 WHERE a IN (1, 2)"},
+		{"DELETE FROM t WHERE a = 3", "UPDATE t SET a = 3 WHERE a = 2"},
+	} {
+		tbl := fmt.Sprintf("t%d", i)
+		exec(t, a, "CREATE TABLE "+tbl+" (a bigint PRIMARY KEY, c bigint)")
+		exec(t, a, "INSERT INTO "+tbl+" VALUES (1, 1), (2, 2), (3, 3)")
+		exec(t, b, "BEGIN")
+		exec(t, b, strings.Replace(c.block, " t ", " "+tbl+" ", 1))
+		done := make(chan error, 1)
+		go func() {
+			_, err := a.Exec(context.Background(), strings.Replace(c.stmt, " t ", " "+tbl+" ", 1))
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			t.Fatalf("%s | %s: did not wait for the block: %v", c.block, c.stmt, err)
+		case <-time.After(300 * time.Millisecond):
+		}
+		exec(t, b, "COMMIT")
+		if err := <-done; err != nil {
+			t.Fatalf("%s | %s: after the block: %v", c.block, c.stmt, err)
+		}
+	}
 }
