@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/sluice-db/sluice/internal/engine"
 )
 
