@@ -61,7 +61,7 @@ func parseIngestFlags(args []string, stderr io.Writer) (ingestConfig, error) {
 }
 
 // figureKeys are the figures in the order they run.
-var figureKeys = []string{"copy", "copy_passthrough", "copy_groupby", "inserts", "update_pk"}
+var figureKeys = []string{"copy", "copy_passthrough", "copy_groupby", "inserts", "update_pk", "update_all"}
 
 func (c ingestConfig) validate(extra int) error {
 	switch {
@@ -147,6 +147,14 @@ func (b *ingestBench) run(ctx context.Context) (*ingestResults, error) {
 		res.update = ur
 		ur.figure.peakRSS = peakRSS(b.srv.pid())
 		res.figures = append(res.figures, ur.figure)
+	}
+	if b.cfg.figures["update_all"] {
+		r, err := b.updateAllFigure(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("update all rows: %w", err)
+		}
+		r.peakRSS = peakRSS(b.srv.pid())
+		res.figures = append(res.figures, r)
 	}
 	res.loadEnd = loadAverage()
 	return res, nil

@@ -33,7 +33,7 @@ func TestIngestSmoke(t *testing.T) {
 	}
 	t.Log(out.String())
 	text := out.String()
-	for _, want := range []string{"copy ", "copy+passthrough view", "copy+group-by view", "4 clients inserts", "update by pk",
+	for _, want := range []string{"copy ", "copy+passthrough view", "copy+group-by view", "4 clients inserts", "update by pk", "update all rows",
 		"statements/s", "latency p99", "peak RSS", " cores (runtime.NumCPU", "sluice-bench ingest -data-dir",
 		"copy+FLUSH cpu ratio over 2 pairs: median "} {
 		if !strings.Contains(text, want) {
@@ -41,7 +41,7 @@ func TestIngestSmoke(t *testing.T) {
 		}
 	}
 	got := parseBenchMetrics(t, "ingest", text)
-	for _, fig := range []string{"copy", "copy_passthrough", "copy_groupby", "inserts", "update_pk"} {
+	for _, fig := range []string{"copy", "copy_passthrough", "copy_groupby", "inserts", "update_pk", "update_all"} {
 		n := 1
 		if strings.HasPrefix(fig, "copy") {
 			n = 2 // -repeat 2: one sample per repetition

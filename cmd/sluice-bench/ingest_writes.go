@@ -164,6 +164,52 @@ func (b *ingestBench) checkInserts(ctx context.Context, s *side, stmts int) erro
 	return nil
 }
 
+// updateAllFigure loads -rows keyed rows (not measured), then measures
+// one UPDATE of every row: on Sluice with the FLUSH that writes it to the
+// table's state, as the COPY figure's FLUSH is (Postgres's UPDATE writes
+// its heap and WAL itself).
+func (b *ingestBench) updateAllFigure(ctx context.Context) (figureResult, error) {
+	r := figureResult{key: "update_all", label: "update all rows"}
+	for _, s := range b.sides() {
+		if err := s.exec(ctx, updateAllDDL); err != nil {
+			return r, err
+		}
+		if err := s.copyIn(ctx, "upd_all", b.data.keyed, b.cfg.rows); err != nil {
+			return r, err
+		}
+		if err := b.quiesce(ctx, r.label); err != nil {
+			return r, err
+		}
+		const sumSQL = "SELECT sum(price)::bigint FROM upd_all"
+		before, err := s.count(ctx, sumSQL)
+		if err != nil {
+			return r, err
+		}
+		b.progress("%s: %s", r.label, s.name)
+		m, err := s.measure(func() error {
+			if err := s.exec(ctx, "UPDATE upd_all SET price = price + 1"); err != nil || !s.sluice {
+				return err
+			}
+			return s.exec(ctx, "FLUSH")
+		})
+		if err != nil {
+			return r, fmt.Errorf("%s: %w", s.name, err)
+		}
+		if after, err := s.count(ctx, sumSQL); err != nil || after-before != int64(b.cfg.rows) {
+			return r, fmt.Errorf("%s: the prices grew by %d, want %d (%v)", s.name, after-before, b.cfg.rows, err)
+		}
+		if s.sluice {
+			r.sl = m
+		} else {
+			r.pg = m
+		}
+	}
+	r.notes = []string{fmt.Sprintf("one UPDATE of all %d rows of a table with a bigint primary key; sluice's includes its FLUSH", b.cfg.rows)}
+	return r, nil
+}
+
+const updateAllDDL = "CREATE TABLE upd_all (id bigint PRIMARY KEY, auction bigint, price bigint)"
+
 type updateResult struct {
 	figure figureResult
 	sl, pg []time.Duration
