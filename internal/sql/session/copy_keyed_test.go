@@ -93,19 +93,12 @@ func TestKeyedCopyWaitsForABlocksKeys(t *testing.T) {
 	exec(t, a, "BEGIN")
 	exec(t, a, "INSERT INTO t VALUES (5, 'block')")
 	ctx := context.Background()
-	done := make(chan error, 1)
-	go func() {
+	err := waitsForBlock(t, func() error {
 		_, err := b.PgConn().CopyFrom(ctx, strings.NewReader("5\tcopy\n6\tcopy\n"), "COPY t FROM STDIN")
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("the COPY ended while the block held key 5: %v", err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	exec(t, a, "COMMIT")
+		return err
+	}, func() { exec(t, a, "COMMIT") })
 	var pgErr *pgconn.PgError
-	if err := <-done; !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
 		t.Fatalf("the COPY after the block committed: %v, want 23505", err)
 	}
 	if got := queryStrings(t, a, "SELECT a, b FROM t"); !slices.Equal(got, []string{"5 block"}) {

@@ -90,18 +90,11 @@ func TestUpdateInPiecesWaitsForABlock(t *testing.T) {
 	wantTag(t, c, "INSERT INTO t SELECT g, 0 FROM generate_series(1, 1000) g", "INSERT 0 1000")
 	exec(t, block, "BEGIN")
 	wantTag(t, block, "UPDATE t SET c = 100 WHERE a = 777", "UPDATE 1")
-	done := make(chan error, 1)
-	go func() {
+	err := waitsForBlock(t, func() error {
 		_, err := c.Exec(context.Background(), "UPDATE t SET c = c + 1")
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("the UPDATE did not wait for the block: %v", err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	exec(t, block, "COMMIT")
-	if err := <-done; err != nil {
+		return err
+	}, func() { exec(t, block, "COMMIT") })
+	if err != nil {
 		t.Fatal(err)
 	}
 	if got := queryStrings(t, c, "SELECT count(*), sum(c) FROM t"); !slices.Equal(got, []string{"1000 1100"}) {
@@ -208,24 +201,12 @@ func TestReturningErrorWaitsForABlock(t *testing.T) {
 	exec(t, a, "INSERT INTO t VALUES (7, 0, 0)")
 	exec(t, a, "BEGIN")
 	wantTag(t, a, "UPDATE t SET c = 5 WHERE a = 7", "UPDATE 1")
-	type result struct {
-		v   int64
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		var r result
-		r.err = b.QueryRow(context.Background(), "UPDATE t SET d = d + 1 WHERE a = 7 RETURNING 10 / c").Scan(&r.v)
-		done <- r
-	}()
-	select {
-	case r := <-done:
-		t.Fatalf("the UPDATE did not wait for the block: %v %v", r.v, r.err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	exec(t, a, "COMMIT")
-	if r := <-done; r.err != nil || r.v != 2 {
-		t.Fatalf("RETURNING after the block: %v %v, want 2", r.v, r.err)
+	var v int64
+	err := waitsForBlock(t, func() error {
+		return b.QueryRow(context.Background(), "UPDATE t SET d = d + 1 WHERE a = 7 RETURNING 10 / c").Scan(&v)
+	}, func() { exec(t, a, "COMMIT") })
+	if err != nil || v != 2 {
+		t.Fatalf("RETURNING after the block: %v %v, want 2", v, err)
 	}
 }
 
@@ -289,19 +270,28 @@ func TestUpdateMovingKeysWaitsBeforeDuplicate(t *testing.T) {
 		exec(t, a, "INSERT INTO "+tbl+" VALUES (1, 1), (2, 2), (3, 3)")
 		exec(t, b, "BEGIN")
 		exec(t, b, strings.Replace(c.block, " t ", " "+tbl+" ", 1))
-		done := make(chan error, 1)
-		go func() {
+		err := waitsForBlock(t, func() error {
 			_, err := a.Exec(context.Background(), strings.Replace(c.stmt, " t ", " "+tbl+" ", 1))
-			done <- err
-		}()
-		select {
-		case err := <-done:
-			t.Fatalf("%s | %s: did not wait for the block: %v", c.block, c.stmt, err)
-		case <-time.After(300 * time.Millisecond):
-		}
-		exec(t, b, "COMMIT")
-		if err := <-done; err != nil {
+			return err
+		}, func() { exec(t, b, "COMMIT") })
+		if err != nil {
 			t.Fatalf("%s | %s: after the block: %v", c.block, c.stmt, err)
 		}
 	}
+}
+
+// waitsForBlock runs run in the background, fails if it ends within
+// 300 ms (it writes what an open block holds, so it must wait), then ends
+// the block with end and returns run's error.
+func waitsForBlock(t *testing.T, run func() error, end func()) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- run() }()
+	select {
+	case err := <-done:
+		t.Fatalf("ended while the block was open: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	end()
+	return <-done
 }

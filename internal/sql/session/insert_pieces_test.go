@@ -99,18 +99,11 @@ func TestInsertSelectFailsBeforeWaitingForABlock(t *testing.T) {
 			t.Fatalf("%s: %v, want 23505 without waiting for the block", q, err)
 		}
 	}
-	done := make(chan error, 1)
-	go func() {
+	err := waitsForBlock(t, func() error {
 		_, err := b.Exec(ctx, "INSERT INTO t SELECT g + 2000, 'x' FROM generate_series(1, 300) g UNION ALL SELECT 5000, 'locked'")
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("the INSERT of the block's key ended while the block was open: %v", err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	exec(t, a, "ROLLBACK")
-	if err := <-done; err != nil {
+		return err
+	}, func() { exec(t, a, "ROLLBACK") })
+	if err != nil {
 		t.Fatalf("the INSERT after the block rolled back: %v", err)
 	}
 	if got := queryStrings(t, a, "SELECT count(*), max(b) FROM t WHERE a = 5000"); !slices.Equal(got, []string{"1 locked"}) {

@@ -145,18 +145,10 @@ func testKeyedBulkStatementsInBlock(t *testing.T, p *Playground) {
 	_, err := c.Exec(ctx, "INSERT INTO k VALUES (7777, 'other block')")
 	wantCode(err, "40001")
 	exec(t, c, "ROLLBACK")
-	waited := make(chan error, 1)
-	go func() {
+	wantCode(waitsForBlock(t, func() error {
 		_, err := b.Exec(ctx, "INSERT INTO k VALUES (107777, 'single statement')")
-		waited <- err
-	}()
-	select {
-	case err := <-waited:
-		t.Fatalf("a single statement on a key the block holds did not wait: %v", err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	exec(t, a, "COMMIT")
-	wantCode(<-waited, "23505")
+		return err
+	}, func() { exec(t, a, "COMMIT") }), "23505")
 	wantOne(t, b, "SELECT count(*), sum(id) FROM k", inBlock)
 	exec(t, b, "FLUSH")
 	wantOne(t, b, "SELECT n, s FROM vk", inBlock)
@@ -244,18 +236,11 @@ func TestChangePiecesInBlock(t *testing.T) {
 		t.Fatalf("another block's UPDATE of a row the block changed: %v, want 40001", err)
 	}
 	exec(t, c, "ROLLBACK")
-	waited := make(chan error, 1)
-	go func() {
+	err = waitsForBlock(t, func() error {
 		_, err := b.Exec(ctx, "UPDATE k SET v = v + 1000000 WHERE id = 7777")
-		waited <- err
-	}()
-	select {
-	case err := <-waited:
-		t.Fatalf("a single statement on a row the block changed did not wait: %v", err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	exec(t, a, "COMMIT")
-	if err := <-waited; err != nil {
+		return err
+	}, func() { exec(t, a, "COMMIT") })
+	if err != nil {
 		t.Fatal(err)
 	}
 	// Each UPDATE of 20 000 rows is 40 000 halves of pairs: 8 pieces.
