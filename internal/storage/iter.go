@@ -197,6 +197,10 @@ func scanRanges(lay *layout, vnodes []uint16, pkPrefix types.Row) ([]keyRange, u
 // a StateTable has one owner); writes by the owner between Next calls are
 // allowed and may or may not be seen.
 func (t *StateTable) Scan(ctx context.Context, pkPrefix types.Row) (Iterator, error) {
+	return t.scan(ctx, pkPrefix, true)
+}
+
+func (t *StateTable) scan(ctx context.Context, pkPrefix types.Row, refuseFresh bool) (Iterator, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -211,12 +215,29 @@ func (t *StateTable) Scan(ctx context.Context, pkPrefix types.Row) (Iterator, er
 	if known && !t.OwnsVNode(vnode) {
 		return nil, fmt.Errorf("storage: table %d vnode %d: %w", t.lay.desc.ID, vnode, ErrVNodeNotOwned)
 	}
-	return t.newIter(ranges)
+	return t.newIterFresh(ranges, refuseFresh)
+}
+
+// ScanWithoutFresh is Scan leaving out the table's uncommitted fresh rows
+// (which Scan refuses to read past): for a caller that keeps its own copy
+// of them and merges it in, shadowed by the rows this returns (an
+// aggregate's waiting values, agg/pending.go). A fresh row that its epoch's
+// commit has already ingested may come back from both.
+func (t *StateTable) ScanWithoutFresh(ctx context.Context, pkPrefix types.Row) (Iterator, error) {
+	return t.scan(ctx, pkPrefix, false)
 }
 
 func (t *StateTable) newIter(ranges []keyRange) (*mergeIter, error) {
-	if err := t.errFreshScan(); err != nil {
-		return nil, err
+	return t.newIterFresh(ranges, true)
+}
+
+// newIterFresh is newIter, refusing a table with fresh rows only when
+// refuseFresh is set.
+func (t *StateTable) newIterFresh(ranges []keyRange, refuseFresh bool) (*mergeIter, error) {
+	if refuseFresh {
+		if err := t.errFreshScan(); err != nil {
+			return nil, err
+		}
 	}
 	m, err := newMergeIter(t.store.db, t.lay, ranges, t.overlay)
 	if err != nil {

@@ -86,6 +86,9 @@ func (t *StateTable) Desc() TableDesc { return t.lay.desc }
 // after such a PK.
 func (t *StateTable) PKOf(row types.Row) types.Row { return t.lay.pkOf(row) }
 
+// CommittedEpoch returns the store's committed epoch.
+func (t *StateTable) CommittedEpoch() uint64 { return t.store.CommittedEpoch() }
+
 // OwnsVNode reports whether the table writes vnode v.
 func (t *StateTable) OwnsVNode(v uint16) bool {
 	return t.vnodes == nil || t.vnodes.Get(int(v))

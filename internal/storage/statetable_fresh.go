@@ -227,6 +227,13 @@ func (t *StateTable) addFresh(fc freshChunk) error {
 	return t.maybeSpill()
 }
 
+// HoldsFresh reports whether the table holds fresh rows its commit has not
+// yet taken: Scan refuses it then (see ScanWithoutFresh).
+func (t *StateTable) HoldsFresh() bool {
+	t.maybePrune()
+	return len(t.fresh) > 0
+}
+
 // HoldsNoWrites reports whether the table holds no uncommitted write
 // other than fresh rows. A caller that knows a key is not stored (a view's
 // insert) may then store it with InsertFresh: no overlay write of the key

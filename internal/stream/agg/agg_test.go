@@ -80,6 +80,50 @@ var aggCases = []aggCase{
 			barrier`,
 	},
 	{
+		// A new group's values wait and are written at the flush as fresh
+		// rows (pending.go); the next max is found among them before their
+		// epoch commits (waited.go): the script never commits.
+		name: "a new group's values counted at its flush, the next max found before the commit",
+		in:   tsch(i32, i32), groups: []int{0},
+		calls: []plan.AggCall{ac(plan.AggCountStar, i64), ac(plan.AggMax, i32, 1)},
+		script: `barrier
+			+ 1 5
+			+ 1 9
+			+ 1 9
+			+ 1 7
+			+ 2 3
+			barrier
+			- 1 9
+			barrier
+			- 1 9
+			- 2 3
+			barrier
+			- 1 7
+			+ 3 4
+			+ 3 8
+			barrier
+			- 3 8
+			stop`,
+		want: `barrier
+			+ 1 4 9
+			+ 2 1 3
+			barrier
+			U- 1 4 9
+			U+ 1 3 9
+			barrier
+			U- 1 3 9
+			U+ 1 2 7
+			- 2 1 3
+			barrier
+			U- 1 2 7
+			U+ 1 1 5
+			+ 3 2 8
+			barrier
+			U- 3 2 8
+			U+ 3 1 4
+			barrier`,
+	},
+	{
 		name: "insert and delete in one epoch emit nothing; a group can come back",
 		in:   tsch(i32, i32), groups: []int{0},
 		calls: []plan.AggCall{ac(plan.AggCountStar, i64), ac(plan.AggMax, i32, 1)},

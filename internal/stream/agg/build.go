@@ -110,8 +110,11 @@ func (a *Agg) openTables(env *stream.Env, in []types.Type, node *plan.Agg) error
 		if err != nil {
 			return fmt.Errorf("agg: call %d (%s): %w", i, s.Kind, err)
 		}
+		// Its rows are read by key (AddCount), so the files its fresh rows
+		// seal into get bloom filters (pending.go).
+		t.ReadByKey()
 		cols, _ := callValueColumns(s.AggCall)
-		s.vt = newValueTable(t, cols, nGroup)
+		s.vt = newValueTable(t, cols, nGroup, want)
 		a.tables = append(a.tables, t)
 	}
 	a.groups = newGroups(result, env.CacheOrDefault(), a.schema[:nGroup], a.calls)

@@ -33,6 +33,9 @@
 //     and concatenates a prefix scan. A DISTINCT count/sum/avg/bool call
 //     is also running: the multiset tells when a value enters (0→1) or
 //     leaves (1→0) the group's distinct set, and only then is it folded.
+//     A min or max value inserted into a group new this epoch waits on
+//     the group and is written at the flush, counted, as a fresh row
+//     (pending.go; scans merge such rows until they commit, waited.go).
 //  5. Finding a group: the epoch's dirty set (every group touched since the
 //     last barrier, pinned in memory whatever the cache does), then the LRU
 //     cache (env.CacheOrDefault() groups), then Agg.ResultTable. A group

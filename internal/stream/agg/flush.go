@@ -80,7 +80,7 @@ func (a *Agg) continueFlush(ctx context.Context) (stream.Message, error) {
 	if c := bld.Take(); c != nil {
 		return stream.ChunkMsg(c), nil
 	}
-	return a.endFlush()
+	return a.endFlush(ctx)
 }
 
 // appendOut appends one output row (group key, then outputs) through a
@@ -93,10 +93,14 @@ func (a *Agg) appendOut(bld *types.Builder, r outRow) *types.Chunk {
 	return full
 }
 
-// endFlush seals every table and returns the pending barrier.
-func (a *Agg) endFlush() (stream.Message, error) {
+// endFlush writes the epoch's waiting values (pending.go), seals every
+// table and returns the pending barrier.
+func (a *Agg) endFlush(ctx context.Context) (stream.Message, error) {
 	b := a.flush.pending
 	a.flush.pending = nil
+	if err := a.writeWaiting(ctx, b.Epoch); err != nil {
+		return stream.Message{}, err
+	}
 	a.groups.endEpoch()
 	for _, t := range a.tables {
 		if err := t.Seal(b.Epoch); err != nil {

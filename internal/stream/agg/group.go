@@ -33,6 +33,9 @@ type group struct {
 	// this epoch, so its multisets have no committed rows either (they are
 	// written and deleted with the result row). Cleared at the flush.
 	isNew bool
+	// pend holds, per call, the values waiting to be written (pending.go);
+	// nil when none has waited this epoch.
+	pend []pendingVals
 }
 
 // groups finds and loads groups: the epoch's dirty set first (it pins
@@ -260,7 +263,7 @@ func (gs *groups) remove(g *group) error {
 // endEpoch forgets the epoch's dirty set after it was flushed.
 func (gs *groups) endEpoch() {
 	for _, g := range gs.dirty {
-		g.dirty, g.isNew = false, false
+		g.dirty, g.isNew, g.pend = false, false, nil
 	}
 	gs.dirty = gs.dirty[:0]
 	clear(gs.dirtyIdx)

@@ -158,6 +158,17 @@ func (a *Agg) applyCall(ctx context.Context, g *group, ci int, call *callSpec, c
 		vals = append(vals, c.Cols[cc].Get(i))
 	}
 	a.valsBuf = vals
+	if a.mayWait(g, ci, call, vals[0], sign) {
+		g.noteExtreme(ci, call, vals[0], 0, 1)
+		clear(vals)
+		return nil
+	}
+	if g.isNew && isExtremeCall(call) {
+		if err := a.stopWaiting(ctx, g, ci, call); err != nil {
+			clear(vals)
+			return err
+		}
+	}
 	before, after, err := call.vt.bump(ctx, g.key, vals, sign, g.isNew)
 	if err == nil && isExtremeCall(call) {
 		g.noteExtreme(ci, call, vals[0], before, after)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
 // valueTable is a table-backed call's multiset of inputs: one row per
@@ -17,10 +18,18 @@ type valueTable struct {
 	cols   []int // input columns stored after the group keys
 	nGroup int
 	scr    types.Row
+	// types and orders are the table's (CallLayout): its rows' types, its
+	// key columns' orders.
+	types  []types.Type
+	orders []codec.Order
+	// waited holds the values the table holds as fresh rows not yet
+	// committed (waited.go).
+	waited waitedSet
 }
 
-func newValueTable(t *storage.StateTable, cols []int, nGroup int) *valueTable {
-	return &valueTable{t: t, cols: cols, nGroup: nGroup, scr: make(types.Row, 0, nGroup+len(cols)+1)}
+func newValueTable(t *storage.StateTable, cols []int, nGroup int, l Layout) *valueTable {
+	return &valueTable{t: t, cols: cols, nGroup: nGroup, scr: make(types.Row, 0, nGroup+len(cols)+1),
+		types: l.Types, orders: l.Orders}
 }
 
 // bump adds delta to the multiplicity of (group, vals) and returns the
@@ -49,6 +58,9 @@ const cancelEvery = 256
 // scan calls fn with each of group's value rows (the value columns only)
 // and multiplicity, in key order, until fn returns false.
 func (v *valueTable) scan(ctx context.Context, group types.Row, fn func(vals types.Row, n int64) bool) error {
+	if v.waited.forgetCommitted(v.t.CommittedEpoch()); v.waited.groups != nil && v.t.HoldsFresh() {
+		return v.scanWaited(ctx, group, fn)
+	}
 	it, err := v.t.Scan(ctx, group)
 	if err != nil {
 		return fmt.Errorf("agg: value table scan: %w", err)

@@ -1,0 +1,200 @@
+package agg
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
+)
+
+// A value table's fresh rows (pending.go) cannot be read by Scan until
+// their epoch commits: storage keeps them as sorted runs it reads by key
+// only. A min or max whose extreme leaves its group in that window must
+// scan for the next one, so the table's valueTable keeps each group's
+// values written fresh, by group, until the commit, and its scans merge
+// them, each read by key for what the table holds of it now, with what
+// Scan can read (ScanWithoutFresh).
+
+// waitedSet is the values a value table wrote fresh whose epochs have not
+// committed, by the key encoding of their group's keys, in key order.
+type waitedSet struct {
+	epoch  uint64 // the last epoch whose values it holds
+	groups map[string][]types.Datum
+}
+
+// forgetCommitted lets every value go once its epochs are committed.
+func (w *waitedSet) forgetCommitted(committed uint64) {
+	if w.groups != nil && committed >= w.epoch {
+		w.groups = nil
+	}
+}
+
+func (w *waitedSet) has(groupKey []byte) bool {
+	_, ok := w.groups[string(groupKey)]
+	return ok
+}
+
+// add keeps a group's values written fresh in epoch.
+func (w *waitedSet) add(epoch uint64, groupKey []byte, counted []keyRun) {
+	if w.groups == nil {
+		w.groups = make(map[string][]types.Datum)
+	}
+	vals := make([]types.Datum, len(counted))
+	for j, r := range counted {
+		vals[j] = r.v
+	}
+	w.groups[string(groupKey)] = vals
+	w.epoch = max(w.epoch, epoch)
+}
+
+// groupKey returns the key encoding of a group's keys in the table.
+func (v *valueTable) groupKey(group types.Row) ([]byte, error) {
+	return codec.EncodeKey(nil, group, v.types[:v.nGroup], v.orders[:v.nGroup])
+}
+
+// scanWaited is scan for a table holding fresh rows, which Scan cannot
+// read: the rows Scan can read (ScanWithoutFresh) merged in key order with
+// the group's values written fresh (v.waited), each as the table holds it
+// now (a later write of its key, a row or a delete, is in the rows read,
+// and wins).
+func (v *valueTable) scanWaited(ctx context.Context, group types.Row, fn func(vals types.Row, n int64) bool) error {
+	gk, err := v.groupKey(group)
+	if err != nil {
+		return err
+	}
+	// The waited values are read before the scan opens: a commit that
+	// lands between the two then shows a row in both (merged as one),
+	// where one landing after the scan opened would show it in neither
+	// (the scan reads the store as it was; the fresh rows are gone).
+	m := waitedMerge{v: v}
+	if err := m.readWaited(group, v.waited.groups[string(gk)]); err != nil {
+		return err
+	}
+	it, err := v.t.ScanWithoutFresh(ctx, group)
+	if err != nil {
+		return fmt.Errorf("agg: value table scan: %w", err)
+	}
+	defer it.Close()
+	for n := 1; ; n++ {
+		if n%cancelEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		row, ok, err := m.next(it)
+		if err != nil || !ok {
+			return err
+		}
+		cnt, _ := row[len(row)-1].(int64)
+		if !fn(row[v.nGroup:len(row)-1], cnt) {
+			return nil
+		}
+	}
+}
+
+// waitedMerge merges a scan with a group's waited values.
+type waitedMerge struct {
+	v        *valueTable
+	scanned  types.Row // the scan's next row, nil when not read
+	scanKey  []byte
+	scanDone bool
+	// wRows are the waited values' rows the table still holds, in key
+	// order, wKeys their keys; wRow and wKey the next of them.
+	wRows []types.Row
+	wKeys [][]byte
+	wRow  types.Row
+	wKey  []byte
+}
+
+// readWaited reads what the table holds now of each of group's waited
+// values: a row, or nothing when it was deleted since.
+func (m *waitedMerge) readWaited(group types.Row, waited []types.Datum) error {
+	for _, d := range waited {
+		pk := append(slices.Clone(group), d)
+		row, ok, err := m.v.t.GetUncommitted(pk)
+		if err != nil {
+			return fmt.Errorf("agg: value table read: %w", err)
+		}
+		if !ok {
+			continue
+		}
+		key, err := m.v.rowKey(nil, pk)
+		if err != nil {
+			return err
+		}
+		m.wRows, m.wKeys = append(m.wRows, row), append(m.wKeys, key)
+	}
+	return nil
+}
+
+// next returns the next row in key order.
+func (m *waitedMerge) next(it storage.Iterator) (types.Row, bool, error) {
+	if err := m.fillScan(it); err != nil {
+		return nil, false, err
+	}
+	m.fillWaited()
+	switch {
+	case m.scanned == nil && m.wRow == nil:
+		return nil, false, nil
+	case m.wRow == nil:
+		return m.takeScan(), true, nil
+	case m.scanned == nil:
+		return m.takeWaited(), true, nil
+	}
+	switch c := bytes.Compare(m.scanKey, m.wKey); {
+	case c < 0:
+		return m.takeScan(), true, nil
+	case c > 0:
+		return m.takeWaited(), true, nil
+	default: // the same row from both: the commit took it
+		m.wRow = nil
+		return m.takeScan(), true, nil
+	}
+}
+
+func (m *waitedMerge) takeScan() types.Row {
+	r := m.scanned
+	m.scanned = nil
+	return r
+}
+
+func (m *waitedMerge) takeWaited() types.Row {
+	r := m.wRow
+	m.wRow = nil
+	return r
+}
+
+func (m *waitedMerge) fillScan(it storage.Iterator) error {
+	if m.scanned != nil || m.scanDone {
+		return nil
+	}
+	row, ok, err := it.Next()
+	if err != nil {
+		return fmt.Errorf("agg: value table scan: %w", err)
+	}
+	if !ok {
+		m.scanDone = true
+		return nil
+	}
+	m.scanned = row
+	m.scanKey, err = m.v.rowKey(m.scanKey[:0], row[:len(row)-1])
+	return err
+}
+
+// fillWaited takes the next waited row.
+func (m *waitedMerge) fillWaited() {
+	if m.wRow == nil && len(m.wRows) > 0 {
+		m.wRow, m.wKey = m.wRows[0], m.wKeys[0]
+		m.wRows, m.wKeys = m.wRows[1:], m.wKeys[1:]
+	}
+}
+
+// rowKey appends the key encoding of a value row's key columns.
+func (v *valueTable) rowKey(dst []byte, pk types.Row) ([]byte, error) {
+	n := len(pk)
+	return codec.EncodeKey(dst, pk, v.types[:n], v.orders[:n])
+}
