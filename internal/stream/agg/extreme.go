@@ -75,3 +75,19 @@ func (g *group) setExtreme(ci int, v types.Datum) {
 		g.ext[ci] = extreme{v: v, known: true}
 	}
 }
+
+// noteExtremeInt is noteExtreme for an integer value entering the
+// multiset: the value is boxed only when it becomes the extreme.
+func (g *group) noteExtremeInt(ci int, call *callSpec, n int64) {
+	if g.ext == nil || !g.ext[ci].known {
+		return
+	}
+	e := &g.ext[ci]
+	cur, ok := e.v.(int64)
+	switch {
+	case e.v == nil, !ok:
+		e.v = n
+	case call.Kind == plan.AggMin && n < cur, call.Kind == plan.AggMax && n > cur:
+		e.v = n
+	}
+}

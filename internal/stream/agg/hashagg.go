@@ -153,13 +153,15 @@ func (a *Agg) applyCall(ctx context.Context, g *group, ci int, call *callSpec, c
 	if !call.tableBacked {
 		return a.applyRunning(st, call, col, i, sign)
 	}
+	if iv, ok := col.(*types.Vec[int64]); ok && a.mayWaitInt(g, ci, call, iv, i, sign) {
+		return nil
+	}
 	vals := a.valsBuf[:0] // bump copies what it keeps
 	for _, cc := range call.vt.cols {
 		vals = append(vals, c.Cols[cc].Get(i))
 	}
 	a.valsBuf = vals
 	if a.mayWait(g, ci, call, vals[0], sign) {
-		g.noteExtreme(ci, call, vals[0], 0, 1)
 		clear(vals)
 		return nil
 	}

@@ -34,28 +34,66 @@ import (
 // writes the group's waiting values through AddCount, and the group's
 // later values of the epoch go that way too.
 
-// pendingVals is one table-backed call's values waiting in a group.
+// pendingVals is one table-backed call's values waiting in a group:
+// integers unboxed (ints), any other type as datums (vals).
 type pendingVals struct {
 	vals []types.Datum
+	ints []int64
 	// off: the group's multiset took a write this epoch, so its values
 	// can no longer wait.
 	off bool
 }
 
-// mayWait reports whether call ci's value v (an insert, sign +1) can wait
-// in g, and adds it if so.
-func (a *Agg) mayWait(g *group, ci int, call *callSpec, v types.Datum, sign int64) bool {
+func (p *pendingVals) len() int { return len(p.vals) + len(p.ints) }
+
+// take returns the waiting values as datums and forgets them.
+func (p *pendingVals) take() []types.Datum {
+	vals := p.vals
+	for _, n := range p.ints {
+		vals = append(vals, n)
+	}
+	p.vals, p.ints = nil, nil
+	return vals
+}
+
+// waiting returns g's waiting values of call ci, nil when none can wait
+// (the value is not an insert, the group not new, the call no min or
+// max, or the group's multiset was written this epoch).
+func (a *Agg) waiting(g *group, ci int, call *callSpec, sign int64) *pendingVals {
 	if sign < 0 || !g.isNew || !isExtremeCall(call) || call.running || len(call.vt.cols) != 1 {
-		return false
+		return nil
 	}
 	if g.pend == nil {
 		g.pend = make([]pendingVals, len(a.calls))
 	}
-	p := &g.pend[ci]
-	if p.off {
+	if p := &g.pend[ci]; !p.off {
+		return p
+	}
+	return nil
+}
+
+// mayWaitInt is mayWait for row i of an integer column: the value waits
+// unboxed, and is boxed only when it becomes the group's extreme.
+func (a *Agg) mayWaitInt(g *group, ci int, call *callSpec, col *types.Vec[int64], i int, sign int64) bool {
+	p := a.waiting(g, ci, call, sign)
+	if p == nil {
+		return false
+	}
+	n := col.Vals[i]
+	p.ints = append(p.ints, n)
+	g.noteExtremeInt(ci, call, n)
+	return true
+}
+
+// mayWait reports whether call ci's value v (an insert, sign +1) can wait
+// in g, and adds it if so.
+func (a *Agg) mayWait(g *group, ci int, call *callSpec, v types.Datum, sign int64) bool {
+	p := a.waiting(g, ci, call, sign)
+	if p == nil {
 		return false
 	}
 	p.vals = append(p.vals, v)
+	g.noteExtreme(ci, call, v, 0, 1)
 	return true
 }
 
@@ -68,9 +106,7 @@ func (a *Agg) stopWaiting(ctx context.Context, g *group, ci int, call *callSpec)
 	}
 	p := &g.pend[ci]
 	p.off = true
-	vals := p.vals
-	p.vals = nil
-	for _, v := range vals {
+	for _, v := range p.take() {
 		if _, _, err := call.vt.bump(ctx, g.key, types.Row{v}, 1, g.isNew); err != nil {
 			return err
 		}
@@ -113,13 +149,13 @@ func (a *Agg) writeWaiting(ctx context.Context, epoch uint64) error {
 func (a *Agg) waitingGroups(ci int) []*group {
 	var out []*group
 	for _, g := range a.groups.dirty {
-		if g.pend == nil || len(g.pend[ci].vals) == 0 {
+		if g.pend == nil || g.pend[ci].len() == 0 {
 			continue
 		}
 		if !a.simple && g.rows <= 0 {
 			// Removed with values never retracted (deletes of rows
 			// that were never inserted): the values go with it.
-			g.pend[ci].vals = nil
+			g.pend[ci].take()
 			continue
 		}
 		out = append(out, g)
@@ -151,10 +187,9 @@ func (a *Agg) writeFresh(ctx context.Context, ci int, call *callSpec, groups []*
 			}
 			continue
 		}
-		if err := w.addGroup(g.key, g.pend[ci].vals); err != nil {
+		if err := w.addGroup(g.key, &g.pend[ci]); err != nil {
 			return err
 		}
-		g.pend[ci].vals = nil
 		vt.waited.add(epoch, enc[i], w.counted)
 		if w.b.Len() >= freshBatchRows {
 			if err := w.flush(ctx); err != nil {
@@ -211,12 +246,15 @@ func (w *freshWriter) sortGroups(groups []*group) ([][]byte, error) {
 	return sortedK, nil
 }
 
-// addGroup appends a group's distinct values, in key order, with their
-// multiplicities.
-func (w *freshWriter) addGroup(key types.Row, vals []types.Datum) error {
-	if err := w.sortValues(key, vals); err != nil {
+// addGroup appends a group's distinct waiting values, in key order, with
+// their multiplicities, and forgets them.
+func (w *freshWriter) addGroup(key types.Row, p *pendingVals) error {
+	if len(p.ints) > 0 && len(p.vals) == 0 {
+		w.countInts(p.ints)
+	} else if err := w.sortValues(key, p.take()); err != nil {
 		return err
 	}
+	p.vals, p.ints = nil, nil
 	for _, r := range w.counted {
 		w.row = append(append(append(w.row[:0], key...), r.v), r.n)
 		w.b.Append(types.Insert, w.row)
@@ -225,36 +263,62 @@ func (w *freshWriter) addGroup(key types.Row, vals []types.Datum) error {
 	return nil
 }
 
+// countInts fills w.counted from integers, whose order and equality are
+// their keys': sorted (descending for max) and counted in place.
+func (w *freshWriter) countInts(ints []int64) {
+	slices.Sort(ints)
+	if w.vt.orders[w.vt.nGroup].Desc {
+		slices.Reverse(ints)
+	}
+	w.counted = w.counted[:0]
+	for j, n := range ints {
+		if j > 0 && ints[j-1] == n {
+			w.counted[len(w.counted)-1].n++
+			continue
+		}
+		w.counted = append(w.counted, keyRun{v: n, n: 1})
+	}
+}
+
 // sortValues fills w.counted with vals' distinct keys in key order, each
 // the first value of its key (the spelling AddCount keeps when it counts
 // a key again in one epoch, doc.go) and its count.
 func (w *freshWriter) sortValues(key types.Row, vals []types.Datum) error {
-	nG := w.vt.nGroup
-	w.keys, w.at = w.keys[:0], append(w.at[:0], 0)
-	w.row = append(w.row[:0], key...)
-	for _, v := range vals {
-		w.row = append(w.row[:nG], v)
-		var err error
-		if w.keys, err = codec.EncodeKey(w.keys, w.row, w.vt.types[:nG+1], w.vt.orders[:nG+1]); err != nil {
-			return err
-		}
-		w.at = append(w.at, len(w.keys))
-	}
-	key1 := func(k int) []byte { return w.keys[w.at[k]:w.at[k+1]] }
 	w.order = w.order[:0]
 	for k := range vals {
 		w.order = append(w.order, k)
 	}
-	slices.SortStableFunc(w.order, func(x, y int) int { return bytes.Compare(key1(x), key1(y)) })
+	same, err := w.sortKeys(key, vals)
+	if err != nil {
+		return err
+	}
 	w.counted = w.counted[:0]
 	for j, k := range w.order {
-		if j > 0 && bytes.Equal(key1(w.order[j-1]), key1(k)) {
+		if j > 0 && same(w.order[j-1], k) {
 			w.counted[len(w.counted)-1].n++
 			continue
 		}
 		w.counted = append(w.counted, keyRun{v: vals[k], n: 1})
 	}
 	return nil
+}
+
+// sortKeys sorts w.order by the values' key encodings, for any type.
+func (w *freshWriter) sortKeys(group types.Row, vals []types.Datum) (same func(x, y int) bool, err error) {
+	nG := w.vt.nGroup
+	w.keys, w.at = w.keys[:0], append(w.at[:0], 0)
+	w.row = append(w.row[:0], group...)
+	for _, v := range vals {
+		w.row = append(w.row[:nG], v)
+		if w.keys, err = codec.EncodeKey(w.keys, w.row, w.vt.types[:nG+1], w.vt.orders[:nG+1]); err != nil {
+			return nil, err
+		}
+		w.at = append(w.at, len(w.keys))
+	}
+	clear(w.row)
+	key := func(k int) []byte { return w.keys[w.at[k]:w.at[k+1]] }
+	slices.SortStableFunc(w.order, func(x, y int) int { return bytes.Compare(key(x), key(y)) })
+	return func(x, y int) bool { return bytes.Equal(key(x), key(y)) }, nil
 }
 
 // flush stores the rows built so far as fresh rows.
