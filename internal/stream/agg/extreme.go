@@ -85,8 +85,10 @@ func (g *group) noteExtremeInt(ci int, call *callSpec, n int64) {
 	e := &g.ext[ci]
 	cur, ok := e.v.(int64)
 	switch {
-	case e.v == nil, !ok:
+	case e.v == nil:
 		e.v = n
+	case !ok: // not an integer column's extreme: compare as datums
+		g.noteExtreme(ci, call, n, 0, 1)
 	case call.Kind == plan.AggMin && n < cur, call.Kind == plan.AggMax && n > cur:
 		e.v = n
 	}

@@ -153,7 +153,7 @@ func (a *Agg) applyCall(ctx context.Context, g *group, ci int, call *callSpec, c
 	if !call.tableBacked {
 		return a.applyRunning(st, call, col, i, sign)
 	}
-	if iv, ok := col.(*types.Vec[int64]); ok && a.mayWaitInt(g, ci, call, iv, i, sign) {
+	if iv, ok := col.(*types.Vec[int64]); ok && isExtremeCall(call) && a.mayWaitInt(g, ci, call, iv, i, sign) {
 		return nil
 	}
 	vals := a.valsBuf[:0] // bump copies what it keeps

@@ -155,7 +155,7 @@ func (a *Agg) waitingGroups(ci int) []*group {
 		if !a.simple && g.rows <= 0 {
 			// Removed with values never retracted (deletes of rows
 			// that were never inserted): the values go with it.
-			g.pend[ci].take()
+			g.pend[ci].vals, g.pend[ci].ints = nil, nil
 			continue
 		}
 		out = append(out, g)
