@@ -66,23 +66,32 @@ func (v *valueTable) scan(ctx context.Context, group types.Row, fn func(vals typ
 		return fmt.Errorf("agg: value table scan: %w", err)
 	}
 	defer it.Close()
+	return v.visit(ctx, func() (types.Row, bool, error) {
+		row, ok, err := it.Next()
+		if err != nil {
+			err = fmt.Errorf("agg: value table scan: %w", err)
+		}
+		return row, ok, err
+	}, fn)
+}
+
+// visit calls fn with the value columns and multiplicity of each row next
+// returns, until either is done. One group's rows can be millions
+// (string_agg over a huge group) and the store's iterator does not watch
+// ctx, so this loop does.
+func (v *valueTable) visit(ctx context.Context, next func() (types.Row, bool, error), fn func(vals types.Row, n int64) bool) error {
 	for n := 1; ; n++ {
-		// One group's rows can be millions (string_agg over a huge group):
-		// the store's iterator does not watch ctx, so this loop does.
 		if n%cancelEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		row, ok, err := it.Next()
-		if err != nil {
-			return fmt.Errorf("agg: value table scan: %w", err)
+		row, ok, err := next()
+		if err != nil || !ok {
+			return err
 		}
-		if !ok {
-			return nil
-		}
-		n, _ := row[len(row)-1].(int64)
-		if !fn(row[v.nGroup:len(row)-1], n) {
+		cnt, _ := row[len(row)-1].(int64)
+		if !fn(row[v.nGroup:len(row)-1], cnt) {
 			return nil
 		}
 	}

@@ -79,21 +79,7 @@ func (v *valueTable) scanWaited(ctx context.Context, group types.Row, fn func(va
 		return fmt.Errorf("agg: value table scan: %w", err)
 	}
 	defer it.Close()
-	for n := 1; ; n++ {
-		if n%cancelEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		row, ok, err := m.next(it)
-		if err != nil || !ok {
-			return err
-		}
-		cnt, _ := row[len(row)-1].(int64)
-		if !fn(row[v.nGroup:len(row)-1], cnt) {
-			return nil
-		}
-	}
+	return v.visit(ctx, func() (types.Row, bool, error) { return m.next(it) }, fn)
 }
 
 // waitedMerge merges a scan with a group's waited values.
