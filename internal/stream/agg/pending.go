@@ -187,10 +187,11 @@ func (a *Agg) writeFresh(ctx context.Context, ci int, call *callSpec, groups []*
 			}
 			continue
 		}
-		if err := w.addGroup(g.key, &g.pend[ci]); err != nil {
+		kept, err := w.addGroup(g.key, &g.pend[ci])
+		if err != nil {
 			return err
 		}
-		vt.waited.add(epoch, enc[i], w.counted)
+		vt.waited.add(epoch, enc[i], kept)
 		if w.b.Len() >= freshBatchRows {
 			if err := w.flush(ctx); err != nil {
 				return err
@@ -209,6 +210,7 @@ type freshWriter struct {
 	at      []int    // keys[at[k]:at[k+1]] is value k's
 	order   []int    // one group's values in key order
 	counted []keyRun // one group's distinct values
+	counts  []int64  // or, for integers, their counts
 }
 
 // keyRun is a distinct value: the first of its equal keys, and how many.
@@ -247,37 +249,55 @@ func (w *freshWriter) sortGroups(groups []*group) ([][]byte, error) {
 }
 
 // addGroup appends a group's distinct waiting values, in key order, with
-// their multiplicities, and forgets them.
-func (w *freshWriter) addGroup(key types.Row, p *pendingVals) error {
+// their multiplicities, forgets them, and returns the distinct values.
+func (w *freshWriter) addGroup(key types.Row, p *pendingVals) (waitedVals, error) {
+	var kept waitedVals
 	if len(p.ints) > 0 && len(p.vals) == 0 {
-		w.countInts(p.ints)
-	} else if err := w.sortValues(key, p.take()); err != nil {
-		return err
+		kept.ints = w.countInts(p.ints)
+		for j, n := range kept.ints {
+			w.appendRow(key, n, w.counts[j])
+		}
+	} else {
+		if err := w.sortValues(key, p.take()); err != nil {
+			return waitedVals{}, err
+		}
+		kept.vals = make([]types.Datum, len(w.counted))
+		for j, r := range w.counted {
+			kept.vals[j] = r.v
+			w.appendRow(key, r.v, r.n)
+		}
 	}
 	p.vals, p.ints = nil, nil
-	for _, r := range w.counted {
-		w.row = append(append(append(w.row[:0], key...), r.v), r.n)
-		w.b.Append(types.Insert, w.row)
-	}
 	clear(w.row)
-	return nil
+	return kept, nil
 }
 
-// countInts fills w.counted from integers, whose order and equality are
-// their keys': sorted (descending for max) and counted in place.
-func (w *freshWriter) countInts(ints []int64) {
+// appendRow appends the value row (group keys, v, n).
+func (w *freshWriter) appendRow(key types.Row, v types.Datum, n int64) {
+	w.row = append(append(append(w.row[:0], key...), v), n)
+	w.b.Append(types.Insert, w.row)
+}
+
+// countInts sorts integers (descending for max) and keeps each once, in
+// place, their counts in w.counts: their order and equality are their
+// keys'. It returns the distinct values.
+func (w *freshWriter) countInts(ints []int64) []int64 {
 	slices.Sort(ints)
 	if w.vt.orders[w.vt.nGroup].Desc {
 		slices.Reverse(ints)
 	}
-	w.counted = w.counted[:0]
+	w.counts = w.counts[:0]
+	k := 0
 	for j, n := range ints {
-		if j > 0 && ints[j-1] == n {
-			w.counted[len(w.counted)-1].n++
+		if j > 0 && ints[k-1] == n {
+			w.counts[k-1]++
 			continue
 		}
-		w.counted = append(w.counted, keyRun{v: n, n: 1})
+		ints[k] = n
+		w.counts = append(w.counts, 1)
+		k++
 	}
+	return slices.Clip(ints[:k])
 }
 
 // sortValues fills w.counted with vals' distinct keys in key order, each

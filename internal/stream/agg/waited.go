@@ -23,7 +23,14 @@ import (
 // committed, by the key encoding of their group's keys, in key order.
 type waitedSet struct {
 	epoch  uint64 // the last epoch whose values it holds
-	groups map[string][]types.Datum
+	groups map[string]waitedVals
+}
+
+// waitedVals is a group's values written fresh: integers unboxed (ints),
+// any other type as datums (vals).
+type waitedVals struct {
+	vals []types.Datum
+	ints []int64
 }
 
 // forgetCommitted lets every value go once its epochs are committed.
@@ -39,13 +46,9 @@ func (w *waitedSet) has(groupKey []byte) bool {
 }
 
 // add keeps a group's values written fresh in epoch.
-func (w *waitedSet) add(epoch uint64, groupKey []byte, counted []keyRun) {
+func (w *waitedSet) add(epoch uint64, groupKey []byte, vals waitedVals) {
 	if w.groups == nil {
-		w.groups = make(map[string][]types.Datum)
-	}
-	vals := make([]types.Datum, len(counted))
-	for j, r := range counted {
-		vals[j] = r.v
+		w.groups = make(map[string]waitedVals)
 	}
 	w.groups[string(groupKey)] = vals
 	w.epoch = max(w.epoch, epoch)
@@ -98,8 +101,12 @@ type waitedMerge struct {
 
 // readWaited reads what the table holds now of each of group's waited
 // values: a row, or nothing when it was deleted since.
-func (m *waitedMerge) readWaited(group types.Row, waited []types.Datum) error {
-	for _, d := range waited {
+func (m *waitedMerge) readWaited(group types.Row, waited waitedVals) error {
+	vals := waited.vals
+	for _, n := range waited.ints {
+		vals = append(vals, n)
+	}
+	for _, d := range vals {
 		pk := append(slices.Clone(group), d)
 		row, ok, err := m.v.t.GetUncommitted(pk)
 		if err != nil {
