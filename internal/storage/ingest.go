@@ -22,7 +22,10 @@ import (
 // Ingesting the files before the batch makes their rows older than every
 // batch write committed with them, which is right: fresh rows are of keys
 // no row held when they were written (InsertFresh), so any batch write of
-// one, in this epoch or a later one committed together, came after it.
+// one, in this epoch or a later one committed together, came after it. An
+// earlier epoch committed together cannot hold one in its batch either:
+// a key it wrote absent again took an overlay delete, and a table whose
+// overlay holds a write takes no fresh rows (HoldsNoWrites).
 //
 // The commit must stay atomic: all of an epoch or none of it, after a
 // crash as while running. Ingest and a batch cannot commit together, so

@@ -170,7 +170,20 @@ func (r *sealedRun) find(key []byte) (overlayItem, bool) {
 func (o *overlay) fillErr() error { return nil }
 
 // empty reports whether the overlay holds no write at all.
-func (o *overlay) empty() bool { return o.items.len() == 0 && len(o.runs) == 0 }
+func (o *overlay) empty() bool {
+	if o.items.len() > 0 {
+		return false
+	}
+	// A seal makes a run even of no writes (an epoch of fresh rows only):
+	// it holds none, and must not keep a table from taking fresh rows
+	// until it commits (HoldsNoWrites).
+	for i := range o.runs {
+		if o.runs[i].len() > 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // hasUnsealed reports whether any write awaits a seal.
 func (o *overlay) hasUnsealed() bool { return o.items.len() > 0 }

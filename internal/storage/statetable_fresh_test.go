@@ -315,3 +315,32 @@ func TestOverwriteFresh(t *testing.T) {
 		t.Fatalf("row counts sum to %d, want 10", total)
 	}
 }
+
+// TestSealOfFreshRowsLeavesNoWrites: an epoch of fresh rows only seals an
+// empty overlay run, which holds no write, so the next epoch may take
+// fresh rows before the first commits; a run of a real write does not.
+func TestSealOfFreshRowsLeavesNoWrites(t *testing.T) {
+	s := openMem(t, nil)
+	desc := TableDesc{ID: 23, Types: []types.Type{types.TVarchar, types.TInt64}, PK: []int{0}, DistKey: []int{0}}
+	tbl := mustOpenTable(t, s, desc, ActorID(1), nil)
+	b := types.NewBuilder(desc.Types, 8)
+	b.Append(types.Insert, types.Row{"a", int64(1)})
+	if ok, err := tbl.InsertFresh(b.Take(), []int{0}); !ok || err != nil {
+		t.Fatalf("InsertFresh: %v %v", ok, err)
+	}
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	if !tbl.HoldsNoWrites() {
+		t.Fatal("a sealed epoch of fresh rows only holds a write")
+	}
+	if err := tbl.Insert(types.Row{"b", int64(2)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Seal(2); err != nil {
+		t.Fatal(err)
+	}
+	if tbl.HoldsNoWrites() {
+		t.Fatal("a sealed epoch of an insert holds no write")
+	}
+}

@@ -124,6 +124,35 @@ var aggCases = []aggCase{
 			barrier`,
 	},
 	{
+		// Epochs 1 and 2 both write their new groups' values fresh (the
+		// script never commits); epoch 3's rescans find them in both.
+		name: "new groups in two uncommitted epochs, then the max of each deleted",
+		in:   tsch(i32, i32), groups: []int{0},
+		calls: []plan.AggCall{ac(plan.AggMax, i32, 1), ac(plan.AggMin, i32, 1)},
+		script: `barrier
+			+ 1 5
+			+ 1 9
+			barrier
+			+ 2 3
+			+ 2 8
+			+ 2 8
+			barrier
+			- 1 9
+			- 2 8
+			- 2 3
+			stop`,
+		want: `barrier
+			+ 1 9 5
+			barrier
+			+ 2 8 3
+			barrier
+			U- 1 9 5
+			U+ 1 5 5
+			U- 2 8 3
+			U+ 2 8 8
+			barrier`,
+	},
+	{
 		name: "insert and delete in one epoch emit nothing; a group can come back",
 		in:   tsch(i32, i32), groups: []int{0},
 		calls: []plan.AggCall{ac(plan.AggCountStar, i64), ac(plan.AggMax, i32, 1)},
