@@ -204,3 +204,39 @@ func TestCancelDuringDistinctEmit(t *testing.T) {
 		t.Fatalf("Next after cancel: %v, %v; want context.Canceled", msg, err)
 	}
 }
+
+// The values new groups wait with are written at the end of the flush
+// (pending.go), a million of them in a bulk epoch: a stop during that
+// write ends it, rather than waiting for every group.
+func TestCancelWhileWritingWaitingValues(t *testing.T) {
+	const groups = 4 * cancelEvery
+	in := tsch(i64, i64)
+	env := cancelEnv(t)
+	a, err := NewAgg(env, stream.NewMockSource(in), planAgg(in, []int{0}, []plan.AggCall{ac(plan.AggMax, i64, 1)}, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []types.Row
+	var ops []types.Op
+	for i := range groups {
+		rows, ops = append(rows, types.Row{int64(i), int64(i)}, types.Row{int64(i), int64(-i)}), append(ops, types.Insert, types.Insert)
+	}
+	ctx := context.Background()
+	for _, m := range rowsChunks(in, env.ChunkSize, ops, rows) {
+		if err := a.handleChunk(ctx, m.Chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waiting := 0
+	for _, g := range a.groups.dirty {
+		waiting += g.pend[0].len()
+	}
+	if waiting != 2*groups {
+		t.Fatalf("%d values waiting, want %d", waiting, 2*groups)
+	}
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := a.writeWaiting(stopped, 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("writeWaiting after a cancel: %v, want context.Canceled", err)
+	}
+}

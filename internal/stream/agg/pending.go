@@ -106,7 +106,12 @@ func (a *Agg) stopWaiting(ctx context.Context, g *group, ci int, call *callSpec)
 	}
 	p := &g.pend[ci]
 	p.off = true
-	for _, v := range p.take() {
+	for j, v := range p.take() {
+		if j%cancelEvery == cancelEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if _, _, err := call.vt.bump(ctx, g.key, types.Row{v}, 1, g.isNew); err != nil {
 			return err
 		}
@@ -179,6 +184,12 @@ func (a *Agg) writeFresh(ctx context.Context, ci int, call *callSpec, groups []*
 	vt := call.vt
 	vt.waited.forgetCommitted(vt.t.CommittedEpoch())
 	for i, g := range groups {
+		// A million values take a while: a stop must not wait for them.
+		if i%cancelEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if vt.waited.has(enc[i]) {
 			// Fresh rows of an epoch not yet committed: cannot happen
 			// (the group had a result row since), but AddCount is right.
