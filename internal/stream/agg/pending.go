@@ -129,6 +129,7 @@ func (a *Agg) writeWaiting(ctx context.Context, epoch uint64) error {
 		if !isExtremeCall(call) {
 			continue
 		}
+		call.vt.waited.forgetCommitted(call.vt.t.CommittedEpoch())
 		waiting := a.waitingGroups(ci)
 		if len(waiting) == 0 {
 			continue
@@ -182,7 +183,6 @@ func (a *Agg) writeFresh(ctx context.Context, ci int, call *callSpec, groups []*
 		return err
 	}
 	vt := call.vt
-	vt.waited.forgetCommitted(vt.t.CommittedEpoch())
 	for i, g := range groups {
 		// A million values take a while: a stop must not wait for them.
 		if i%cancelEvery == 0 {
@@ -190,7 +190,7 @@ func (a *Agg) writeFresh(ctx context.Context, ci int, call *callSpec, groups []*
 				return err
 			}
 		}
-		if vt.waited.has(enc[i]) {
+		if _, ok := vt.waited.get(enc[i]); ok {
 			// Fresh rows of an epoch not yet committed: cannot happen
 			// (the group had a result row since), but AddCount is right.
 			if err := a.stopWaiting(ctx, g, ci, call); err != nil {

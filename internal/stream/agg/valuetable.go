@@ -58,7 +58,7 @@ const cancelEvery = 256
 // scan calls fn with each of group's value rows (the value columns only)
 // and multiplicity, in key order, until fn returns false.
 func (v *valueTable) scan(ctx context.Context, group types.Row, fn func(vals types.Row, n int64) bool) error {
-	if v.waited.forgetCommitted(v.t.CommittedEpoch()); v.waited.groups != nil && v.t.HoldsFresh() {
+	if v.waited.forgetCommitted(v.t.CommittedEpoch()); !v.waited.empty() && v.t.HoldsFresh() {
 		return v.scanWaited(ctx, group, fn)
 	}
 	it, err := v.t.Scan(ctx, group)

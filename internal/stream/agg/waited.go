@@ -20,9 +20,14 @@ import (
 // Scan can read (ScanWithoutFresh).
 
 // waitedSet is the values a value table wrote fresh whose epochs have not
-// committed, by the key encoding of their group's keys, in key order.
+// committed, per epoch, by the key encoding of their group's keys, in key
+// order. A group's values are in one epoch's at most (writeFresh).
 type waitedSet struct {
-	epoch  uint64 // the last epoch whose values it holds
+	epochs []waitedEpoch
+}
+
+type waitedEpoch struct {
+	epoch  uint64
 	groups map[string]waitedVals
 }
 
@@ -33,25 +38,29 @@ type waitedVals struct {
 	ints []int64
 }
 
-// forgetCommitted lets every value go once its epochs are committed.
+// forgetCommitted lets the values of committed epochs go.
 func (w *waitedSet) forgetCommitted(committed uint64) {
-	if w.groups != nil && committed >= w.epoch {
-		w.groups = nil
-	}
+	w.epochs = slices.DeleteFunc(w.epochs, func(e waitedEpoch) bool { return e.epoch <= committed })
 }
 
-func (w *waitedSet) has(groupKey []byte) bool {
-	_, ok := w.groups[string(groupKey)]
-	return ok
+func (w *waitedSet) empty() bool { return len(w.epochs) == 0 }
+
+// get returns a group's values, if it has any.
+func (w *waitedSet) get(groupKey []byte) (waitedVals, bool) {
+	for _, e := range w.epochs {
+		if vals, ok := e.groups[string(groupKey)]; ok {
+			return vals, true
+		}
+	}
+	return waitedVals{}, false
 }
 
 // add keeps a group's values written fresh in epoch.
 func (w *waitedSet) add(epoch uint64, groupKey []byte, vals waitedVals) {
-	if w.groups == nil {
-		w.groups = make(map[string]waitedVals)
+	if n := len(w.epochs); n == 0 || w.epochs[n-1].epoch != epoch {
+		w.epochs = append(w.epochs, waitedEpoch{epoch: epoch, groups: make(map[string]waitedVals)})
 	}
-	w.groups[string(groupKey)] = vals
-	w.epoch = max(w.epoch, epoch)
+	w.epochs[len(w.epochs)-1].groups[string(groupKey)] = vals
 }
 
 // groupKey returns the key encoding of a group's keys in the table.
@@ -74,7 +83,8 @@ func (v *valueTable) scanWaited(ctx context.Context, group types.Row, fn func(va
 	// where one landing after the scan opened would show it in neither
 	// (the scan reads the store as it was; the fresh rows are gone).
 	m := waitedMerge{v: v}
-	if err := m.readWaited(group, v.waited.groups[string(gk)]); err != nil {
+	waited, _ := v.waited.get(gk)
+	if err := m.readWaited(group, waited); err != nil {
 		return err
 	}
 	it, err := v.t.ScanWithoutFresh(ctx, group)
