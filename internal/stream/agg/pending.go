@@ -265,6 +265,7 @@ func (w *freshWriter) addGroup(key types.Row, p *pendingVals) (waitedVals, error
 	var kept waitedVals
 	if len(p.ints) > 0 && len(p.vals) == 0 {
 		kept.ints = w.countInts(p.ints)
+		p.ints = nil // kept.ints is its array now
 		for j, n := range kept.ints {
 			w.appendRow(key, n, w.counts[j])
 		}
@@ -278,7 +279,6 @@ func (w *freshWriter) addGroup(key types.Row, p *pendingVals) (waitedVals, error
 			w.appendRow(key, r.v, r.n)
 		}
 	}
-	p.vals, p.ints = nil, nil
 	clear(w.row)
 	return kept, nil
 }
