@@ -71,7 +71,8 @@ func (s *Store) createSpill(path string) (vfs.File, pooledSpill, error) {
 		}
 		_ = s.fs.Remove(old.path)
 	}
-	f, err := s.fs.Create(path, vfs.WriteCategoryUnspecified)
+	// Opened for writing at offsets (spill_scatter.go); a new file.
+	f, err := s.fs.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
 	return f, pooledSpill{path: path}, err
 }
 

@@ -56,11 +56,17 @@ func (t *StateTable) maybeSpill() error {
 	if n < min(s.spillFrom, s.spillAtLeast) || s.freshMem.total() < int64(s.spillFrom) {
 		return nil
 	}
-	order := freshSortedOrder(todo)
 	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
 		return fmt.Errorf("storage: table %d: spill fresh rows: %w", t.lay.desc.ID, err)
 	}
-	sf, err := t.writeRawSpill(s.newIngestFile(0, t.lay.desc.ID, t.owner)+".spill", todo, order)
+	path := s.newIngestFile(0, t.lay.desc.ID, t.owner) + ".spill"
+	var sf *spillFile
+	var err error
+	if storedInKeyOrder(todo) {
+		sf, err = t.writeRawSpillScattered(path, todo)
+	} else {
+		sf, err = t.writeRawSpill(path, todo, freshSortedOrder(todo))
+	}
 	if err != nil {
 		return fmt.Errorf("storage: table %d: spill fresh rows: %w", t.lay.desc.ID, err)
 	}
