@@ -44,6 +44,7 @@ type scatterSpill struct {
 	marks  []rawMark
 	buf    []byte
 	big    []byte // a record longer than a buffer
+	key    []byte // a mark's key
 }
 
 // writeRawSpillScattered writes the rows of todo, stored in key order
@@ -71,17 +72,17 @@ func (t *StateTable) writeRawSpillScattered(path string, todo []*freshChunk) (*s
 func (s *scatterSpill) measure() int64 {
 	var scratch [16]byte
 	s.keyLen = len(codec.AppendKeyInt64(scratch[:0], 0, codec.Order{}))
-	var bytes [codec.VNodeCount]int
+	var size [codec.VNodeCount]int
 	for _, fc := range s.todo {
 		for k, v := range fc.vnodes {
 			s.row[v+1]++
-			bytes[v] += rawRecordLen(s.suffixLen(fc, k), len(fc.vals.row(k)))
+			size[v] += rawRecordLen(s.suffixLen(fc, k), len(fc.vals.row(k)))
 		}
 	}
 	off := 0
 	for v := range codec.VNodeCount {
 		s.row[v+1] += s.row[v]
-		s.at[v], off = off, off+bytes[v]
+		s.at[v], off = off, off+size[v]
 	}
 	return int64(off)
 }
@@ -183,12 +184,13 @@ func (s *scatterSpill) put(dst []byte, fc *freshChunk, k int, v uint16) {
 
 // mark marks row k of fc, the next record of vnode v.
 func (s *scatterSpill) mark(fc *freshChunk, k int, v uint16) {
-	key := s.t.appendFreshSuffix(nil, fc, k)
-	s.marks = append(s.marks, rawMark{vnode: v, key: string(key), off: uint32(s.at[v] + s.used[v])})
+	s.key = s.t.appendFreshSuffix(s.key[:0], fc, k)
+	s.marks = append(s.marks, rawMark{vnode: v, key: string(s.key), off: uint32(s.at[v] + s.used[v])})
 }
 
 // storedInKeyOrder reports whether the rows of todo within every vnode
-// are stored in ascending key order, each key once.
+// are stored in ascending key order, each key once: freshSortedOrderStored's
+// answer, without sorting.
 func storedInKeyOrder(todo []*freshChunk) bool {
 	var lastID [codec.VNodeCount]int64
 	var lastKey [codec.VNodeCount][]byte
