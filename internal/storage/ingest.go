@@ -79,6 +79,15 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 			inMemory = append(inMemory, fc)
 		}
 	}
+	if spills != nil && len(inMemory) > 0 && storedInKeyOrder(inMemory) {
+		// Merged with spills, the rows would be taken from memory in key
+		// order, a cache miss each; a spill reads them in stored order.
+		sf, err := t.spill(inMemory, freshBytes(inMemory), true)
+		if err != nil {
+			return nil, err
+		}
+		spills, inMemory = append(spills, sf), nil
+	}
 	order, stored := freshSortedOrderStored(inMemory)
 	fill := t.freshRowsInOrder(inMemory, order)
 	switch {
@@ -108,6 +117,15 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 		}
 	}
 	return f, nil
+}
+
+// freshBytes is the bytes the chunks hold in memory.
+func freshBytes(todo []*freshChunk) int {
+	n := 0
+	for _, fc := range todo {
+		n += fc.bytes()
+	}
+	return n
 }
 
 // unsealedFresh returns the fresh chunks not sealed yet.

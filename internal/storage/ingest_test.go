@@ -67,7 +67,8 @@ var freshShapes = []freshShape{
 
 // TestIngestedSealsMatchBatchSeals runs the same fresh inserts, deletes
 // and overwrites against a store that seals fresh rows into ingested
-// files, spilling them to files before the seal past a drawn size, and
+// files, spilling the oldest of them (at least a drawn size) to files
+// before the seal past a drawn size, and
 // one that puts them in batches (the first taking some inserts already
 // encoded, the second always as chunks): both read the same rows at every step,
 // and after each commit both hold the same rows. Chunks of different steps interleave their ids (two
@@ -82,6 +83,8 @@ func TestIngestedSealsMatchBatchSeals(t *testing.T) {
 		// Spill the fresh rows of the first store after so many bytes,
 		// marking every record of a spill, or few of them.
 		stores[0].spillFrom = rapid.SampledFrom([]int{0, 1, 30, 60, 150}).Draw(rt, "spillFrom")
+		// and spill the oldest rows, at least so many bytes, or all.
+		stores[0].spillAtLeast = rapid.SampledFrom([]int{1, 20, 70, defaultSpillAtLeast}).Draw(rt, "spillAtLeast")
 		rawMarkEvery = rapid.SampledFrom([]int{1, 2, 3, 64}).Draw(rt, "rawMarkEvery")
 		shape := freshShapes[rapid.IntRange(0, len(freshShapes)-1).Draw(rt, "shape")]
 		tbls := []*StateTable{mustOpenTable(t, stores[0], shape.desc, 1, nil), mustOpenTable(t, stores[1], shape.desc, 1, nil)}
