@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -122,6 +123,10 @@ func (s *Store) newSegmentName(tableID uint32) string {
 	return fmt.Sprintf("%d-%d-%d.seg", tableID, s.openNanos, s.segmentSeq.Add(1))
 }
 
+// bounceBufs are writeFile's bounce buffers (a segment's piece took a
+// new one each).
+var bounceBufs = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+
 // writeFile creates path holding data, synced. It writes through a
 // bounce buffer: data is shared with the log's readers, and a vfs.File
 // may scribble over what it is given (Pebble's in-memory filesystem does,
@@ -131,7 +136,9 @@ func (s *Store) writeFile(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	buf := make([]byte, min(len(data), 1<<20))
+	bp := bounceBufs.Get().(*[]byte)
+	defer bounceBufs.Put(bp)
+	buf := *bp
 	for len(data) > 0 && err == nil {
 		n := copy(buf, data)
 		_, err = f.Write(buf[:n])

@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
@@ -60,6 +61,7 @@ type HashDispatcher struct {
 	// VNodeOwner maps a vnode to the index in Outs of the actor owning it.
 	VNodeOwner []int
 	hashes     []uint64
+	dest       []int // each fresh row's output, reused
 }
 
 // NewHashDispatcher returns a hash dispatcher; owner[v] is the output
@@ -125,11 +127,11 @@ func (d *HashDispatcher) dispatchFresh(ctx context.Context, f *FreshRows) error 
 		return d.Outs[0].Send(ctx, Message{Fresh: f})
 	}
 	d.hashes = codec.HashInt64s(f.IDs, d.hashes[:0])
-	dest := make([]int, len(d.hashes))
+	d.dest = slices.Grow(d.dest[:0], len(d.hashes))[:len(d.hashes)]
 	for k, h := range d.hashes {
-		dest[k] = d.VNodeOwner[codec.VNodeOf(h)]
+		d.dest[k] = d.VNodeOwner[codec.VNodeOf(h)]
 	}
-	for o, part := range f.split(dest, len(d.Outs)) {
+	for o, part := range f.split(d.dest, len(d.Outs)) {
 		if part == nil {
 			continue
 		}

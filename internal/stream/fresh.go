@@ -70,11 +70,16 @@ func (f *FreshRows) decode(ts []types.Type, lo, hi int, only []bool) (*types.Chu
 // split returns the rows each of n outputs gets, by dest[k] (the output
 // of row k); nil for an output that gets none.
 func (f *FreshRows) split(dest []int, n int) []*FreshRows {
+	rows := make([]int, n)
+	for _, o := range dest {
+		rows[o]++
+	}
 	parts := make([]*FreshRows, n)
 	for k, o := range dest {
 		p := parts[o]
 		if p == nil {
-			p = &FreshRows{IDCol: f.IDCol, Rows: storage.EncodedRows{Buf: f.Rows.Buf}}
+			p = &FreshRows{IDCol: f.IDCol, IDs: make([]int64, 0, rows[o]),
+				Rows: storage.EncodedRows{Buf: f.Rows.Buf, Spans: make([]uint32, 0, 2*rows[o])}}
 			parts[o] = p
 		}
 		p.IDs = append(p.IDs, f.IDs[k])
