@@ -13,8 +13,8 @@ import (
 // COPY into one table of two actors (71 MB of rows) spilled both halves.
 // Now the bound is the store's, on what all its tables hold together
 // (Store.spillFrom), and a table whose rows take it past the bound
-// spills its own when it holds at least spillAtLeast of them (smaller
-// spills would cost a file each for little memory).
+// spills its oldest, at least spillAtLeast of them, when it holds that
+// much (smaller spills would cost a file each for little memory).
 //
 // The budget trades peak RSS for CPU, and less than a profile of one
 // seal suggests. The heap peaks near twice what it holds (Go's GC lets it

@@ -79,14 +79,13 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 			inMemory = append(inMemory, fc)
 		}
 	}
-	if spills != nil && len(inMemory) > 0 && storedInKeyOrder(inMemory) {
+	if n := freshBytes(inMemory); spills != nil && n >= sealSpillFrom && storedInKeyOrder(inMemory) {
 		// Merged with spills, the rows would be taken from memory in key
 		// order, a cache miss each; a spill reads them in stored order.
-		sf, err := t.spill(inMemory, freshBytes(inMemory), true)
-		if err != nil {
-			return nil, err
+		// If it fails, the chunks are as they were: merge from memory.
+		if sf, err := t.spill(inMemory, n, true); err == nil {
+			spills, inMemory = append(spills, sf), nil
 		}
-		spills, inMemory = append(spills, sf), nil
 	}
 	order, stored := freshSortedOrderStored(inMemory)
 	fill := t.freshRowsInOrder(inMemory, order)

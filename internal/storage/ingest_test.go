@@ -76,10 +76,12 @@ var freshShapes = []freshShape{
 // rows in the same epoch must win over them. The table is keyed by a row
 // id, by text in descending order, or by an int and text.
 func TestIngestedSealsMatchBatchSeals(t *testing.T) {
-	defer func(n int) { rawMarkEvery = n }(rawMarkEvery)
+	defer func(n, m int) { rawMarkEvery, sealSpillFrom = n, m }(rawMarkEvery, sealSpillFrom)
 	rapid.Check(t, func(rt *rapid.T) {
 		ctx := context.Background()
 		stores := []*Store{openIngest(t, vfs.NewMem(), 1), openIngest(t, vfs.NewMem(), -1)}
+		// The seal spills the rows left in memory past so many bytes.
+		sealSpillFrom = rapid.SampledFrom([]int{1, 50, 1 << 20}).Draw(rt, "sealSpillFrom")
 		// Spill the fresh rows of the first store after so many bytes,
 		// marking every record of a spill, or few of them.
 		stores[0].spillFrom = rapid.SampledFrom([]int{0, 1, 30, 60, 150}).Draw(rt, "spillFrom")

@@ -47,27 +47,45 @@ type spillFile struct {
 // the kernel, to fault it in again page by page as the next rows came: a
 // fifth of a million-row load's CPU on this machine, where a minor fault
 // costs 10-20 µs. Spilling a slice at a time keeps the rows near the
-// budget, so the heap stays level.
+// budget, so the heap stays level. The slices grow with the epoch's
+// spills (spillGrowth), so that a load of gigabytes makes not many more
+// files for the seal to merge than spilling everything did.
 func (t *StateTable) maybeSpill() error {
 	s := t.store
 	if s.spillFrom <= 0 || s.ingestFrom <= 0 || t.idsDescend() {
 		return nil
 	}
 	var todo []*freshChunk
-	n := 0
+	var last *spillFile
+	n, spills := 0, 0
 	for i := range t.fresh {
-		if fc := &t.fresh[i]; fc.sealed == 0 && fc.spill == nil {
+		fc := &t.fresh[i]
+		switch {
+		case fc.sealed != 0:
+		case fc.spill == nil:
 			todo = append(todo, fc)
 			n += fc.bytes()
+		case fc.spill != last:
+			last, spills = fc.spill, spills+1
 		}
 	}
 	if n < min(s.spillFrom, s.spillAtLeast) || s.freshMem.total() < int64(s.spillFrom) {
 		return nil
 	}
-	todo, n = oldestFresh(todo, s.spillAtLeast)
+	todo, n = oldestFresh(todo, s.spillAtLeast*(1+spills/spillGrowth))
 	_, err := t.spill(todo, n, storedInKeyOrder(todo))
 	return err
 }
+
+// spillGrowth is the spills of an epoch after which each spill takes
+// spillAtLeast more: the k-th takes spillAtLeast·(1+k/spillGrowth), up to
+// all the table holds.
+const spillGrowth = 8
+
+// sealSpillFrom is the fewest in-memory bytes the seal spills before
+// merging them with the epoch's spills (fewer are merged from memory; a
+// variable for tests).
+var sealSpillFrom = 1 << 20
 
 // spill writes the rows of todo (n bytes; stored in key order within
 // every vnode when stored) to a spill file, which the chunks keep instead.
