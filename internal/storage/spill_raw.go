@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"io"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -76,65 +74,3 @@ func readRawAt(fs vfs.FS, path string, lo, hi uint32) ([]byte, error) {
 	}
 	return buf, nil
 }
-
-// rawSource reads a raw spill in order for the seal's merge.
-type rawSource struct {
-	t    *StateTable
-	f    vfs.File
-	r    *bufio.Reader
-	k, v []byte
-	err  error
-}
-
-func (t *StateTable) rawSpillSource(sf *spillFile) (*rawSource, error) {
-	f, err := t.store.fs.Open(sf.path)
-	if err != nil {
-		return nil, err
-	}
-	// The file may go on past the spill: an older, longer one's bytes.
-	src := &rawSource{t: t, f: f, r: bufio.NewReaderSize(io.LimitReader(f, sf.size), 256<<10)}
-	if err := src.next(); err != nil {
-		src.close()
-		return nil, err
-	}
-	return src, nil
-}
-
-func (s *rawSource) next() error {
-	var hdr [2]byte
-	if _, err := io.ReadFull(s.r, hdr[:]); err != nil {
-		s.k = nil
-		if err != io.EOF {
-			s.err = fmt.Errorf("storage: read spill: %w", err)
-		}
-		return s.err
-	}
-	s.k = appendVNodePrefix(s.k[:0], s.t.lay.desc.ID, binary.BigEndian.Uint16(hdr[:]))
-	var err error
-	if s.k, err = s.readBytes(s.k); err == nil {
-		s.v, err = s.readBytes(s.v[:0])
-	}
-	if err != nil {
-		s.k, s.err = nil, fmt.Errorf("storage: read spill: %w", err)
-	}
-	return s.err
-}
-
-// readBytes appends to dst the bytes of the next length-prefixed field.
-func (s *rawSource) readBytes(dst []byte) ([]byte, error) {
-	n, err := binary.ReadUvarint(s.r)
-	if err != nil {
-		return nil, err
-	}
-	dst = slices.Grow(dst, int(n))
-	out := dst[:len(dst)+int(n)]
-	if _, err := io.ReadFull(s.r, out[len(dst):]); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (s *rawSource) key() []byte   { return s.k }
-func (s *rawSource) value() []byte { return s.v }
-func (s *rawSource) done() bool    { return s.k == nil }
-func (s *rawSource) close()        { _ = s.f.Close() }
