@@ -20,6 +20,10 @@ type DMLRecord struct {
 	// Gated marks one table's part of a transaction across tables
 	// (dml_gate.go).
 	Gated bool
+	// Checked says the payload's last four bytes were found to be the
+	// CRC-32C of the rest as it was read from its segment
+	// (dml_segment.go), so its reader need not check them again.
+	Checked bool
 }
 
 // dmlLog keeps, per table, the next sequence number and the durable
@@ -431,7 +435,7 @@ func (s *Store) readDMLStored(tableID uint32, fromSeq, durable uint64, max int) 
 	for ok := it.First(); ok && len(out) < max && bytes < readDMLBytes; ok = it.Next() {
 		rec := DMLRecord{Seq: dmlSeqOf(it.Key())}
 		if isDMLRefKey(it.Key()) {
-			if rec.Payload, err = s.readSegment(string(it.Value())); err != nil {
+			if rec.Payload, rec.Checked, err = s.readSegmentChecked(string(it.Value())); err != nil {
 				return nil, fmt.Errorf("storage: read dml %d of table %d: %w", rec.Seq, tableID, err)
 			}
 		} else {

@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"strings"
@@ -156,20 +158,48 @@ func (s *Store) ReadSegment(name string) ([]byte, error) { return s.readSegment(
 
 // readSegment returns the payload kept in segment name.
 func (s *Store) readSegment(name string) ([]byte, error) {
+	b, _, err := s.readSegmentChecked(name)
+	return b, err
+}
+
+// A log record's payload ends in the CRC-32C (Castagnoli) of the bytes
+// before it (the DML frame, stream/source/dml.go), and its reader checks
+// it. Over a segment's payload of megabytes, read whole and checked
+// after, the check read the bytes back from memory (0.08 CPU s of a
+// million-row load); checked a piece at a time as they are read, they
+// are still in the cache.
+
+// segmentPiece is the bytes of a segment read and checked at a time.
+const segmentPiece = 256 << 10
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// readSegmentChecked returns the payload kept in segment name, and
+// whether its last four bytes are the CRC-32C of the rest.
+func (s *Store) readSegmentChecked(name string) ([]byte, bool, error) {
 	f, err := s.fs.Open(s.fs.PathJoin(s.segmentDir, name))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	buf := make([]byte, st.Size())
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, err
+	body := max(len(buf)-4, 0)
+	var sum uint32
+	for off := 0; off < len(buf); {
+		n, err := io.ReadFull(f, buf[off:min(off+segmentPiece, len(buf))])
+		if err != nil {
+			return nil, false, err
+		}
+		if off < body {
+			sum = crc32.Update(sum, castagnoli, buf[off:min(off+n, body)])
+		}
+		off += n
 	}
-	return buf, nil
+	return buf, len(buf) >= 4 && sum == binary.LittleEndian.Uint32(buf[body:]), nil
 }
 
 // removeSegments removes the named segments ("" entries are skipped).

@@ -2,6 +2,9 @@ package storage
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -160,5 +163,53 @@ func TestStoredReadIsBoundedInBytes(t *testing.T) {
 	}
 	if len(got) != 5 || got[4][0] != 'e' {
 		t.Fatalf("records read: %q", got)
+	}
+}
+
+// TestSegmentRecordsComeChecked: a record read from its segment says
+// whether its last four bytes are the CRC-32C of the rest, checked as the
+// segment is read piece by piece: true for an intact payload (longer
+// than a piece), false once a byte of it changes on disk, and never for
+// a record served from memory.
+func TestSegmentRecordsComeChecked(t *testing.T) {
+	defer func(n int) { segmentFrom = n }(segmentFrom)
+	segmentFrom = 64
+	ctx := context.Background()
+	fs := vfs.NewMem()
+	s := openMem(t, fs)
+	body := []byte(strings.Repeat("payload ", segmentPiece/4))
+	framed := binary.LittleEndian.AppendUint32(slices.Clone(body), crc32.Checksum(body, castagnoli))
+	for _, p := range [][]byte{framed, append(slices.Clone(body), "junk"...), []byte("small, kept in memory")} {
+		if _, err := s.AppendDML(ctx, 7, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() []DMLRecord {
+		t.Helper()
+		s.dml.mu.Lock()
+		s.dml.mu.tables[7].recent.clear() // from the segments
+		s.dml.mu.Unlock()
+		recs, err := s.ReadDML(7, 1, 10)
+		if err != nil || len(recs) != 3 {
+			t.Fatalf("ReadDML: %d records, %v", len(recs), err)
+		}
+		return recs
+	}
+	recs := read()
+	if !recs[0].Checked || recs[1].Checked || recs[2].Checked {
+		t.Fatalf("checked: %v %v %v, want true false false", recs[0].Checked, recs[1].Checked, recs[2].Checked)
+	}
+	names := segmentsIn(t, fs, s)
+	path := fs.PathJoin(s.segmentDir, names[0])
+	f, err := fs.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
+	if err == nil {
+		_, err = f.WriteAt([]byte("X"), int64(segmentPiece+3))
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs := read(); recs[0].Checked {
+		t.Fatal("a segment changed on disk still reads as checked")
 	}
 }

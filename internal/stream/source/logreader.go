@@ -189,7 +189,7 @@ func (r *logReader) decodeNext() (bool, error) {
 		// be a hundred megabytes.
 		r.ahead[0] = storage.DMLRecord{}
 		r.ahead = r.ahead[1:]
-		cur, err := openDML(rec.Payload, r.schema)
+		cur, err := openCheckedDML(rec.Payload, r.schema, rec.Checked)
 		if err == nil {
 			err = cur.skip(r.pos.rows)
 		}
