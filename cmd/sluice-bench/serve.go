@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sluice-db/sluice/internal/engine"
+	"github.com/sluice-db/sluice/internal/runtimecfg"
 )
 
 // The serve subcommand runs one engine for a parent sluice-bench (ingest),
@@ -122,7 +123,7 @@ func startServerProcess(ctx context.Context, c engineConfig, cpuProfile string, 
 		args = append(args, "-cpuprofile", cpuProfile)
 	}
 	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Env = append(runtimecfg.Environ(os.Environ()), childEnv+"=1") // a server's runtime settings
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	stdin, err := cmd.StdinPipe()

@@ -26,6 +26,7 @@ import (
 	"github.com/sluice-db/sluice/internal/batch"
 	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/pgwire"
+	"github.com/sluice-db/sluice/internal/runtimecfg"
 	"github.com/sluice-db/sluice/internal/sql/session"
 	"github.com/sluice-db/sluice/internal/task"
 )
@@ -126,6 +127,7 @@ func (c *config) resolvePassword(env string) error {
 }
 
 func main() {
+	runtimecfg.Reexec() // the runtime's settings, before anything starts
 	c, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
