@@ -12,9 +12,10 @@ func Reexec() {
 	if Applied(os.Getenv("GODEBUG")) {
 		return
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return
+	env := Environ(os.Environ())
+	// The running binary itself, even if its path was replaced or removed.
+	_ = syscall.Exec("/proc/self/exe", os.Args, env)
+	if exe, err := os.Executable(); err == nil {
+		_ = syscall.Exec(exe, os.Args, env)
 	}
-	_ = syscall.Exec(exe, os.Args, Environ(os.Environ()))
 }

@@ -5,14 +5,19 @@ import "strings"
 // settings are the GODEBUG settings a server runs with.
 var settings = []string{"madvdontneed=0"}
 
-// Environ returns env with one GODEBUG: the one env has, followed by each
-// of the server's settings it does not set itself.
+// Environ returns env with one GODEBUG: the first env has (the one the
+// runtime reads), followed by each of the server's settings it does not
+// set itself.
 func Environ(env []string) []string {
 	out := make([]string, 0, len(env)+1)
 	var parts []string
+	seen := false
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
-			parts = strings.FieldsFunc(v, func(r rune) bool { return r == ',' })
+			if !seen {
+				parts = strings.FieldsFunc(v, func(r rune) bool { return r == ',' })
+			}
+			seen = true
 			continue
 		}
 		out = append(out, kv)

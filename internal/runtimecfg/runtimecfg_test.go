@@ -17,6 +17,7 @@ func TestEnvironMergesGODEBUG(t *testing.T) {
 		{[]string{"GODEBUG=gctrace=1", "PATH=/bin"}, "GODEBUG=gctrace=1,madvdontneed=0"},
 		{[]string{"GODEBUG=madvdontneed=1"}, "GODEBUG=madvdontneed=1"},
 		{[]string{"GODEBUG=gctrace=1,madvdontneed=1"}, "GODEBUG=gctrace=1,madvdontneed=1"},
+		{[]string{"GODEBUG=gctrace=1", "GODEBUG=madvdontneed=1"}, "GODEBUG=gctrace=1,madvdontneed=0"}, // the first counts
 	}
 	for _, c := range cases {
 		got := Environ(c.env)

@@ -158,7 +158,7 @@ func (s *Store) ReadSegment(name string) ([]byte, error) { return s.readSegment(
 
 // readSegment returns the payload kept in segment name.
 func (s *Store) readSegment(name string) ([]byte, error) {
-	b, _, err := s.readSegmentChecked(name)
+	b, _, err := s.readSegmentSummed(name, false)
 	return b, err
 }
 
@@ -177,6 +177,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // readSegmentChecked returns the payload kept in segment name, and
 // whether its last four bytes are the CRC-32C of the rest.
 func (s *Store) readSegmentChecked(name string) ([]byte, bool, error) {
+	return s.readSegmentSummed(name, true)
+}
+
+// readSegmentSummed reads segment name, checking its sum if sum is set.
+func (s *Store) readSegmentSummed(name string, sum bool) ([]byte, bool, error) {
 	f, err := s.fs.Open(s.fs.PathJoin(s.segmentDir, name))
 	if err != nil {
 		return nil, false, err
@@ -187,19 +192,23 @@ func (s *Store) readSegmentChecked(name string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	buf := make([]byte, st.Size())
+	if !sum {
+		_, err := io.ReadFull(f, buf)
+		return buf, false, err
+	}
 	body := max(len(buf)-4, 0)
-	var sum uint32
+	var crc uint32
 	for off := 0; off < len(buf); {
 		n, err := io.ReadFull(f, buf[off:min(off+segmentPiece, len(buf))])
 		if err != nil {
 			return nil, false, err
 		}
 		if off < body {
-			sum = crc32.Update(sum, castagnoli, buf[off:min(off+n, body)])
+			crc = crc32.Update(crc, castagnoli, buf[off:min(off+n, body)])
 		}
 		off += n
 	}
-	return buf, len(buf) >= 4 && sum == binary.LittleEndian.Uint32(buf[body:]), nil
+	return buf, len(buf) >= 4 && crc == binary.LittleEndian.Uint32(buf[body:]), nil
 }
 
 // removeSegments removes the named segments ("" entries are skipped).

@@ -33,7 +33,6 @@ type rawSource struct {
 	off      int64 // where the file's unread bytes start
 	size     int64 // the spill's length (the file may go on: spill_pool.go)
 	k, v     []byte
-	err      error
 }
 
 func (t *StateTable) rawSpillSource(sf *spillFile) (*rawSource, error) {
@@ -52,6 +51,7 @@ func (t *StateTable) rawSpillSource(sf *spillFile) (*rawSource, error) {
 
 // next reads the next record; key and value are valid until the next call.
 func (s *rawSource) next() error {
+	kbuf := s.k[:0] // reused: each source's key is its own
 	s.k, s.v = nil, nil
 	if s.pos == s.end && s.off >= s.size {
 		return nil // done
@@ -65,7 +65,7 @@ func (s *rawSource) next() error {
 	if err != nil {
 		return s.fail(err)
 	}
-	s.k = append(appendVNodePrefix(s.k[:0], s.t.lay.desc.ID, vnode), key...)
+	s.k = append(appendVNodePrefix(kbuf, s.t.lay.desc.ID, vnode), key...)
 	if s.v, err = s.field(); err != nil {
 		return s.fail(err)
 	}
@@ -74,8 +74,7 @@ func (s *rawSource) next() error {
 
 func (s *rawSource) fail(err error) error {
 	s.k, s.v = nil, nil
-	s.err = fmt.Errorf("storage: read spill: %w", err)
-	return s.err
+	return fmt.Errorf("storage: read spill: %w", err)
 }
 
 // field returns the next length-prefixed field, in place.

@@ -72,3 +72,33 @@ func TestSpillReadsBackInOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestSpillReaderDoesNotAllocatePerRecord: reading a spill's records
+// reuses the source's key buffer and hands values out in place.
+func TestSpillReaderDoesNotAllocatePerRecord(t *testing.T) {
+	s := openIngest(t, vfs.NewMem(), 1)
+	s.spillFrom = 1 << 40
+	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
+		t.Fatal(err)
+	}
+	tbl := mustOpenTable(t, s, rowIDDesc(9), 1, nil)
+	insertFreshRange(t, tbl, 1, 2001)
+	todo := []*freshChunk{&tbl.fresh[0]}
+	sf, err := tbl.writeRawSpill("/spill", todo, freshSortedOrder(todo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := tbl.rawSpillSource(sf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.close()
+	allocs := testing.AllocsPerRun(1000, func() {
+		if err := src.next(); err != nil || src.done() {
+			t.Fatalf("next: %v (done %v)", err, src.done())
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%.1f allocations a record, want none", allocs)
+	}
+}
