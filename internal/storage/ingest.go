@@ -152,7 +152,9 @@ func freshSortedOrder(todo []*freshChunk) []freshRef {
 // needed sorting).
 func freshSortedOrderStored(todo []*freshChunk) ([]freshRef, bool) {
 	order := freshKeyOrder(todo)
-	stored := true
+	if storedInKeyOrder(todo) { // a pass in memory order, no sort
+		return order, true
+	}
 	compare := func(a, b freshRef) int { return compareFresh(todo[a.chunk], a.k, todo[b.chunk], b.k) }
 	vnode := func(r freshRef) uint16 { return todo[r.chunk].vnodes[r.k] }
 	out := order[:0]
@@ -164,7 +166,6 @@ func freshSortedOrderStored(todo []*freshChunk) ([]freshRef, bool) {
 		}
 		run := order[lo:hi]
 		if !sorted {
-			stored = false
 			// Stable: a key's rows stay in chunk order, the newest last.
 			slices.SortStableFunc(run, compare)
 		}
@@ -175,7 +176,7 @@ func freshSortedOrderStored(todo []*freshChunk) ([]freshRef, bool) {
 		}
 		lo = hi
 	}
-	return out, stored
+	return out, false
 }
 
 // newIngestFile returns a new path in the ingest directory.

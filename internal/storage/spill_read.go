@@ -119,17 +119,19 @@ func (s *rawSource) ensure(n int) error {
 	want := min(int64(len(s.buf)-s.end), s.size-s.off)
 	got, err := s.f.ReadAt(s.buf[s.end:s.end+int(want)], s.off)
 	if got < int(want) {
-		return cmpOr(err, io.ErrUnexpectedEOF)
+		return shortRead(err)
 	}
 	s.end, s.off = s.end+got, s.off+int64(got)
 	return nil
 }
 
-func cmpOr(err, otherwise error) error {
+// shortRead is the error of a read that came back short: its own, or
+// io.ErrUnexpectedEOF for none or io.EOF (the spill ends early).
+func shortRead(err error) error {
 	if err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
-	return otherwise
+	return io.ErrUnexpectedEOF
 }
 
 func (s *rawSource) key() []byte   { return s.k }

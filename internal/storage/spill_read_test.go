@@ -20,11 +20,7 @@ func TestSpillReadsBackInOrder(t *testing.T) {
 	defer func(n int) { rawBlock = n }(rawBlock)
 	rapid.Check(t, func(rt *rapid.T) {
 		rawBlock = rapid.IntRange(1, 300).Draw(rt, "block")
-		s := openIngest(t, vfs.NewMem(), 1)
-		s.spillFrom = 1 << 40
-		if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
-			rt.Fatal(err)
-		}
+		s := openSpillStore(t)
 		tbl := mustOpenTable(t, s, rowIDDesc(9), 1, nil)
 		b := types.NewBuilder(tbl.Desc().Types, 201)
 		var rows []int
@@ -76,11 +72,7 @@ func TestSpillReadsBackInOrder(t *testing.T) {
 // TestSpillReaderDoesNotAllocatePerRecord: reading a spill's records
 // reuses the source's key buffer and hands values out in place.
 func TestSpillReaderDoesNotAllocatePerRecord(t *testing.T) {
-	s := openIngest(t, vfs.NewMem(), 1)
-	s.spillFrom = 1 << 40
-	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
-		t.Fatal(err)
-	}
+	s := openSpillStore(t)
 	tbl := mustOpenTable(t, s, rowIDDesc(9), 1, nil)
 	insertFreshRange(t, tbl, 1, 2001)
 	todo := []*freshChunk{&tbl.fresh[0]}

@@ -189,8 +189,8 @@ func (s *scatterSpill) mark(fc *freshChunk, k int, v uint16) {
 }
 
 // storedInKeyOrder reports whether the rows of todo within every vnode
-// are stored in ascending key order, each key once: freshSortedOrderStored's
-// answer, without sorting.
+// are stored in ascending key order, each key once (freshSortedOrderStored
+// then needs no sort), in one pass over the chunks in memory order.
 func storedInKeyOrder(todo []*freshChunk) bool {
 	var lastID [codec.VNodeCount]int64
 	var lastKey [codec.VNodeCount][]byte

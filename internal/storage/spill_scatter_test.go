@@ -22,11 +22,7 @@ func TestScatteredSpillEqualsGathered(t *testing.T) {
 	defer func(n int) { rawMarkEvery = n }(rawMarkEvery)
 	rapid.Check(t, func(rt *rapid.T) {
 		rawMarkEvery = rapid.IntRange(1, 70).Draw(rt, "markEvery")
-		s := openIngest(t, vfs.NewMem(), 1)
-		s.spillFrom = 1 << 40 // nothing spills by itself
-		if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
-			rt.Fatal(err)
-		}
+		s := openSpillStore(t)
 		byKey := rapid.Bool().Draw(rt, "byKey")
 		desc := rowIDDesc(7)
 		if byKey {
@@ -101,4 +97,17 @@ func readPrefix(t *rapid.T, fs vfs.FS, path string, n int64) []byte {
 		t.Fatal(err)
 	}
 	return buf
+}
+
+// openSpillStore opens a store on an in-memory filesystem whose tables
+// spill only when a test calls a spill writer, with its ingest directory
+// made.
+func openSpillStore(t testing.TB) *Store {
+	t.Helper()
+	s := openIngest(t, vfs.NewMem(), 1)
+	s.spillFrom = 1 << 40
+	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -112,7 +112,7 @@ type waitedMerge struct {
 // readWaited reads what the table holds now of each of group's waited
 // values: a row, or nothing when it was deleted since.
 func (m *waitedMerge) readWaited(group types.Row, waited waitedVals) error {
-	vals := waited.vals
+	vals := slices.Clip(waited.vals) // appending must not write into the kept slice
 	for _, n := range waited.ints {
 		vals = append(vals, n)
 	}
