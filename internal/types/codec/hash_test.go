@@ -167,3 +167,18 @@ func TestHashRowPanicsOnWrongDatum(t *testing.T) {
 	}()
 	HashRow(types.Row{"x"}, []types.Type{types.TInt64})
 }
+
+// TestXXHashIntKeyIsXXHash checks the inline xxh64 of an integer's key
+// against the library over the key bytes.
+func TestXXHashIntKeyIsXXHash(t *testing.T) {
+	check := func(t interface{ Fatalf(string, ...any) }, v int64) {
+		want := xxhash.Sum64(appendKeyInt([]byte{valueMarker}, v))
+		if got := xxhashIntKey(v); got != want {
+			t.Fatalf("xxhashIntKey(%d) = %x, xxhash.Sum64 of its key %x", v, got, want)
+		}
+	}
+	for _, v := range []int64{0, 1, -1, 255, 256, math.MaxInt64, math.MinInt64, 1 << 40} {
+		check(t, v)
+	}
+	rapid.Check(t, func(t *rapid.T) { check(t, rapid.Int64().Draw(t, "v")) })
+}
