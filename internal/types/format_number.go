@@ -55,6 +55,9 @@ func parseInt(s string, t Type) (Datum, error) {
 	return n, nil
 }
 
+// int64Cutoff is the largest n whose n·10 is at most 2^63.
+const int64Cutoff = (1 << 63) / 10
+
 // parseInt64 is parseInt without boxing the result. One pass over the
 // digits: checking them with strings.TrimLeft and allDigits and then
 // parsing them again with strconv.ParseInt was a fifth of a COPY's
@@ -75,7 +78,9 @@ func parseInt64(s string, t Type) (int64, error) {
 		if d > 9 {
 			return 0, errSyntax(t.String(), s)
 		}
-		if n > (math.MaxUint64-uint64(d))/10 {
+		if n > int64Cutoff {
+			// n·10 passes 2^63, out of every integer type's range (and
+			// n·10+d stays in a uint64 below it: no division per digit).
 			overflow = true // keep going: a later non-digit is a syntax error
 			continue
 		}
