@@ -72,3 +72,15 @@ func TestParseInt64MatchesStrconv(t *testing.T) {
 		check(rt.Fatalf, strings.Join(pieces, ""), typ)
 	})
 }
+
+// BenchmarkParseInt64 parses a COPY's bigint fields (auction ids, prices).
+func BenchmarkParseInt64(b *testing.B) {
+	fields := []string{"1000", "1057", "2870177", "91", "100000000", "1436918400"}
+	for b.Loop() {
+		for _, f := range fields {
+			if _, err := parseInt64(f, TInt64); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
