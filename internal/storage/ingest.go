@@ -72,6 +72,25 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 	if len(todo) == 0 || t.idsDescend() {
 		return nil, nil
 	}
+	f, err := t.writeFreshFile(t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner), todo)
+	if err != nil {
+		return nil, err
+	}
+	// Spilled rows are read from the sealed file until their commit.
+	sealedFile := &spillFile{path: f.path}
+	for _, fc := range todo {
+		fc.sealed = epoch
+		if fc.spill != nil {
+			fc.spill = sealedFile
+		}
+	}
+	return f, nil
+}
+
+// writeFreshFile writes the rows of todo to a new sstable name, synced,
+// in key order, and removes their spills. On error the chunks are as they
+// were (some may have been spilled).
+func (t *StateTable) writeFreshFile(name string, todo []*freshChunk) (*ingestFile, error) {
 	spills := spillsOf(todo)
 	var inMemory []*freshChunk
 	for _, fc := range todo {
@@ -95,7 +114,6 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 	case stored && !stageOff && !t.freshByKey():
 		fill = t.freshRowsStaged(inMemory) // fresh_stage.go
 	}
-	name := t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner)
 	opts := &t.store.scanOpts
 	if t.keyedReads {
 		opts = &t.store.writerOpts
@@ -104,16 +122,8 @@ func (t *StateTable) sealFreshFile(epoch uint64) (*ingestFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: table %d: write sealed rows: %w", t.lay.desc.ID, err)
 	}
-	// Spilled rows are read from the sealed file until their commit.
-	sealedFile := &spillFile{path: f.path}
 	for _, sf := range spills {
 		sf.close(t.store)
-	}
-	for _, fc := range todo {
-		fc.sealed = epoch
-		if fc.spill != nil {
-			fc.spill = sealedFile
-		}
 	}
 	return f, nil
 }

@@ -1,0 +1,136 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
+)
+
+// A bulk statement into a table keyed by its hidden row id (a COPY of a
+// million rows) writes its rows twice: the statement writes them to log
+// segments, and after its commit the table source reads them back, routes
+// them to the table's actors, and their seal writes the sstable of final
+// keys (spilling on the way). About a fifth of such a load's CPU is the
+// second write's read-back and routing.
+//
+// A BulkLoad is the statement's half of writing them once: it builds the
+// table's sstable of final keys (vnode, row id) from the statement's
+// pieces, outside the table's actors, with the fresh-row machinery an
+// actor's seal uses (pieces kept in memory under the store's fresh-row
+// budget, the oldest spilled past it, a merge at the end), and it counts
+// the rows of each vnode. Its file holds exactly the keys and values the
+// actors would have sealed from the same rows. The log record naming the
+// file, and the epoch that ingests it, are the next steps.
+
+// BulkLoad builds one table's sstable from a bulk statement's rows.
+type BulkLoad struct {
+	t      *StateTable
+	rows   int64
+	lo, hi int64
+	ended  bool
+}
+
+// LoadedFile is a finished bulk load: its sstable and what it holds.
+type LoadedFile struct {
+	Path string
+	Rows int64
+	// LoID and HiID are the smallest and largest row id; LoKey and HiKey
+	// the file's smallest and largest key.
+	LoID, HiID   int64
+	LoKey, HiKey []byte
+	// Counts is the rows of each vnode (codec.VNodeCount entries).
+	Counts []int64
+}
+
+// bulkLoadOwner is the owner a bulk load's table names in its spill files'
+// names. The table never seals, so it stages nothing under it.
+const bulkLoadOwner ActorID = math.MaxUint32
+
+// NewBulkLoad starts a bulk load into the table desc, which must be keyed
+// and distributed by one bigint (a hidden row id).
+func (s *Store) NewBulkLoad(desc TableDesc) (*BulkLoad, error) {
+	if len(desc.PK) != 1 || !slices.Equal(desc.DistKey, desc.PK) || desc.Types[desc.PK[0]] != types.TInt64 {
+		return nil, fmt.Errorf("storage: table %d: a bulk load needs a table keyed and distributed by one bigint", desc.ID)
+	}
+	t, err := s.OpenTable(desc, bulkLoadOwner, nil)
+	if err != nil {
+		return nil, err
+	}
+	t.rc = rowCounts{on: true, n: make([]int64, codec.VNodeCount), isDir: make([]bool, codec.VNodeCount)}
+	return &BulkLoad{t: t}, nil
+}
+
+// Add adds rows whose ids rise, each above every id added before; row k's
+// value encoding is rows.Buf[rows.Spans[2k]:rows.Spans[2k+1]]. The load keeps rows.Buf until it spills
+// or finishes: the caller must not reuse it.
+func (b *BulkLoad) Add(ids []int64, rows EncodedRows) error {
+	switch {
+	case b.ended:
+		return errors.New("storage: bulk load already finished")
+	case len(ids) == 0:
+		return nil
+	case b.rows > 0 && ids[0] <= b.hi:
+		return fmt.Errorf("storage: table %d: bulk load row id %d after %d", b.t.lay.desc.ID, ids[0], b.hi)
+	}
+	ok, err := b.t.InsertFreshEncoded(ids, b.t.lay.desc.PK[0], rows)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("storage: table %d: bulk load rows whose ids do not rise", b.t.lay.desc.ID)
+	}
+	if b.rows == 0 {
+		b.lo = ids[0]
+	}
+	b.rows += int64(len(ids))
+	b.hi = ids[len(ids)-1]
+	return nil
+}
+
+// Finish writes the rows added to a new sstable at path, synced, and
+// ends the load. The caller owns the file.
+func (b *BulkLoad) Finish(path string) (*LoadedFile, error) {
+	if b.ended {
+		return nil, errors.New("storage: bulk load already finished")
+	}
+	if b.rows == 0 {
+		b.Abort()
+		return nil, fmt.Errorf("storage: table %d: bulk load of no rows", b.t.lay.desc.ID)
+	}
+	f, err := b.t.writeFreshFile(path, b.t.unsealedFresh())
+	if err != nil {
+		b.Abort()
+		return nil, err
+	}
+	out := &LoadedFile{Path: f.path, Rows: b.rows, LoID: b.lo, HiID: b.hi, LoKey: f.lo,
+		HiKey: slices.Clone(f.hi), Counts: slices.Clone(b.t.rc.n)}
+	b.release()
+	return out, nil
+}
+
+// Abort ends the load and removes its spills; Finish after it fails.
+func (b *BulkLoad) Abort() {
+	if b.ended {
+		return
+	}
+	for _, sf := range spillsOf(b.t.unsealedFresh()) {
+		sf.close(b.t.store)
+	}
+	b.release()
+}
+
+// release forgets the rows, returning their memory to the store's
+// fresh-row budget.
+func (b *BulkLoad) release() {
+	b.ended = true
+	for i := range b.t.fresh {
+		if b.t.fresh[i].spill == nil {
+			b.t.held().Add(-int64(b.t.fresh[i].bytes()))
+		}
+	}
+	b.t.fresh = nil
+}
