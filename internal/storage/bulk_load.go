@@ -24,7 +24,8 @@ import (
 // budget, the oldest spilled past it, a merge at the end), and it counts
 // the rows of each vnode. Its file holds exactly the keys and values the
 // actors would have sealed from the same rows. The log record naming the
-// file, and the epoch that ingests it, are the next steps.
+// file, and the epoch that ingests it, are the next steps
+// (docs/design/write-once-bulk.md).
 
 // BulkLoad builds one table's sstable from a bulk statement's rows.
 type BulkLoad struct {
@@ -51,7 +52,10 @@ type LoadedFile struct {
 const bulkLoadOwner ActorID = math.MaxUint32
 
 // NewBulkLoad starts a bulk load into the table desc, which must be keyed
-// and distributed by one bigint (a hidden row id).
+// and distributed by one ascending bigint: a hidden row id, whose values
+// the statement assigns and no stored row has. The load checks no key
+// against the table's, and its file's keys are trusted to be new: a
+// user's bigint primary key must not take this path.
 func (s *Store) NewBulkLoad(desc TableDesc) (*BulkLoad, error) {
 	if len(desc.PK) != 1 || !slices.Equal(desc.DistKey, desc.PK) || desc.Types[desc.PK[0]] != types.TInt64 {
 		return nil, fmt.Errorf("storage: table %d: a bulk load needs a table keyed and distributed by one bigint", desc.ID)
@@ -60,28 +64,40 @@ func (s *Store) NewBulkLoad(desc TableDesc) (*BulkLoad, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.idsDescend() {
+		return nil, fmt.Errorf("storage: table %d: a bulk load needs an ascending key", desc.ID)
+	}
 	t.rc = rowCounts{on: true, n: make([]int64, codec.VNodeCount), isDir: make([]bool, codec.VNodeCount)}
 	return &BulkLoad{t: t}, nil
 }
 
 // Add adds rows whose ids rise, each above every id added before; row k's
-// value encoding is rows.Buf[rows.Spans[2k]:rows.Spans[2k+1]]. The load keeps rows.Buf until it spills
-// or finishes: the caller must not reuse it.
+// value encoding is rows.Buf[rows.Spans[2k]:rows.Spans[2k+1]]. The load
+// keeps rows.Buf until it spills or finishes: the caller must not reuse
+// it (ids and spans it copies). An error ends the load, as Abort does.
 func (b *BulkLoad) Add(ids []int64, rows EncodedRows) error {
 	switch {
 	case b.ended:
 		return errors.New("storage: bulk load already finished")
 	case len(ids) == 0:
 		return nil
+	case len(rows.Spans) != 2*len(ids):
+		b.Abort()
+		return fmt.Errorf("storage: table %d: bulk load of %d ids with %d spans", b.t.lay.desc.ID, len(ids), len(rows.Spans))
 	case b.rows > 0 && ids[0] <= b.hi:
+		b.Abort()
 		return fmt.Errorf("storage: table %d: bulk load row id %d after %d", b.t.lay.desc.ID, ids[0], b.hi)
 	}
-	ok, err := b.t.InsertFreshEncoded(ids, b.t.lay.desc.PK[0], rows)
-	if err != nil {
-		return err
+	// The chunk is counted as soon as it is kept, before a spill that may
+	// fail: the load must end then, or its counts would not be its rows.
+	rows.Spans = slices.Clone(rows.Spans)
+	ok, err := b.t.InsertFreshEncoded(slices.Clone(ids), b.t.lay.desc.PK[0], rows)
+	if err == nil && !ok {
+		err = fmt.Errorf("storage: table %d: bulk load rows whose ids do not rise", b.t.lay.desc.ID)
 	}
-	if !ok {
-		return fmt.Errorf("storage: table %d: bulk load rows whose ids do not rise", b.t.lay.desc.ID)
+	if err != nil {
+		b.Abort()
+		return err
 	}
 	if b.rows == 0 {
 		b.lo = ids[0]
@@ -91,8 +107,9 @@ func (b *BulkLoad) Add(ids []int64, rows EncodedRows) error {
 	return nil
 }
 
-// Finish writes the rows added to a new sstable at path, synced, and
-// ends the load. The caller owns the file.
+// Finish writes the rows added to a new sstable at path, which must not
+// exist, syncs it and its directory, and ends the load. The caller owns
+// the file.
 func (b *BulkLoad) Finish(path string) (*LoadedFile, error) {
 	if b.ended {
 		return nil, errors.New("storage: bulk load already finished")
@@ -101,7 +118,17 @@ func (b *BulkLoad) Finish(path string) (*LoadedFile, error) {
 		b.Abort()
 		return nil, fmt.Errorf("storage: table %d: bulk load of no rows", b.t.lay.desc.ID)
 	}
+	fs := b.t.store.fs
+	if _, err := fs.Stat(path); err == nil {
+		b.Abort()
+		return nil, fmt.Errorf("storage: table %d: bulk load file %s exists", b.t.lay.desc.ID, path)
+	}
 	f, err := b.t.writeFreshFile(path, b.t.unsealedFresh())
+	if err == nil {
+		if err = syncDir(fs, fs.PathDir(path)); err != nil {
+			_ = fs.Remove(path)
+		}
+	}
 	if err != nil {
 		b.Abort()
 		return nil, err

@@ -3,13 +3,16 @@ package storage
 import (
 	"bytes"
 	"context"
+	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"pgregory.net/rapid"
 
 	"github.com/sluice-db/sluice/internal/types"
@@ -34,8 +37,18 @@ func TestBulkLoadWritesWhatActorsSeal(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
+		// A caller may reuse its ids and spans for the next piece (not the
+		// rows' bytes): the load copies them.
+		reuse := rapid.Bool().Draw(rt, "reuse ids and spans")
+		var idBuf []int64
+		var spanBuf []uint32
 		for _, ids := range pieces {
-			if err := load.Add(ids, encodeFreshRows(ids)); err != nil {
+			rows := encodeFreshRows(ids)
+			if reuse {
+				idBuf, spanBuf = append(idBuf[:0], ids...), append(spanBuf[:0], rows.Spans...)
+				ids, rows.Spans = idBuf, spanBuf
+			}
+			if err := load.Add(ids, rows); err != nil {
 				rt.Fatal(err)
 			}
 		}
@@ -197,34 +210,33 @@ func listSpills(s *Store) []string {
 	return out
 }
 
-// TestBulkLoadRefuses: ids that do not rise across pieces, a load of no
-// rows, and use after Finish or Abort are errors; Abort removes spills.
+// TestBulkLoadRefuses: ids that do not rise across pieces or within one
+// end the load (Abort removes its spills), as do a load of no rows and
+// tables not keyed by one ascending bigint; use after the end fails.
 func TestBulkLoadRefuses(t *testing.T) {
 	s := openIngest(t, vfs.NewMem(), 1)
 	s.spillFrom, s.spillAtLeast = 1, 1 // every piece spills as it comes
-	load, err := s.NewBulkLoad(rowIDDesc(7))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := []int64{5, 6, 9}
-	if err := load.Add(ids, encodeFreshRows(ids)); err != nil {
-		t.Fatal(err)
-	}
-	if err := load.Add([]int64{9, 10}, encodeFreshRows([]int64{9, 10})); err == nil {
-		t.Fatal("a piece starting at the last id was taken")
-	}
-	if err := load.Add([]int64{12, 11}, encodeFreshRows([]int64{12, 11})); err == nil {
-		t.Fatal("a piece of falling ids was taken")
-	}
-	if len(load.t.unsealedFresh()) != 1 || load.t.fresh[0].spill == nil {
-		t.Fatal("no spill with a budget of one byte")
-	}
-	load.Abort()
-	if spills := listSpills(s); len(spills) != 0 {
-		t.Fatalf("spills left after Abort: %v", spills)
-	}
-	if _, err := load.Finish("db/x.sst"); err == nil {
-		t.Fatal("Finish after Abort")
+	for _, bad := range [][]int64{{9, 10}, {12, 11}} {
+		load, err := s.NewBulkLoad(rowIDDesc(7))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []int64{5, 6, 9}
+		if err := load.Add(ids, encodeFreshRows(ids)); err != nil {
+			t.Fatal(err)
+		}
+		if len(load.t.unsealedFresh()) != 1 || load.t.fresh[0].spill == nil {
+			t.Fatal("no spill with a budget of one byte")
+		}
+		if err := load.Add(bad, encodeFreshRows(bad)); err == nil {
+			t.Fatalf("a piece %v after ids up to 9 was taken", bad)
+		}
+		if spills := listSpills(s); len(spills) != 0 {
+			t.Fatalf("spills left after a refused piece: %v", spills)
+		}
+		if _, err := load.Finish("db/x.sst"); err == nil {
+			t.Fatal("Finish after a refused piece")
+		}
 	}
 	empty, err := s.NewBulkLoad(rowIDDesc(8))
 	if err != nil {
@@ -237,7 +249,84 @@ func TestBulkLoadRefuses(t *testing.T) {
 	if _, err := s.NewBulkLoad(keyed); err == nil {
 		t.Fatal("a bulk load of a table keyed by a varchar")
 	}
+	desc := rowIDDesc(10)
+	desc.Orders = []codec.Order{{Desc: true}}
+	if _, err := s.NewBulkLoad(desc); err == nil {
+		t.Fatal("a bulk load of a table keyed by a descending bigint")
+	}
 	if n := s.freshMem.total(); n != 0 {
 		t.Fatalf("%d fresh bytes still held", n)
+	}
+}
+
+// spillFaults fails the creation and writes of spill files while on.
+type spillFaults struct{ on atomic.Bool }
+
+func (f *spillFaults) MaybeError(op errorfs.Op) error {
+	if f.on.Load() && strings.HasSuffix(op.Path, ".spill") {
+		return errorfs.ErrInjected
+	}
+	return nil
+}
+
+func (f *spillFaults) String() string { return "spillFaults" }
+
+// TestBulkLoadEndsOnAFailedSpill: a piece whose spill fails ends the load
+// (its rows were kept before the spill, so the load's counts could no
+// longer be its rows): later calls fail, and no memory or spill is left.
+func TestBulkLoadEndsOnAFailedSpill(t *testing.T) {
+	faults := &spillFaults{}
+	s, err := Open(context.Background(), Options{FS: errorfs.Wrap(vfs.NewMem(), faults), Dir: "db", IngestFrom: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	s.spillFrom, s.spillAtLeast = 1, 1 // every piece spills as it comes
+	load, err := s.NewBulkLoad(rowIDDesc(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := load.Add([]int64{1, 2, 3}, encodeFreshRows([]int64{1, 2, 3})); err != nil {
+		t.Fatal(err)
+	}
+	faults.on.Store(true)
+	if err := load.Add([]int64{4, 5, 6}, encodeFreshRows([]int64{4, 5, 6})); !errors.Is(err, errorfs.ErrInjected) {
+		t.Fatalf("Add with its spill failing: %v", err)
+	}
+	faults.on.Store(false)
+	if err := load.Add([]int64{7}, encodeFreshRows([]int64{7})); err == nil {
+		t.Fatal("Add after a failed Add")
+	}
+	if _, err := load.Finish("db/load.sst"); err == nil {
+		t.Fatal("Finish after a failed Add")
+	}
+	if n := s.freshMem.total(); n != 0 {
+		t.Fatalf("%d fresh bytes still held", n)
+	}
+	if spills := listSpills(s); len(spills) != 0 {
+		t.Fatalf("spills left: %v", spills)
+	}
+}
+
+// TestBulkLoadFinishRefusesAnExistingFile: Finish never writes over a file.
+func TestBulkLoadFinishRefusesAnExistingFile(t *testing.T) {
+	s := openIngest(t, vfs.NewMem(), 1)
+	f, err := s.fs.Create("db/taken.sst", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	load, err := s.NewBulkLoad(rowIDDesc(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := load.Add([]int64{1}, encodeFreshRows([]int64{1})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load.Finish("db/taken.sst"); err == nil {
+		t.Fatal("Finish wrote over an existing file")
+	}
+	if _, err := s.fs.Stat("db/taken.sst"); err != nil {
+		t.Fatalf("the existing file is gone: %v", err)
 	}
 }
