@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -15,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"pgregory.net/rapid"
 
+	"github.com/sluice-db/sluice/internal/storage/storagetest"
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
 )
@@ -259,23 +259,11 @@ func TestBulkLoadRefuses(t *testing.T) {
 	}
 }
 
-// spillFaults fails the creation and writes of spill files while on.
-type spillFaults struct{ on atomic.Bool }
-
-func (f *spillFaults) MaybeError(op errorfs.Op) error {
-	if f.on.Load() && strings.HasSuffix(op.Path, ".spill") {
-		return errorfs.ErrInjected
-	}
-	return nil
-}
-
-func (f *spillFaults) String() string { return "spillFaults" }
-
 // TestBulkLoadEndsOnAFailedSpill: a piece whose spill fails ends the load
 // (its rows were kept before the spill, so the load's counts could no
 // longer be its rows): later calls fail, and no memory or spill is left.
 func TestBulkLoadEndsOnAFailedSpill(t *testing.T) {
-	faults := &spillFaults{}
+	faults := &storagetest.FailingFiles{Suffix: ".spill"}
 	s, err := Open(context.Background(), Options{FS: errorfs.Wrap(vfs.NewMem(), faults), Dir: "db", IngestFrom: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -289,11 +277,11 @@ func TestBulkLoadEndsOnAFailedSpill(t *testing.T) {
 	if err := load.Add([]int64{1, 2, 3}, encodeFreshRows([]int64{1, 2, 3})); err != nil {
 		t.Fatal(err)
 	}
-	faults.on.Store(true)
+	faults.On.Store(true)
 	if err := load.Add([]int64{4, 5, 6}, encodeFreshRows([]int64{4, 5, 6})); !errors.Is(err, errorfs.ErrInjected) {
 		t.Fatalf("Add with its spill failing: %v", err)
 	}
-	faults.on.Store(false)
+	faults.On.Store(false)
 	if err := load.Add([]int64{7}, encodeFreshRows([]int64{7})); err == nil {
 		t.Fatal("Add after a failed Add")
 	}

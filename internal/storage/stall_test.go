@@ -23,7 +23,7 @@ import (
 // ones succeed, and the log holds exactly the acknowledged records.
 func TestStalledStoreHonoursContext(t *testing.T) {
 	ctx := context.Background()
-	faults := &storagetest.FailingTables{}
+	faults := &storagetest.FailingFiles{Suffix: ".sst"}
 	s, err := Open(ctx, Options{FS: errorfs.Wrap(vfs.NewMem(), faults), Dir: "db"})
 	if err != nil {
 		t.Fatal(err)

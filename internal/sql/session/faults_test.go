@@ -177,7 +177,7 @@ func TestFaultsUnderTheStore(t *testing.T) {
 // works again the bulk load that met the stall finishes and nothing
 // acknowledged is missing.
 func TestStalledStoreTimesOut(t *testing.T) {
-	faults := &storagetest.FailingTables{}
+	faults := &storagetest.FailingFiles{Suffix: ".sst"}
 	opts := engine.Options{FS: errorfs.Wrap(vfs.NewMem(), faults), Dir: "data", BarrierInterval: 5 * time.Millisecond,
 		Parallelism: 2}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -9,17 +9,20 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
-// FailingTables fails every operation on an sstable while On: a disk on
-// which no flush succeeds, so Pebble's memtables fill and it stalls
-// writes.
-type FailingTables struct{ On atomic.Bool }
+// FailingFiles fails every operation on a file whose name ends in Suffix
+// while On. With ".sst": a disk on which no flush succeeds, so Pebble's
+// memtables fill and it stalls writes.
+type FailingFiles struct {
+	Suffix string
+	On     atomic.Bool
+}
 
 // MaybeError implements errorfs.Injector.
-func (f *FailingTables) MaybeError(op errorfs.Op) error {
-	if f.On.Load() && strings.HasSuffix(op.Path, ".sst") {
+func (f *FailingFiles) MaybeError(op errorfs.Op) error {
+	if f.On.Load() && strings.HasSuffix(op.Path, f.Suffix) {
 		return errorfs.ErrInjected
 	}
 	return nil
 }
 
-func (f *FailingTables) String() string { return "FailingTables" }
+func (f *FailingFiles) String() string { return "FailingFiles(" + f.Suffix + ")" }
