@@ -39,7 +39,9 @@ func (b *stagedBatch) release() {
 		b.batch = nil
 	}
 	for _, f := range b.files {
-		_ = b.fs.Remove(f.path)
+		if !f.kept {
+			_ = b.fs.Remove(f.path)
+		}
 	}
 	b.files = nil
 }

@@ -1,0 +1,175 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// loadFile builds a bulk load's file of desc holding ids lo..hi in the
+// segment directory.
+func loadFile(t *testing.T, s *Store, desc TableDesc, lo, hi int64) *LoadedFile {
+	t.Helper()
+	load, err := s.NewBulkLoad(desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for id := lo; id <= hi; id++ {
+		ids = append(ids, id)
+	}
+	if err := load.Add(ids, encodeFreshRows(ids)); err != nil {
+		t.Fatal(err)
+	}
+	path, err := s.NewLoadPath(desc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := load.Finish(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// loadedRows is committedRows of rows lo..hi of encodeFreshRows, but skip.
+func loadedRows(lo, hi int64, skip ...int64) string {
+	var rows []types.Row
+	for id := lo; id <= hi; id++ {
+		if !slices.Contains(skip, id) {
+			rows = append(rows, types.Row{fmt.Sprint("v", id), id})
+		}
+	}
+	slices.SortFunc(rows, types.CompareRows)
+	return fmt.Sprint(rows)
+}
+
+// exists reports whether path exists on fs.
+func exists(fs vfs.FS, path string) bool {
+	_, err := fs.Stat(path)
+	return err == nil
+}
+
+// TestStagedLoadedFileCommits: a staged bulk load's file is ingested by
+// its epoch's commit, with the epoch's batch writes newer than its rows,
+// and stays where it is (the log removes it).
+func TestStagedLoadedFileCommits(t *testing.T) {
+	ctx := context.Background()
+	s := openIngest(t, vfs.NewMem(), 1)
+	desc := rowIDDesc(5)
+	f := loadFile(t, s, desc, 1, 40)
+	if err := s.StageLoadedFile(1, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
+		t.Fatal(err)
+	}
+	tbl := mustOpenTable(t, s, desc, 1, nil)
+	if err := tbl.Delete(types.Row{"v7", int64(7)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := loadedRows(1, 40, 7)
+	if got := committedRows(t, s, desc); got != want {
+		t.Fatalf("after the commit:\n got %s\nwant %s", got, want)
+	}
+	if !exists(s.fs, f.Path) {
+		t.Fatal("the commit removed the log's file")
+	}
+}
+
+// TestFailedCommitOfLoadedFile: a commit of a bulk load's file that fails
+// or crashes after its intent or its ingest leaves none of its rows, and
+// the file, which the log still names, stays: staged again, it commits.
+func TestFailedCommitOfLoadedFile(t *testing.T) {
+	for _, step := range []string{"intent", "ingested"} {
+		for _, crash := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/crash=%v", step, crash), func(t *testing.T) {
+				ctx := context.Background()
+				fs := vfs.NewCrashableMem()
+				s, err := Open(ctx, Options{FS: fs, Dir: "db", IngestFrom: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				desc := rowIDDesc(5)
+				f := loadFile(t, s, desc, 1, 30)
+				if err := s.StageLoadedFile(1, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
+					t.Fatal(err)
+				}
+				if crashed := failCommitAt(t, s, fs, 1, step, crash, desc, "[]"); crashed != nil {
+					s = openIngest(t, crashed, 1)
+				} else if s, err = Open(ctx, Options{FS: fs, Dir: "db", IngestFrom: 1}); err != nil {
+					t.Fatal(err)
+				} else {
+					t.Cleanup(func() { _ = s.Close() })
+				}
+				if got := committedRows(t, s, desc); got != "[]" {
+					t.Fatalf("after the failed commit: %s", got)
+				}
+				if !exists(s.fs, f.Path) {
+					t.Fatal("the failed commit removed the log's file")
+				}
+				epoch := s.CommittedEpoch() + 1
+				if err := s.StageLoadedFile(epoch, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Commit(ctx, epoch, nil); err != nil {
+					t.Fatal(err)
+				}
+				if got, want := committedRows(t, s, desc), loadedRows(1, 30); got != want {
+					t.Fatalf("staged again:\n got %s\nwant %s", got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestDroppedLoadedFileStays: a staged bulk load's file dropped with its
+// owner's writes or by recovery commits nothing and is not removed (the
+// log names it); dropped with its table it goes with the table's log, and
+// it cannot be staged past the drop.
+func TestDroppedLoadedFileStays(t *testing.T) {
+	ctx := context.Background()
+	s := openIngest(t, vfs.NewMem(), 1)
+	desc := rowIDDesc(5)
+	f := loadFile(t, s, desc, 1, 10)
+	drops := []func(){
+		func() { s.DiscardActor(9) },
+		s.AbortUncommitted,
+		func() {
+			if err := s.DropTableState(ctx, desc.ID); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for i, drop := range drops {
+		epoch := s.CommittedEpoch() + 1
+		if err := s.StageLoadedFile(epoch, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
+			t.Fatal(err)
+		}
+		drop()
+		if err := s.Commit(ctx, epoch, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := committedRows(t, s, desc); got != "[]" {
+			t.Fatalf("drop %d: a dropped file committed %s", i, got)
+		}
+		if dropsLog := i == len(drops)-1; exists(s.fs, f.Path) == dropsLog {
+			t.Fatalf("drop %d: the file exists: %v", i, !dropsLog)
+		}
+	}
+	stale := TableGens{gen: s.generation.Load(), dropGen: s.mu.dropGen[desc.ID] - 1}
+	if err := s.StageLoadedFile(s.CommittedEpoch()+1, 9, desc.ID, stale, f); err == nil {
+		t.Fatal("a file staged for a table dropped since")
+	}
+	if err := s.StageLoadedFile(s.CommittedEpoch()+1, 9, desc.ID, s.TableGens(desc.ID), &LoadedFile{Path: "db/elsewhere.sst"}); err == nil {
+		t.Fatal("a file outside the segment directory was staged")
+	}
+}
