@@ -39,9 +39,7 @@ func (b *stagedBatch) release() {
 		b.batch = nil
 	}
 	for _, f := range b.files {
-		if !f.kept {
-			_ = b.fs.Remove(f.path)
-		}
+		_ = b.fs.Remove(f.path)
 	}
 	b.files = nil
 }

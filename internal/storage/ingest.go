@@ -200,9 +200,6 @@ func (s *Store) newIngestFile(epoch uint64, table uint32, owner ActorID) string 
 type ingestFile struct {
 	path   string
 	lo, hi []byte
-	// kept marks a bulk load's file (ingest_loaded.go), which the DML log
-	// names and removes: its staged batch never removes it.
-	kept bool
 }
 
 // writeSST creates name with opts, lets fill add keys in strictly
@@ -250,7 +247,7 @@ func (s *Store) commitIngest(ctx context.Context, epoch uint64, files []*ingestF
 		return false, err
 	}
 	intent := s.db.NewBatch()
-	err = intent.Set(keyIngestIntent, encodeIntent(epoch, files, s.intentName), nil)
+	err = intent.Set(keyIngestIntent, encodeIntent(epoch, files, s.fs.PathBase), nil)
 	if err == nil {
 		err = intent.Commit(pebble.Sync)
 	}
@@ -302,10 +299,6 @@ func (s *Store) ingestFiles(ctx context.Context, files []*ingestFile) error {
 		links := make([]string, len(g))
 		for i, f := range g {
 			links[i] = f.path + ".link"
-			if f.kept {
-				// A failed commit may have left one; the file is staged again.
-				_ = s.fs.Remove(links[i])
-			}
 			if err := s.fs.Link(f.path, links[i]); err != nil {
 				return fmt.Errorf("link %s: %w", f.path, err)
 			}

@@ -1,20 +1,23 @@
 package storage
 
 import (
+	"bytes"
 	"fmt"
-	"strings"
+	"slices"
 )
 
 // A bulk load's file (BulkLoad) is written by its statement and named by
 // the table's DML log until truncation removes it, like a segment; the
 // epoch that consumes the log record naming it ingests it
-// (StageLoadedFile), committed with the consumer's log position. Such a
-// file differs from a seal's in three ways: it lives in the segment
-// directory (Open empties the ingest directory, and the log may still need
-// the file after a restart), its staged batch never removes it (an epoch
-// that fails stages it again after recovery), and the ingest intent names
-// it by its path under the store's directory, not by a base name in the
-// ingest directory, so that Open can undo a crashed commit of it.
+// (StageLoadedFile), committed with the consumer's log position. The file
+// lives in the segment directory (Open empties the ingest directory, and
+// the log may need the file after a restart), and truncation, DROP TABLE
+// and the sweep of unnamed segments may remove it there at any time. So
+// staging hard-links it into the ingest directory, and the epoch's commit
+// takes the link like a seal's file: its intent names the link, which only
+// Open removes, so a crashed commit can always be undone; a failed or
+// dropped epoch removes the link, never the log's file; and a file already
+// gone fails the staging, not the commit.
 // docs/design/write-once-bulk.md has the whole path.
 
 // NewLoadPath returns a new path for a bulk load's file of table, in the
@@ -41,38 +44,30 @@ func (s *Store) TableGens(tableID uint32) TableGens {
 	return TableGens{gen: s.generation.Load(), dropGen: s.mu.dropGen[tableID]}
 }
 
-// StageLoadedFile stages f, a bulk load's file of table in the segment
-// directory, for epoch's commit by owner: the commit ingests it before
-// the epoch's batch. It is dropped, not removed, with owner's staged
+// StageLoadedFile stages f, a bulk load's file of table, for epoch's
+// commit by owner: the commit ingests it before the epoch's batch. Its
+// keys must be table's. Once an epoch with the file committed, the file
+// must not be staged again: undoing a later commit that failed would
+// delete its rows. A staged file is dropped with owner's staged
 // writes (DiscardActor), the table's (DropTableState) or all of them
-// (AbortUncommitted).
+// (AbortUncommitted); the log's file stays.
 func (s *Store) StageLoadedFile(epoch uint64, owner ActorID, table uint32, gens TableGens, f *LoadedFile) error {
-	if s.fs.PathDir(f.Path) != s.segmentDir {
-		return fmt.Errorf("storage: table %d: bulk load file %s is not in %s", table, f.Path, s.segmentDir)
+	p := tablePrefix(table)
+	if !bytes.HasPrefix(f.LoKey, p) || !bytes.HasPrefix(f.HiKey, p) {
+		return fmt.Errorf("storage: bulk load file %s holds keys outside table %d", f.Path, table)
+	}
+	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {
+		return fmt.Errorf("storage: table %d: stage bulk load file: %w", table, err)
+	}
+	link := s.newIngestFile(epoch, table, owner)
+	if err := s.fs.Link(f.Path, link); err != nil {
+		return fmt.Errorf("storage: table %d: stage bulk load file: %w", table, err)
 	}
 	sb := &stagedBatch{owner: owner, table: table, batch: s.db.NewBatch(), fs: s.fs,
-		files: []*ingestFile{{path: f.Path, lo: f.LoKey, hi: f.HiKey, kept: true}}}
+		files: []*ingestFile{{path: link, lo: slices.Clone(f.LoKey), hi: slices.Clone(f.HiKey)}}}
 	if err := s.stage(epoch, sb, gens.gen, gens.dropGen); err != nil {
 		sb.release()
 		return err
 	}
 	return nil
-}
-
-// intentName is how the ingest intent names f: a seal's file by its base
-// name in the ingest directory, a kept file by its path under the
-// store's directory (it has a separator; base names do not).
-func (s *Store) intentName(f *ingestFile) string {
-	if f.kept {
-		return segmentDirName + "/" + s.fs.PathBase(f.path)
-	}
-	return s.fs.PathBase(f.path)
-}
-
-// intentPath is intentName's inverse.
-func (s *Store) intentPath(name string) string {
-	if dir, base, ok := strings.Cut(name, "/"); ok {
-		return s.fs.PathJoin(s.fs.PathJoin(s.dir, dir), base)
-	}
-	return s.fs.PathJoin(s.ingestDir, name)
 }

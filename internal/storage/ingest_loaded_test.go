@@ -166,10 +166,60 @@ func TestDroppedLoadedFileStays(t *testing.T) {
 		}
 	}
 	stale := TableGens{gen: s.generation.Load(), dropGen: s.mu.dropGen[desc.ID] - 1}
-	if err := s.StageLoadedFile(s.CommittedEpoch()+1, 9, desc.ID, stale, f); err == nil {
+	g := loadFile(t, s, desc, 1, 10)
+	if err := s.StageLoadedFile(s.CommittedEpoch()+1, 9, desc.ID, stale, g); err == nil {
 		t.Fatal("a file staged for a table dropped since")
 	}
-	if err := s.StageLoadedFile(s.CommittedEpoch()+1, 9, desc.ID, s.TableGens(desc.ID), &LoadedFile{Path: "db/elsewhere.sst"}); err == nil {
-		t.Fatal("a file outside the segment directory was staged")
+	if err := s.StageLoadedFile(s.CommittedEpoch()+1, 9, desc.ID+1, s.TableGens(desc.ID+1), g); err == nil {
+		t.Fatal("a file of another table's keys was staged")
+	}
+}
+
+// TestLoadedFileGoneFromTheLog: a file the log no longer names (truncated,
+// swept, dropped) cannot be staged; one removed from the log's directory
+// after staging still commits, or after a crash past the commit's intent
+// is undone, since staging linked it.
+func TestLoadedFileGoneFromTheLog(t *testing.T) {
+	ctx := context.Background()
+	fs := vfs.NewCrashableMem()
+	s, err := Open(ctx, Options{FS: fs, Dir: "db", IngestFrom: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := rowIDDesc(5)
+	gone := loadFile(t, s, desc, 1, 10)
+	if err := fs.Remove(gone.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StageLoadedFile(1, 9, desc.ID, s.TableGens(desc.ID), gone); err == nil {
+		t.Fatal("a removed file was staged")
+	}
+	f := loadFile(t, s, desc, 20, 30)
+	if err := s.StageLoadedFile(1, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Remove(f.Path); err != nil {
+		t.Fatal(err)
+	}
+	crashed := failCommitAt(t, s, fs, 1, "ingested", true, desc, "")
+	s = openIngest(t, crashed, 1)
+	if got := committedRows(t, s, desc); got != "[]" {
+		t.Fatalf("after the crash: %s", got)
+	}
+	f = loadFile(t, s, desc, 40, 50)
+	if err := s.StageLoadedFile(s.CommittedEpoch()+1, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.fs.Remove(f.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, s.CommittedEpoch()+1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := committedRows(t, s, desc), loadedRows(40, 50); got != want {
+		t.Fatalf("committed:\n got %s\nwant %s", got, want)
+	}
+	if names, _ := s.fs.List(s.ingestDir); len(names) != 0 {
+		t.Fatalf("the ingest directory holds %v after the commit", names)
 	}
 }

@@ -37,7 +37,7 @@ func (s *Store) recoverIngest(committed uint64) error {
 	}
 	paths := make([]string, len(names))
 	for i, n := range names {
-		paths[i] = s.intentPath(n)
+		paths[i] = s.fs.PathJoin(s.ingestDir, n)
 	}
 	if err := s.undoIngest(epoch, paths); err != nil {
 		return fmt.Errorf("storage: %w (the store may hold part of an epoch it never committed; restore it from a backup)", err)
@@ -86,11 +86,11 @@ func (s *Store) eachKey(name string, fn func([]byte) error) error {
 	return it.Close()
 }
 
-// encodeIntent encodes an epoch and the names of its files (name).
-func encodeIntent(epoch uint64, files []*ingestFile, name func(*ingestFile) string) []byte {
+// encodeIntent encodes an epoch and the base names of its files.
+func encodeIntent(epoch uint64, files []*ingestFile, base func(string) string) []byte {
 	names := make([]string, len(files))
 	for i, f := range files {
-		names[i] = name(f)
+		names[i] = base(f.path)
 	}
 	return append(binary.BigEndian.AppendUint64(nil, epoch), strings.Join(names, "\n")...)
 }
