@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
 // loadFile builds a bulk load's file of desc holding ids lo..hi in the
@@ -221,5 +222,106 @@ func TestLoadedFileGoneFromTheLog(t *testing.T) {
 	}
 	if names, _ := s.fs.List(s.ingestDir); len(names) != 0 {
 		t.Fatalf("the ingest directory holds %v after the commit", names)
+	}
+}
+
+// TestLoadedRowsReadUntilTheirCommit: two actors splitting a table's
+// vnodes add a bulk load's file: each reads by key the rows of its vnodes
+// until the epoch commits, a delete in the same epoch wins, nothing of the
+// file is written again (the commit ingests it once, by its stager), and
+// the row counts include its rows.
+func TestLoadedRowsReadUntilTheirCommit(t *testing.T) {
+	ctx := context.Background()
+	s := openIngest(t, vfs.NewMem(), 1)
+	desc := rowIDDesc(5)
+	f := loadFile(t, s, desc, 1, 200)
+	var halves [2]*StateTable
+	for a := range halves {
+		var vn types.Bitmap
+		for v := a; v < codec.VNodeCount; v += 2 {
+			vn.Set(v)
+		}
+		halves[a] = mustOpenTable(t, s, desc, ActorID(a+1), vn)
+		if err := halves[a].TrackRowCounts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := halves[a].AddLoaded(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owner := func(id int64) *StateTable {
+		return halves[codec.VNodeOf(codec.HashInt64s([]int64{id}, nil)[0])%2]
+	}
+	for _, id := range []int64{1, 77, 200} {
+		row, ok, err := owner(id).Get(ctx, types.Row{id})
+		if err != nil || !ok || row[0] != fmt.Sprint("v", id) {
+			t.Fatalf("Get(%d) before the commit: %v %v %v", id, row, ok, err)
+		}
+	}
+	if _, ok, err := owner(201).Get(ctx, types.Row{int64(201)}); ok || err != nil {
+		t.Fatalf("Get(201) found a row past the file: %v %v", ok, err)
+	}
+	if err := owner(77).Delete(types.Row{"v77", int64(77)}); err != nil {
+		t.Fatal(err)
+	}
+	owner(77).CountRows(types.Row{"v77", int64(77)}, -1)
+	for _, h := range halves {
+		if err := h.Seal(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.StageLoadedFile(1, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := committedRows(t, s, desc), loadedRows(1, 200, 77); got != want {
+		t.Fatalf("committed:\n got %s\nwant %s", got, want)
+	}
+	if n, ok, err := s.RowCount(desc.ID); n != 199 || !ok || err != nil {
+		t.Fatalf("row count %d %v %v, want 199", n, ok, err)
+	}
+	for a, h := range halves {
+		if h.HoldsFresh() {
+			t.Fatalf("actor %d still holds the loaded rows after the commit", a)
+		}
+	}
+	if !exists(s.fs, f.Path) {
+		t.Fatal("the actors removed the log's file")
+	}
+}
+
+// TestFreshRowsBeforeALoadedFileSeal: fresh rows a table got before a
+// loaded file in the same epoch are sealed (the loaded chunk, last, is
+// born sealed; the seal must look past it).
+func TestFreshRowsBeforeALoadedFileSeal(t *testing.T) {
+	ctx := context.Background()
+	s := openIngest(t, vfs.NewMem(), 1)
+	desc := rowIDDesc(5)
+	f := loadFile(t, s, desc, 1, 50)
+	tbl := mustOpenTable(t, s, desc, 1, nil)
+	insertFreshRange(t, tbl, 100, 121)
+	if err := tbl.AddLoaded(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StageLoadedFile(1, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	var want []types.Row
+	for id := int64(1); id <= 120; id++ {
+		if id <= 50 || id >= 100 {
+			want = append(want, types.Row{fmt.Sprint("v", id), id})
+		}
+	}
+	slices.SortFunc(want, types.CompareRows)
+	if got := committedRows(t, s, desc); got != fmt.Sprint(want) {
+		t.Fatalf("committed:\n got %s\nwant %v", got, want)
 	}
 }

@@ -246,6 +246,7 @@ func (t *StateTable) Seal(epoch uint64) error {
 	}
 	t.maybePrune()
 	t.lastSealed = epoch
+	t.stampLoaded(epoch)
 	if !t.overlay.hasUnsealed() && !t.hasUnsealedFresh() && len(t.rc.dirty) == 0 {
 		if err := t.store.checkSeal(epoch, t.lay.desc.ID, t.gen, t.dropGen); err != nil {
 			return t.becomeBroken(err)

@@ -313,9 +313,15 @@ func (t *StateTable) freshValue(fc *freshChunk, q freshKey) ([]byte, bool, error
 	return fc.spill.get(t.store, q.full)
 }
 
-// hasUnsealedFresh reports whether fresh rows await a seal.
+// hasUnsealedFresh reports whether fresh rows await a seal. Not only the
+// last chunk: a loaded one (fresh_loaded.go) is born sealed.
 func (t *StateTable) hasUnsealedFresh() bool {
-	return len(t.fresh) > 0 && t.fresh[len(t.fresh)-1].sealed == 0
+	for i := len(t.fresh) - 1; i >= 0; i-- {
+		if t.fresh[i].sealed == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // sealFresh writes the unsealed fresh rows into b, by vnode (key order

@@ -1,0 +1,54 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sluice-db/sluice/internal/types/codec"
+)
+
+// A table's actors get a bulk load's rows as its file (BulkLoad), not as
+// rows: the table source stages the file for the epoch that consumes the
+// log record naming it (StageLoadedFile), and each actor adds it to its
+// table with AddLoaded, so that reads by key find the rows until that
+// epoch commits (an UPDATE or DELETE of them in the same epoch), and the
+// table's row counts include them. The table writes nothing of the file:
+// its chunk is born sealed, at the table's next Seal.
+
+// sealedAtNextSeal is the sealed epoch of a loaded chunk until the table's
+// next Seal stamps it: not 0, so every path that writes unsealed fresh
+// rows skips it, and above every epoch, so no prune drops it before then.
+const sealedAtNextSeal = math.MaxUint64
+
+// AddLoaded makes the rows of f, a bulk load's file of this table, readable
+// by key until the commit of the epoch the table seals next, and adds f's
+// rows of the table's vnodes to its row counts (when it keeps them).
+func (t *StateTable) AddLoaded(f *LoadedFile) error {
+	if t.broken != nil {
+		return t.broken
+	}
+	if t.freshByKey() || len(f.Counts) != codec.VNodeCount {
+		return fmt.Errorf("storage: table %d: a bulk load's file of a table not keyed by one bigint, or without a count per vnode", t.lay.desc.ID)
+	}
+	t.maybePrune()
+	t.fresh = append(t.fresh, freshChunk{spill: &spillFile{path: f.Path}, lo: f.LoID, hi: f.HiID, n: int(f.Rows),
+		sealed: sealedAtNextSeal})
+	if t.rc.on {
+		for _, v := range t.owned {
+			if c := f.Counts[v]; c != 0 {
+				t.rc.n[v] += c
+				t.rc.mark(v)
+			}
+		}
+	}
+	return nil
+}
+
+// stampLoaded seals the loaded chunks in epoch.
+func (t *StateTable) stampLoaded(epoch uint64) {
+	for i := range t.fresh {
+		if t.fresh[i].sealed == sealedAtNextSeal {
+			t.fresh[i].sealed = epoch
+		}
+	}
+}
