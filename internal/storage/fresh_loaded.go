@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 
@@ -22,17 +23,28 @@ const sealedAtNextSeal = math.MaxUint64
 
 // AddLoaded makes the rows of f, a bulk load's file of this table, readable
 // by key until the commit of the epoch the table seals next, and adds f's
-// rows of the table's vnodes to its row counts (when it keeps them).
+// rows of the table's vnodes to its row counts (when it keeps them). It
+// opens the file at once: the log may remove its name before the commit
+// (truncation, a sweep), and the open reader keeps it readable.
 func (t *StateTable) AddLoaded(f *LoadedFile) error {
 	if t.broken != nil {
 		return t.broken
 	}
-	if t.freshByKey() || len(f.Counts) != codec.VNodeCount {
-		return fmt.Errorf("storage: table %d: a bulk load's file of a table not keyed by one bigint, or without a count per vnode", t.lay.desc.ID)
+	p := tablePrefix(t.lay.desc.ID)
+	if t.freshByKey() || len(f.Counts) != codec.VNodeCount || !bytes.HasPrefix(f.LoKey, p) || !bytes.HasPrefix(f.HiKey, p) {
+		return fmt.Errorf("storage: table %d: bulk load file %s is not one of this table's", t.lay.desc.ID, f.Path)
+	}
+	r, err := t.store.openSST(f.Path)
+	if err != nil {
+		return fmt.Errorf("storage: table %d: open bulk load file: %w", t.lay.desc.ID, err)
 	}
 	t.maybePrune()
-	t.fresh = append(t.fresh, freshChunk{spill: &spillFile{path: f.Path}, lo: f.LoID, hi: f.HiID, n: int(f.Rows),
-		sealed: sealedAtNextSeal})
+	owned := int64(0)
+	for _, v := range t.owned {
+		owned += f.Counts[v]
+	}
+	t.fresh = append(t.fresh, freshChunk{spill: &spillFile{path: f.Path, reader: r}, lo: f.LoID, hi: f.HiID,
+		n: int(owned), sealed: sealedAtNextSeal})
 	if t.rc.on {
 		for _, v := range t.owned {
 			if c := f.Counts[v]; c != 0 {

@@ -53,7 +53,7 @@ func (s *Store) TableGens(tableID uint32) TableGens {
 // (AbortUncommitted); the log's file stays.
 func (s *Store) StageLoadedFile(epoch uint64, owner ActorID, table uint32, gens TableGens, f *LoadedFile) error {
 	p := tablePrefix(table)
-	if !bytes.HasPrefix(f.LoKey, p) || !bytes.HasPrefix(f.HiKey, p) {
+	if !bytes.HasPrefix(f.LoKey, p) || !bytes.HasPrefix(f.HiKey, p) || bytes.Compare(f.LoKey, f.HiKey) > 0 {
 		return fmt.Errorf("storage: bulk load file %s holds keys outside table %d", f.Path, table)
 	}
 	if err := s.makeDir(s.ingestDir, &s.ingestDirMade); err != nil {

@@ -325,3 +325,72 @@ func TestFreshRowsBeforeALoadedFileSeal(t *testing.T) {
 		t.Fatalf("committed:\n got %s\nwant %v", got, want)
 	}
 }
+
+// TestLoadedFileOpenedOnce: an actor's loaded file stays readable when the
+// log's name for it goes before the commit; its seal stages no file of its
+// own; OverlayLen counts the rows of its vnodes only; another table's file
+// and a missing one are refused.
+func TestLoadedFileOpenedOnce(t *testing.T) {
+	ctx := context.Background()
+	s := openIngest(t, vfs.NewMem(), 1)
+	desc := rowIDDesc(5)
+	f := loadFile(t, s, desc, 1, 100)
+	var even types.Bitmap
+	for v := 0; v < codec.VNodeCount; v += 2 {
+		even.Set(v)
+	}
+	tbl := mustOpenTable(t, s, desc, 1, even)
+	if err := tbl.AddLoaded(f); err != nil {
+		t.Fatal(err)
+	}
+	var mine []int64
+	for id := int64(1); id <= 100; id++ {
+		if codec.VNodeOf(codec.HashInt64s([]int64{id}, nil)[0])%2 == 0 {
+			mine = append(mine, id)
+		}
+	}
+	if n := tbl.OverlayLen(); n != len(mine) {
+		t.Fatalf("OverlayLen %d, want the %d rows of the table's vnodes", n, len(mine))
+	}
+	if err := s.StageLoadedFile(1, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.fs.Remove(f.Path); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range mine {
+		if _, ok, err := tbl.Get(ctx, types.Row{id}); !ok || err != nil {
+			t.Fatalf("Get(%d) after the log's file went: %v %v", id, ok, err)
+		}
+	}
+	if err := tbl.Delete(types.Row{fmt.Sprint("v", mine[0]), mine[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	for _, sb := range s.mu.staged[1] {
+		if sb.owner == 1 && len(sb.files) != 0 {
+			t.Errorf("the actor's seal staged files %v", sb.files)
+		}
+	}
+	s.mu.Unlock()
+	if err := s.Commit(ctx, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := committedRows(t, s, desc), loadedRows(1, 100, mine[0]); got != want {
+		t.Fatalf("committed:\n got %s\nwant %s", got, want)
+	}
+	other := mustOpenTable(t, s, rowIDDesc(6), 2, nil)
+	g := loadFile(t, s, desc, 200, 210)
+	if err := other.AddLoaded(g); err == nil {
+		t.Fatal("a table took another table's file")
+	}
+	if err := s.fs.Remove(g.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.AddLoaded(g); err == nil {
+		t.Fatal("a table took a missing file")
+	}
+}

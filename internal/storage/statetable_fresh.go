@@ -278,10 +278,11 @@ func (t *StateTable) freshGet(pk types.Row, key []byte) (types.Row, bool, error)
 		}
 		looked = fc.spill
 		v, found, err := t.freshValue(fc, q)
-		if fc.sealed != 0 && errors.Is(err, os.ErrNotExist) {
+		if fc.sealed != 0 && fc.sealed <= t.store.committed.Load() && errors.Is(err, os.ErrNotExist) {
 			// The commit took the sealed file after this read's prune
 			// looked (the first read of a spilled row opens it): the rows
-			// are in Pebble now, under any newer overlay write.
+			// are in Pebble now, under any newer overlay write. Before
+			// its commit a missing file is an error, never a miss.
 			return nil, false, nil
 		}
 		if err != nil {
