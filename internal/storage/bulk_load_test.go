@@ -15,7 +15,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/sluice-db/sluice/internal/storage/storagetest"
-	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
@@ -97,11 +96,7 @@ func actorsSeal(rt *rapid.T, s *Store, pieces [][]int64) [][2][]byte {
 	desc := rowIDDesc(8)
 	var halves [2]*StateTable
 	for a := range halves {
-		var vn types.Bitmap
-		for v := a; v < codec.VNodeCount; v += 2 {
-			vn.Set(v)
-		}
-		h, err := s.OpenTable(desc, ActorID(a+1), vn)
+		h, err := s.OpenTable(desc, ActorID(a+1), alternateVNodes(a))
 		if err != nil {
 			rt.Fatal(err)
 		}

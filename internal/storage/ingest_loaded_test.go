@@ -50,6 +50,28 @@ func loadedRows(lo, hi int64, skip ...int64) string {
 	return fmt.Sprint(rows)
 }
 
+// stageAndCommit stages f for the next epoch, by a source of owner 9, and
+// commits that epoch.
+func stageAndCommit(t *testing.T, s *Store, desc TableDesc, f *LoadedFile) {
+	t.Helper()
+	epoch := s.CommittedEpoch() + 1
+	if err := s.StageLoadedFile(epoch, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(context.Background(), epoch, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// alternateVNodes returns every other vnode, from first.
+func alternateVNodes(first int) types.Bitmap {
+	var vn types.Bitmap
+	for v := first; v < codec.VNodeCount; v += 2 {
+		vn.Set(v)
+	}
+	return vn
+}
+
 // exists reports whether path exists on fs.
 func exists(fs vfs.FS, path string) bool {
 	_, err := fs.Stat(path)
@@ -117,13 +139,7 @@ func TestFailedCommitOfLoadedFile(t *testing.T) {
 				if !exists(s.fs, f.Path) {
 					t.Fatal("the failed commit removed the log's file")
 				}
-				epoch := s.CommittedEpoch() + 1
-				if err := s.StageLoadedFile(epoch, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Commit(ctx, epoch, nil); err != nil {
-					t.Fatal(err)
-				}
+				stageAndCommit(t, s, desc, f)
 				if got, want := committedRows(t, s, desc), loadedRows(1, 30); got != want {
 					t.Fatalf("staged again:\n got %s\nwant %s", got, want)
 				}
@@ -208,13 +224,14 @@ func TestLoadedFileGoneFromTheLog(t *testing.T) {
 		t.Fatalf("after the crash: %s", got)
 	}
 	f = loadFile(t, s, desc, 40, 50)
-	if err := s.StageLoadedFile(s.CommittedEpoch()+1, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
+	epoch := s.CommittedEpoch() + 1
+	if err := s.StageLoadedFile(epoch, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.fs.Remove(f.Path); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Commit(ctx, s.CommittedEpoch()+1, nil); err != nil {
+	if err := s.Commit(ctx, epoch, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := committedRows(t, s, desc), loadedRows(40, 50); got != want {
@@ -237,11 +254,7 @@ func TestLoadedRowsReadUntilTheirCommit(t *testing.T) {
 	f := loadFile(t, s, desc, 1, 200)
 	var halves [2]*StateTable
 	for a := range halves {
-		var vn types.Bitmap
-		for v := a; v < codec.VNodeCount; v += 2 {
-			vn.Set(v)
-		}
-		halves[a] = mustOpenTable(t, s, desc, ActorID(a+1), vn)
+		halves[a] = mustOpenTable(t, s, desc, ActorID(a+1), alternateVNodes(a))
 		if err := halves[a].TrackRowCounts(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -270,12 +283,7 @@ func TestLoadedRowsReadUntilTheirCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.StageLoadedFile(1, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Commit(ctx, 1, nil); err != nil {
-		t.Fatal(err)
-	}
+	stageAndCommit(t, s, desc, f)
 	if got, want := committedRows(t, s, desc), loadedRows(1, 200, 77); got != want {
 		t.Fatalf("committed:\n got %s\nwant %s", got, want)
 	}
@@ -296,7 +304,6 @@ func TestLoadedRowsReadUntilTheirCommit(t *testing.T) {
 // loaded file in the same epoch are sealed (the loaded chunk, last, is
 // born sealed; the seal must look past it).
 func TestFreshRowsBeforeALoadedFileSeal(t *testing.T) {
-	ctx := context.Background()
 	s := openIngest(t, vfs.NewMem(), 1)
 	desc := rowIDDesc(5)
 	f := loadFile(t, s, desc, 1, 50)
@@ -308,21 +315,13 @@ func TestFreshRowsBeforeALoadedFileSeal(t *testing.T) {
 	if err := tbl.Seal(1); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.StageLoadedFile(1, 9, desc.ID, s.TableGens(desc.ID), f); err != nil {
-		t.Fatal(err)
+	stageAndCommit(t, s, desc, f)
+	var gap []int64
+	for id := int64(51); id < 100; id++ {
+		gap = append(gap, id)
 	}
-	if err := s.Commit(ctx, 1, nil); err != nil {
-		t.Fatal(err)
-	}
-	var want []types.Row
-	for id := int64(1); id <= 120; id++ {
-		if id <= 50 || id >= 100 {
-			want = append(want, types.Row{fmt.Sprint("v", id), id})
-		}
-	}
-	slices.SortFunc(want, types.CompareRows)
-	if got := committedRows(t, s, desc); got != fmt.Sprint(want) {
-		t.Fatalf("committed:\n got %s\nwant %v", got, want)
+	if got, want := committedRows(t, s, desc), loadedRows(1, 120, gap...); got != want {
+		t.Fatalf("committed:\n got %s\nwant %s", got, want)
 	}
 }
 
@@ -335,11 +334,7 @@ func TestLoadedFileOpenedOnce(t *testing.T) {
 	s := openIngest(t, vfs.NewMem(), 1)
 	desc := rowIDDesc(5)
 	f := loadFile(t, s, desc, 1, 100)
-	var even types.Bitmap
-	for v := 0; v < codec.VNodeCount; v += 2 {
-		even.Set(v)
-	}
-	tbl := mustOpenTable(t, s, desc, 1, even)
+	tbl := mustOpenTable(t, s, desc, 1, alternateVNodes(0))
 	if err := tbl.AddLoaded(f); err != nil {
 		t.Fatal(err)
 	}
