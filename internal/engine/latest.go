@@ -182,6 +182,10 @@ func (e *Engine) replayTail(r *catalog.Relation, through uint64) error {
 			return err
 		}
 		for _, rec := range recs {
+			from = rec.Seq + 1
+			if rec.Load != nil {
+				continue // a bulk load's file: the records after it hold its rows
+			}
 			c, err := source.DecodeDML(rec.Payload, desc.Types)
 			if err != nil {
 				return fmt.Errorf("table %s: dml record %d: %w", r.Name, rec.Seq, err)
@@ -194,7 +198,6 @@ func (e *Engine) replayTail(r *catalog.Relation, through uint64) error {
 			if err := e.store.ApplyTailEncoded(desc, rec.Seq, c, fresh, enc); err != nil {
 				return err
 			}
-			from = rec.Seq + 1
 		}
 	}
 }

@@ -24,6 +24,9 @@ type DMLRecord struct {
 	// CRC-32C of the rest as it was read from its segment
 	// (dml_segment.go), so its reader need not check them again.
 	Checked bool
+	// Load, when set, makes this a load record (dml_load.go): no payload;
+	// Load.File.Path is the file's path.
+	Load *LoadRecord
 }
 
 // dmlLog keeps, per table, the next sequence number and the durable
@@ -147,6 +150,10 @@ type DMLWrite struct {
 	// the store's (a transaction block's piece, OwnWrites.AddRun): the
 	// tail takes a copy of it rather than decoding and writing them again.
 	Run *RunKeys
+	// Load, when set, makes the record a load record (dml_load.go, made by
+	// LoadWrite): Segment then names its file, and Payload and Tail are
+	// nil.
+	Load *LoadRecord
 	// Enqueued, when set, is called once the record is ordered behind
 	// every earlier record of the log and, with Tail, visible to
 	// LatestSnapshot — before it is synced. A writer that read the table
@@ -189,6 +196,12 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 	if err := ctx.Err(); err != nil {
 		s.removeCallerSegments(ws)
 		return nil, err
+	}
+	for _, w := range ws {
+		if w.Load != nil && (w.Payload != nil || w.Tail != nil || w.Segment == "") {
+			s.removeCallerSegments(ws)
+			return nil, fmt.Errorf("storage: table %d: a load record with rows of its own", w.Table)
+		}
 	}
 	if err := s.disk.check(dmlAmplification * payloadBytes(ws)); err != nil {
 		s.removeCallerSegments(ws)
@@ -276,7 +289,10 @@ func (s *Store) enqueueDMLLocked(b *pebble.Batch, ws []TableDMLWrite, segs []str
 		seqs[i], tables[i] = next[w.Table], t
 		next[w.Table]++
 		key, value := dmlKey(w.Table, seqs[i]), w.Payload
-		if segs != nil && segs[i] != "" {
+		switch {
+		case w.Load != nil:
+			key, value = dmlLoadKey(w.Table, seqs[i]), encodeLoadRecord(w.Load, segs[i])
+		case segs != nil && segs[i] != "":
 			key, value = dmlRefKey(w.Table, seqs[i]), []byte(segs[i])
 		}
 		if err := b.Set(key, value, nil); err != nil {
@@ -434,7 +450,11 @@ func (s *Store) readDMLStored(tableID uint32, fromSeq, durable uint64, max int) 
 	bytes := 0
 	for ok := it.First(); ok && len(out) < max && bytes < readDMLBytes; ok = it.Next() {
 		rec := DMLRecord{Seq: dmlSeqOf(it.Key())}
-		if isDMLRefKey(it.Key()) {
+		if isDMLLoadKey(it.Key()) {
+			if rec.Load, err = s.decodeLoad(it.Value()); err != nil {
+				return nil, fmt.Errorf("storage: read dml %d of table %d: %w", rec.Seq, tableID, err)
+			}
+		} else if isDMLRefKey(it.Key()) {
 			if rec.Payload, rec.Checked, err = s.readSegmentChecked(string(it.Value())); err != nil {
 				return nil, fmt.Errorf("storage: read dml %d of table %d: %w", rec.Seq, tableID, err)
 			}

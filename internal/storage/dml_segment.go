@@ -232,8 +232,15 @@ func (s *Store) loadSegments(tableID uint32) (map[uint64]string, error) {
 	defer it.Close()
 	segs := map[uint64]string{}
 	for ok := it.First(); ok; ok = it.Next() {
-		if isDMLRefKey(it.Key()) {
+		switch {
+		case isDMLRefKey(it.Key()):
 			segs[dmlSeqOf(it.Key())] = string(it.Value())
+		case isDMLLoadKey(it.Key()):
+			_, name, err := decodeLoadRecord(it.Value())
+			if err != nil {
+				return nil, fmt.Errorf("storage: open dml log of table %d: record %d: %w", tableID, dmlSeqOf(it.Key()), err)
+			}
+			segs[dmlSeqOf(it.Key())] = name
 		}
 	}
 	if err := it.Error(); err != nil {

@@ -189,6 +189,12 @@ func (r *logReader) decodeNext() (bool, error) {
 		// be a hundred megabytes.
 		r.ahead[0] = storage.DMLRecord{}
 		r.ahead = r.ahead[1:]
+		if rec.Load != nil {
+			// A bulk load's file: the records it covers follow, and
+			// hold the same rows.
+			r.pos = logPos{seq: rec.Seq}
+			continue
+		}
 		cur, err := openCheckedDML(rec.Payload, r.schema, rec.Checked)
 		if err == nil {
 			err = cur.skip(r.pos.rows)

@@ -2,12 +2,15 @@ package source
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"testing"
 	"weak"
 
+	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
 // TestLogReaderLetsGoOfTakenRecords: once a record's rows are all taken,
@@ -43,4 +46,64 @@ func TestLogReaderLetsGoOfTakenRecords(t *testing.T) {
 		t.Fatal("the reader still holds the payload of a record it has taken whole")
 	}
 	runtime.KeepAlive(r) // the reader is alive: what it holds is what counts
+}
+
+// TestLogReaderSkipsLoadRecords: a load record (a bulk load's file named
+// in the log) yields no rows; the records it covers and those after it are
+// read as before.
+func TestLogReaderSkipsLoadRecords(t *testing.T) {
+	ctx := context.Background()
+	store := streamtest.OpenStore(t)
+	desc := storage.TableDesc{ID: srcTableID, Types: []types.Type{types.TInt64}, PK: []int{0}, DistKey: []int{0}}
+	load, err := store.NewBulkLoad(desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	val, err := codec.EncodeValue(nil, types.Row{int64(1)}, desc.Types)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := load.Add([]int64{1}, storage.EncodedRows{Buf: val, Spans: []uint32{0, uint32(len(val))}}); err != nil {
+		t.Fatal(err)
+	}
+	path, err := store.NewLoadPath(srcTableID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := load.Finish(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := func(ids ...int64) []byte {
+		b := types.NewBuilder(srcSchema, len(ids)+1)
+		for _, id := range ids {
+			b.Append(types.Insert, types.Row{id, "v"})
+		}
+		p, err := EncodeDML(b.Take())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ws := []storage.TableDMLWrite{{Table: srcTableID, DMLWrite: store.LoadWrite(f, 1)},
+		{Table: srcTableID, DMLWrite: storage.DMLWrite{Payload: payload(1, 2, 3)}},
+		{Table: srcTableID, DMLWrite: storage.DMLWrite{Payload: payload(4, 5)}}}
+	if _, err := store.WriteDMLBatch(ctx, ws, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := newLogReader(store, srcTableID, srcSchema, logPos{})
+	var ids []int64
+	for {
+		c, _, err := r.take(1024)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c == nil {
+			break
+		}
+		ids = append(ids, c.Cols[0].(*types.Vec[int64]).Vals...)
+	}
+	if fmt.Sprint(ids) != "[1 2 3 4 5]" || r.pos.seq != 3 {
+		t.Fatalf("read ids %v, position %+v; want [1 2 3 4 5] through record 3", ids, r.pos)
+	}
 }
