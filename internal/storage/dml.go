@@ -197,11 +197,9 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 		s.removeCallerSegments(ws)
 		return nil, err
 	}
-	for _, w := range ws {
-		if w.Load != nil && (w.Payload != nil || w.Tail != nil || w.Segment == "") {
-			s.removeCallerSegments(ws)
-			return nil, fmt.Errorf("storage: table %d: a load record with rows of its own", w.Table)
-		}
+	if err := checkLoadWrites(ws); err != nil {
+		s.removeCallerSegments(ws)
+		return nil, err
 	}
 	if err := s.disk.check(dmlAmplification * payloadBytes(ws)); err != nil {
 		s.removeCallerSegments(ws)

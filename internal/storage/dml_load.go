@@ -122,6 +122,36 @@ func (d *loadDecoder) bytes() []byte {
 	return v
 }
 
+// checkLoadWrites refuses a batch with a load record that has rows of its
+// own, a count per vnode missing, or not exactly Covers records of its
+// table after it in the batch, none a load record: a reader skipping them
+// would lose or repeat rows, and a record that does not decode would make
+// the table's log unopenable.
+func checkLoadWrites(ws []TableDMLWrite) error {
+	for i, w := range ws {
+		if w.Load == nil {
+			continue
+		}
+		if w.Payload != nil || w.Tail != nil || w.Segment == "" || len(w.Load.File.Counts) != codec.VNodeCount {
+			return fmt.Errorf("storage: table %d: a load record with rows of its own or without its counts", w.Table)
+		}
+		n := 0
+		for _, x := range ws[i+1:] {
+			if x.Table != w.Table || n == w.Load.Covers {
+				continue
+			}
+			if x.Load != nil {
+				return fmt.Errorf("storage: table %d: a load record covers another", w.Table)
+			}
+			n++
+		}
+		if w.Load.Covers < 1 || n != w.Load.Covers {
+			return fmt.Errorf("storage: table %d: a load record covers %d records, %d follow it", w.Table, w.Load.Covers, n)
+		}
+	}
+	return nil
+}
+
 // LoadWrite returns the DMLWrite of a load record of table naming f (in
 // the segment directory, NewLoadPath) and covering the next covers
 // records of the batch. The batch takes the file over, as a segment.

@@ -45,17 +45,39 @@ func TestLoadRecordInTheLog(t *testing.T) {
 	g := loadFile(t, s, desc, 400, 410)
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := s.WriteDMLBatch(canceled, []TableDMLWrite{{Table: desc.ID, DMLWrite: s.LoadWrite(g, 0)}}, nil); err == nil {
+	if _, err := s.WriteDMLBatch(canceled, []TableDMLWrite{{Table: desc.ID, DMLWrite: s.LoadWrite(g, 1)},
+		{Table: desc.ID, DMLWrite: DMLWrite{Payload: []byte("covered")}}}, nil); err == nil {
 		t.Fatal("a canceled batch was written")
 	}
 	if exists(fs, g.Path) {
 		t.Fatal("a failed batch left the file it took over")
 	}
-	h := loadFile(t, s, desc, 500, 510)
-	bad := s.LoadWrite(h, 1)
-	bad.Payload = []byte("rows")
-	if _, err := s.WriteDMLBatch(ctx, []TableDMLWrite{{Table: desc.ID, DMLWrite: bad}}, nil); err == nil {
-		t.Fatal("a load record with a payload was written")
+	covered := TableDMLWrite{Table: desc.ID, DMLWrite: DMLWrite{Payload: []byte("covered")}}
+	other := TableDMLWrite{Table: desc.ID + 1, DMLWrite: DMLWrite{Payload: []byte("another table's")}}
+	for name, bad := range map[string]func(w DMLWrite) []TableDMLWrite{
+		"with a payload": func(w DMLWrite) []TableDMLWrite {
+			w.Payload = []byte("rows")
+			return []TableDMLWrite{{Table: desc.ID, DMLWrite: w}, covered}
+		},
+		"without counts": func(w DMLWrite) []TableDMLWrite {
+			w.Load.File.Counts = nil
+			return []TableDMLWrite{{Table: desc.ID, DMLWrite: w}, covered}
+		},
+		"last": func(w DMLWrite) []TableDMLWrite { return []TableDMLWrite{covered, {Table: desc.ID, DMLWrite: w}} },
+		"covering another table's record": func(w DMLWrite) []TableDMLWrite {
+			return []TableDMLWrite{{Table: desc.ID, DMLWrite: w}, other}
+		},
+		"covering another load record": func(w DMLWrite) []TableDMLWrite {
+			return []TableDMLWrite{{Table: desc.ID, DMLWrite: w}, {Table: desc.ID, DMLWrite: w}}
+		},
+	} {
+		h := loadFile(t, s, desc, 500, 510)
+		if _, err := s.WriteDMLBatch(ctx, bad(s.LoadWrite(h, 1)), nil); err == nil {
+			t.Fatalf("a load record %s was written", name)
+		}
+		if exists(fs, h.Path) {
+			t.Fatalf("a refused load record %s left its file", name)
+		}
 	}
 }
 
