@@ -8,8 +8,8 @@ import (
 
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream/source"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
-	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
 // TestReplaySkipsLoadRecords: a restart replays a table's log beyond its
@@ -29,7 +29,7 @@ func TestReplaySkipsLoadRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := bulkFile(t, st, u.Table.ID)
+	f := streamtest.LoadFile(t, st, u.Table.ID)
 	covered, err := source.EncodeDML(types.MustParseChunk(kv, "+ 1 10\n+ 2 20\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -68,31 +68,4 @@ func TestReplaySkipsLoadRecords(t *testing.T) {
 	if got := fmt.Sprint(rows); got != "[[1 10] [2 20]]" {
 		t.Fatalf("latest rows after the restart: %s", got)
 	}
-}
-
-// bulkFile builds a one-row bulk load's file of table in st's log directory
-// (its rows are not read: the replay skips the record naming it).
-func bulkFile(t *testing.T, st *storage.Store, table uint32) *storage.LoadedFile {
-	t.Helper()
-	desc := storage.TableDesc{ID: table, Types: []types.Type{types.TInt64}, PK: []int{0}, DistKey: []int{0}}
-	load, err := st.NewBulkLoad(desc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	val, err := codec.EncodeValue(nil, types.Row{int64(1)}, desc.Types)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := load.Add([]int64{1}, storage.EncodedRows{Buf: val, Spans: []uint32{0, uint32(len(val))}}); err != nil {
-		t.Fatal(err)
-	}
-	path, err := st.NewLoadPath(table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := load.Finish(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
 }

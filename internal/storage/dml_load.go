@@ -93,16 +93,17 @@ type loadDecoder struct {
 
 func (d *loadDecoder) uvarint() uint64 {
 	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.bad, d.b = true, nil
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
+	return d.took(v, n)
 }
 
 func (d *loadDecoder) varint() int64 {
 	v, n := binary.Varint(d.b)
+	return int64(d.took(uint64(v), n))
+}
+
+// took consumes n bytes holding v, or marks the record bad (n ≤ 0: the
+// varint did not decode) and returns 0.
+func (d *loadDecoder) took(v uint64, n int) uint64 {
 	if n <= 0 {
 		d.bad, d.b = true, nil
 		return 0

@@ -317,12 +317,7 @@ func (t *StateTable) freshValue(fc *freshChunk, q freshKey) ([]byte, bool, error
 // hasUnsealedFresh reports whether fresh rows await a seal. Not only the
 // last chunk: a loaded one (fresh_loaded.go) is born sealed.
 func (t *StateTable) hasUnsealedFresh() bool {
-	for i := len(t.fresh) - 1; i >= 0; i-- {
-		if t.fresh[i].sealed == 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(t.fresh, func(fc freshChunk) bool { return fc.sealed == 0 })
 }
 
 // sealFresh writes the unsealed fresh rows into b, by vnode (key order

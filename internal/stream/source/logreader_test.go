@@ -11,7 +11,6 @@ import (
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
-	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
 // TestLogReaderLetsGoOfTakenRecords: once a record's rows are all taken,
@@ -55,26 +54,7 @@ func TestLogReaderLetsGoOfTakenRecords(t *testing.T) {
 func TestLogReaderSkipsLoadRecords(t *testing.T) {
 	ctx := context.Background()
 	store := streamtest.OpenStore(t)
-	desc := storage.TableDesc{ID: srcTableID, Types: []types.Type{types.TInt64}, PK: []int{0}, DistKey: []int{0}}
-	load, err := store.NewBulkLoad(desc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	val, err := codec.EncodeValue(nil, types.Row{int64(1)}, desc.Types)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := load.Add([]int64{1}, storage.EncodedRows{Buf: val, Spans: []uint32{0, uint32(len(val))}}); err != nil {
-		t.Fatal(err)
-	}
-	path, err := store.NewLoadPath(srcTableID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := load.Finish(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := streamtest.LoadFile(t, store, srcTableID)
 	payload := func(ids ...int64) []byte {
 		b := types.NewBuilder(srcSchema, len(ids)+1)
 		for _, id := range ids {
