@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -122,6 +123,23 @@ func AppendKeyInt64(dst []byte, v int64, o Order) []byte {
 		invert(dst[start:])
 	}
 	return dst
+}
+
+// KeyInt64 decodes what AppendKeyInt64 appended under o, which must be
+// exactly src; ok is false when src is not such a key.
+func KeyInt64(src []byte, o Order) (v int64, ok bool) {
+	if len(src) != 9 {
+		return 0, false
+	}
+	var b [9]byte
+	copy(b[:], src)
+	if o.Desc {
+		invert(b[1:])
+	}
+	if b[0] != valueMarker {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(b[1:]) ^ signBit), true
 }
 
 func invert(b []byte) {
