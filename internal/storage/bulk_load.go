@@ -33,6 +33,7 @@ type BulkLoad struct {
 	rows   int64
 	lo, hi int64
 	ended  bool
+	spare  [][]byte // buffers of rows spilled, for Spare
 }
 
 // LoadedFile is a finished bulk load: its sstable and what it holds.
@@ -68,7 +69,31 @@ func (s *Store) NewBulkLoad(desc TableDesc) (*BulkLoad, error) {
 		return nil, fmt.Errorf("storage: table %d: a bulk load needs an ascending key", desc.ID)
 	}
 	t.rc = rowCounts{on: true, n: make([]int64, codec.VNodeCount), isDir: make([]bool, codec.VNodeCount)}
-	return &BulkLoad{t: t}, nil
+	b := &BulkLoad{t: t}
+	t.spilled = b.keepSpare
+	return b, nil
+}
+
+// maxSpare bounds the spilled buffers a load keeps for Spare.
+const maxSpare = 1
+
+func (b *BulkLoad) keepSpare(buf []byte) {
+	if len(b.spare) < maxSpare {
+		b.spare = append(b.spare, buf)
+	}
+}
+
+// Spare returns an empty buffer whose rows the load added and has
+// spilled since, which the caller may fill with the next rows it adds
+// (a statement's piece of 64 K rows is megabytes: a new one each time is
+// allocated, zeroed and faulted in); nil when there is none.
+func (b *BulkLoad) Spare() []byte {
+	if len(b.spare) == 0 {
+		return nil
+	}
+	buf := b.spare[len(b.spare)-1]
+	b.spare = b.spare[:len(b.spare)-1]
+	return buf
 }
 
 // Add adds rows whose ids rise, each above every id added before; row k's
@@ -109,7 +134,7 @@ func (b *BulkLoad) Add(ids []int64, rows EncodedRows) error {
 
 // Finish writes the rows added to a new sstable at path, which must not
 // exist, syncs it and its directory, and ends the load. The caller owns
-// the file.
+// the file; on error there is none.
 func (b *BulkLoad) Finish(path string) (*LoadedFile, error) {
 	if b.ended {
 		return nil, errors.New("storage: bulk load already finished")
@@ -125,11 +150,10 @@ func (b *BulkLoad) Finish(path string) (*LoadedFile, error) {
 	}
 	f, err := b.t.writeFreshFile(path, b.t.unsealedFresh())
 	if err == nil {
-		if err = syncDir(fs, fs.PathDir(path)); err != nil {
-			_ = fs.Remove(path)
-		}
+		err = syncDir(fs, fs.PathDir(path))
 	}
 	if err != nil {
+		_ = fs.Remove(path) // it did not exist: a partial file is ours
 		b.Abort()
 		return nil, err
 	}

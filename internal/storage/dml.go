@@ -401,8 +401,8 @@ func (s *Store) LastDML(tableID uint32) (uint64, error) {
 }
 
 // ReadDML returns up to max durable records with seq ≥ fromSeq, in seq
-// order. The latest records come from memory (dml_recent.go), older ones
-// from Pebble. Payloads must not be modified: they may be shared with the
+// order, ending with a load record if it meets one. The latest records
+// come from memory (dml_recent.go), older ones from Pebble. Payloads must not be modified: they may be shared with the
 // log's memory and other readers.
 func (s *Store) ReadDML(tableID uint32, fromSeq uint64, max int) ([]DMLRecord, error) {
 	s.dml.mu.Lock()
@@ -415,7 +415,7 @@ func (s *Store) ReadDML(tableID uint32, fromSeq uint64, max int) ([]DMLRecord, e
 	recs, ok := t.recent.read(fromSeq, durable, max)
 	s.dml.mu.Unlock()
 	if ok || fromSeq > durable || max <= 0 {
-		return recs, nil
+		return throughLoad(recs), nil
 	}
 	if recs, err = s.readDMLStored(tableID, fromSeq, durable, max); err != nil || len(recs) == 0 {
 		return recs, err
@@ -461,11 +461,26 @@ func (s *Store) readDMLStored(tableID uint32, fromSeq, durable uint64, max int) 
 		}
 		bytes += len(rec.Payload)
 		out = append(out, rec)
+		if rec.Load != nil {
+			break // see throughLoad
+		}
 	}
 	if err := it.Error(); err != nil {
 		return nil, fmt.Errorf("storage: read dml of table %d: %w", tableID, err)
 	}
 	return out, nil
+}
+
+// throughLoad returns recs up to their first load record: a reader that
+// takes a load's file goes on past the records it covers, and must not
+// have read their segments.
+func throughLoad(recs []DMLRecord) []DMLRecord {
+	for i := range recs {
+		if recs[i].Load != nil {
+			return recs[:i+1]
+		}
+	}
+	return recs
 }
 
 // WaitDML returns once the table's log holds a durable record with seq >

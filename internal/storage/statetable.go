@@ -41,6 +41,9 @@ type StateTable struct {
 	// keyedReads: writers look its rows up by key (a table with a primary
 	// key: every INSERT's check), so its sealed fresh rows keep filters.
 	keyedReads bool
+	// spilled, when set, is given each buffer of fresh rows a spill let
+	// go that no chunk still holds (BulkLoad reuses them).
+	spilled func([]byte)
 }
 
 // OpenTable opens owner's state table for desc. vnodes lists the vnodes the

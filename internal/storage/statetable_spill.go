@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2/sstable"
 )
@@ -105,11 +106,35 @@ func (t *StateTable) spill(todo []*freshChunk, n int, stored bool) (*spillFile, 
 	if err != nil {
 		return nil, fmt.Errorf("storage: table %d: spill fresh rows: %w", t.lay.desc.ID, err)
 	}
+	var bufs [][]byte
 	for _, fc := range todo {
+		if t.spilled != nil && cap(fc.vals.buf) > 0 {
+			bufs = append(bufs, fc.vals.buf)
+		}
 		fc.spill, fc.vals, fc.keys, fc.ids, fc.vnodes = sf, encodedRows{}, encodedRows{}, nil, nil
 	}
 	t.held().Add(-int64(n))
+	t.giveSpilled(bufs)
 	return sf, nil
+}
+
+// giveSpilled hands t.spilled each distinct buffer of bufs that no
+// chunk in memory still holds.
+func (t *StateTable) giveSpilled(bufs [][]byte) {
+	held := func(b []byte) bool {
+		for i := range t.fresh {
+			if c := t.fresh[i].vals.buf; cap(c) > 0 && &c[:1][0] == &b[:1][0] {
+				return true
+			}
+		}
+		return false
+	}
+	for i, b := range bufs {
+		seen := slices.ContainsFunc(bufs[:i], func(o []byte) bool { return &o[:1][0] == &b[:1][0] })
+		if !seen && !held(b) {
+			t.spilled(b[:0])
+		}
+	}
 }
 
 // oldestFresh returns the first chunks of todo holding at least atLeast
