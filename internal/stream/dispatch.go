@@ -123,6 +123,10 @@ func (d *HashDispatcher) dispatchFresh(ctx context.Context, f *FreshRows) error 
 	if len(d.DistKey) != 1 || d.DistKey[0] != f.IDCol {
 		return fmt.Errorf("stream: fresh rows keyed by column %d dispatched by %v", f.IDCol, d.DistKey)
 	}
+	if f.Loaded != nil {
+		// The file spans every vnode: each actor adds its own.
+		return sendAll(ctx, d.Outs, Message{Fresh: f})
+	}
 	if len(d.Outs) == 1 {
 		return d.Outs[0].Send(ctx, Message{Fresh: f})
 	}

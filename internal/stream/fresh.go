@@ -25,14 +25,26 @@ import (
 // Rows.Buf[Rows.Spans[2k]:Rows.Spans[2k+1]], a row of the source's
 // schema whose row id (column IDCol) is IDs[k]; the ids rise and no row
 // ever had them.
+//
+// Loaded, when set, stands for a bulk load's rows instead (IDs and Rows
+// are empty): its file (storage.BulkLoad), which the table source stages
+// for the epoch and every actor of the table's materialize adds
+// (StateTable.AddLoaded), each for its own vnodes. Dispatchers send it to
+// every output; it never reaches another executor.
 type FreshRows struct {
-	IDCol int
-	IDs   []int64
-	Rows  storage.EncodedRows
+	IDCol  int
+	IDs    []int64
+	Rows   storage.EncodedRows
+	Loaded *storage.LoadedFile
 }
 
 // Len returns the number of rows.
-func (f *FreshRows) Len() int { return len(f.IDs) }
+func (f *FreshRows) Len() int {
+	if f.Loaded != nil {
+		return int(f.Loaded.Rows)
+	}
+	return len(f.IDs)
+}
 
 // Decode returns the rows (of column types ts) as a chunk of plain
 // inserts.
@@ -52,6 +64,9 @@ func (f *FreshRows) DecodeOnly(ts []types.Type, only []bool) (*types.Chunk, erro
 }
 
 func (f *FreshRows) decode(ts []types.Type, lo, hi int, only []bool) (*types.Chunk, error) {
+	if f.Loaded != nil {
+		return nil, fmt.Errorf("stream: bulk load file %s reached an executor other than its table's", f.Loaded.Path)
+	}
 	n := hi - lo
 	cols := make([]types.Column, len(ts))
 	for j, t := range ts {

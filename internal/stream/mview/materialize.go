@@ -45,6 +45,9 @@ type Materialize struct {
 	// downstream says whether anything reads the output (stream.FreshRows
 	// are decoded only then).
 	downstream *stream.Downstream
+	// loading reads the rows of a bulk load's file that this actor emits
+	// before its next input message (materialize_loaded.go).
+	loading *loadedOutput
 }
 
 func newMaterialize(input stream.Executor, table *storage.StateTable, t plan.Table, chunkSize, cacheEntries int) *Materialize {
@@ -79,6 +82,11 @@ func (m *Materialize) Next(ctx context.Context) (stream.Message, error) {
 		if c, ok := m.queue.Pop(); ok {
 			return stream.ChunkMsg(c), nil
 		}
+		if m.loading != nil {
+			if msg, ok, err := m.nextLoaded(); err != nil || ok {
+				return msg, err
+			}
+		}
 		msg, err := m.input.Next(ctx)
 		if err != nil {
 			return stream.Message{}, err
@@ -86,6 +94,10 @@ func (m *Materialize) Next(ctx context.Context) (stream.Message, error) {
 		switch {
 		case msg.Chunk != nil:
 			if err := m.apply(ctx, msg.Chunk); err != nil {
+				return stream.Message{}, err
+			}
+		case msg.Fresh != nil && msg.Fresh.Loaded != nil:
+			if err := m.addLoaded(msg.Fresh); err != nil {
 				return stream.Message{}, err
 			}
 		case msg.Fresh != nil:

@@ -42,8 +42,16 @@ type logReader struct {
 	b    *types.Builder
 	bMax int
 	// freshApart: take ends a chunk before a fresh run's record, which
-	// takeFresh passes on encoded.
+	// takeFresh passes on encoded, and before a load record, which
+	// takeLoad passes on as its file; load is such a record when it is
+	// the next, and skipTo the last record a load taken covers.
 	freshApart bool
+	load       *storage.LoadRecord
+	loadSeq    uint64
+	skipTo     uint64
+	// taken is the reader as it was before the last takeLoad, for
+	// untakeLoad.
+	taken *logReader
 }
 
 func newLogReader(store *storage.Store, tableID uint32, schema []types.Type, from logPos) *logReader {
@@ -64,9 +72,12 @@ func (r *logReader) take(max int) (*types.Chunk, logPos, error) {
 	b := r.b
 	for b.Len() < max {
 		if r.cur == nil && r.freshApart && b.Len() > 0 {
-			if ok, err := r.openNext(); err != nil || !ok || r.rec.run != nil {
+			if ok, err := r.openNext(); err != nil || !ok || r.load != nil || r.rec.run != nil {
 				return b.Take(), r.pos, err
 			}
+		}
+		if r.cur == nil && r.load != nil {
+			r.skipLoad() // read the rows it covers instead
 		}
 		if r.cur == nil {
 			ok, err := r.nextWindow()
@@ -108,7 +119,7 @@ func (r *logReader) takeFresh(max int) (*stream.FreshRows, logPos, error) {
 	if r.cur != nil {
 		return nil, r.pos, nil // a window is decoded already: finish it
 	}
-	if ok, err := r.openNext(); err != nil || !ok {
+	if ok, err := r.openNext(); err != nil || !ok || r.load != nil {
 		return nil, r.pos, err
 	}
 	f, err := r.rec.fresh(max)
@@ -136,6 +147,10 @@ func (r *logReader) nextWindow() (bool, error) {
 	if ok, err := r.openNext(); err != nil || !ok {
 		return false, err
 	}
+	if r.load != nil {
+		r.skipLoad()
+		return r.nextWindow()
+	}
 	r.winStart = r.rec.next
 	c, err := r.rec.window(decodeWindow)
 	if err != nil {
@@ -149,13 +164,50 @@ func (r *logReader) nextWindow() (bool, error) {
 	return true, nil
 }
 
-// openNext opens the next record unless one is open; ok is false when
-// the log has nothing new.
+// openNext opens the next record unless one is open (r.rec, or r.load
+// for a load record when freshApart); ok is false when the log has
+// nothing new.
 func (r *logReader) openNext() (bool, error) {
-	if r.rec != nil {
+	if r.rec != nil || r.load != nil {
 		return true, nil
 	}
 	return r.decodeNext()
+}
+
+// takeLoad returns the file of the load record that is next, and the
+// position past the records it covers (which the reader then skips), or
+// nil when the next rows are not a load's.
+func (r *logReader) takeLoad() (*storage.LoadedFile, logPos, error) {
+	r.atGate = false
+	if r.cur != nil {
+		return nil, r.pos, nil
+	}
+	if ok, err := r.openNext(); err != nil || !ok || r.load == nil {
+		return nil, r.pos, err
+	}
+	before := *r
+	before.taken = nil
+	r.taken = &before
+	f := &r.load.File
+	r.skipTo = r.loadSeq + uint64(r.load.Covers)
+	r.pos, r.load = logPos{seq: r.skipTo}, nil
+	// Not one covered record is read: ReadDML stops at a load record.
+	r.fetched = max(r.fetched, r.skipTo)
+	return f, r.pos, nil
+}
+
+// untakeLoad puts the reader back as it was before the last takeLoad,
+// whose file was not emitted: the next take reads the covered records.
+func (r *logReader) untakeLoad() {
+	if r.taken != nil {
+		*r = *r.taken
+	}
+}
+
+// skipLoad passes over the load record that is next: the records it
+// covers follow, and hold the same rows.
+func (r *logReader) skipLoad() {
+	r.pos, r.load = logPos{seq: r.loadSeq}, nil
 }
 
 // decodeNext opens the next record, skipping rows a previous run already
@@ -189,9 +241,14 @@ func (r *logReader) decodeNext() (bool, error) {
 		// be a hundred megabytes.
 		r.ahead[0] = storage.DMLRecord{}
 		r.ahead = r.ahead[1:]
-		if rec.Load != nil {
-			// A bulk load's file: the records it covers follow, and
-			// hold the same rows.
+		switch {
+		case rec.Seq <= r.skipTo:
+			continue // covered by a load taken (takeLoad)
+		case rec.Load != nil && r.freshApart && r.pos.rows == 0:
+			r.load, r.loadSeq = rec.Load, rec.Seq
+			return true, nil
+		case rec.Load != nil:
+			// The records it covers follow, and hold the same rows.
 			r.pos = logPos{seq: rec.Seq}
 			continue
 		}

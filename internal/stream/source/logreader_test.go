@@ -94,3 +94,69 @@ func TestLogReaderSkipsLoadRecords(t *testing.T) {
 		t.Fatalf("read ids %v, position %+v; want [1 2 3 4 5] through record 3", ids, r.pos)
 	}
 }
+
+// TestLogReaderTakesLoads: a reader that passes fresh rows on ends a chunk
+// before a load record, takes the load's file with the position past the
+// records it covers, never reads those, and reads the records after them;
+// a load given back (untakeLoad) is read from its covered records instead.
+func TestLogReaderTakesLoads(t *testing.T) {
+	ctx := context.Background()
+	store := streamtest.OpenStore(t)
+	f := streamtest.LoadFile(t, store, srcTableID)
+	payload := func(ids ...int64) []byte {
+		b := types.NewBuilder(srcSchema, len(ids)+1)
+		for _, id := range ids {
+			b.Append(types.Insert, types.Row{id, "v"})
+		}
+		p, err := EncodeDML(b.Take())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if _, err := store.AppendDML(ctx, srcTableID, payload(1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	ws := []storage.TableDMLWrite{{Table: srcTableID, DMLWrite: store.LoadWrite(f, 2)},
+		{Table: srcTableID, DMLWrite: storage.DMLWrite{Payload: payload(3, 4)}},
+		{Table: srcTableID, DMLWrite: storage.DMLWrite{Payload: payload(5)}}}
+	if _, err := store.WriteDMLBatch(ctx, ws, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.AppendDML(ctx, srcTableID, payload(6)); err != nil {
+		t.Fatal(err)
+	}
+	readRest := func(r *logReader) string {
+		var ids []int64
+		for {
+			c, _, err := r.take(1024)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c == nil {
+				return fmt.Sprint(ids)
+			}
+			ids = append(ids, c.Cols[0].(*types.Vec[int64]).Vals...)
+		}
+	}
+	for _, giveBack := range []bool{false, true} {
+		r := newLogReader(store, srcTableID, srcSchema, logPos{})
+		r.freshApart = true
+		c, _, err := r.take(1024)
+		if err != nil || c == nil || fmt.Sprint(c.Cols[0].(*types.Vec[int64]).Vals) != "[1 2]" || r.pos != (logPos{seq: 1}) {
+			t.Fatalf("before the load: %v at %+v, %v; want ids [1 2] at record 1", c, r.pos, err)
+		}
+		got, after, err := r.takeLoad()
+		if err != nil || got == nil || got.Path != f.Path || after != (logPos{seq: 4}) {
+			t.Fatalf("takeLoad: %v at %+v, %v; want the file, past record 4", got, after, err)
+		}
+		want := "[6]"
+		if giveBack {
+			r.untakeLoad()
+			want = "[3 4 5 6]"
+		}
+		if got := readRest(r); got != want || r.pos != (logPos{seq: 5}) {
+			t.Fatalf("after the load (given back %v): ids %s at %+v, want %s at record 5", giveBack, got, r.pos, want)
+		}
+	}
+}

@@ -54,6 +54,12 @@ type TableSource struct {
 	lingerFor   time.Duration
 	lingerUntil time.Time
 	lingerTimer *time.Timer
+	// actor and gens are what staging a bulk load's file presents; loads
+	// are the files emitted since the last barrier, staged with it
+	// (tablesource_load.go).
+	actor stream.ActorID
+	gens  storage.TableGens
+	loads []*storage.LoadedFile
 }
 
 // NewTableSource builds the source of node ts with the given output schema
@@ -86,7 +92,7 @@ func NewTableSource(env *stream.Env, ts *plan.TableSource, schema []types.Type) 
 		store: env.Store, tableID: ts.TableID, schema: schema,
 		barriers: env.Barriers, throttle: env.Throttle,
 		chunkSize: env.ChunkSizeOrDefault(), offsets: offsets, emitFresh: ts.FreshRows,
-		lingerFor: lingerFor,
+		lingerFor: lingerFor, actor: env.ActorID, gens: env.Store.TableGens(ts.TableID),
 	}, nil
 }
 
@@ -142,6 +148,10 @@ func (s *TableSource) Next(ctx context.Context) (stream.Message, error) {
 		if s.hasPending() && s.throttleOpen() {
 			return s.emit(), nil
 		}
+		if s.pendingLoad() {
+			s.unfillLoad()
+			continue
+		}
 		msg, done, err := s.block(ctx)
 		if err != nil || done {
 			return msg, err
@@ -169,6 +179,9 @@ func (s *TableSource) maybeLoad(ctx context.Context) error {
 // throttles the source (a rate limit counts rows in chunks of chunkSize).
 func (s *TableSource) fill() error {
 	if s.emitFresh && s.throttleOpen() {
+		if ok, err := s.fillLoad(); err != nil || ok {
+			return err
+		}
 		f, after, err := s.reader.takeFresh(decodeWindow)
 		if err != nil {
 			return err
@@ -199,6 +212,9 @@ func (s *TableSource) pendingRows() int {
 // emit returns the pending rows.
 func (s *TableSource) emit() stream.Message {
 	s.noteEmitted(s.pendingRows())
+	if f := s.pendingFresh; f != nil && f.Loaded != nil {
+		s.loads = append(s.loads, f.Loaded)
+	}
 	msg := stream.Message{Chunk: s.pending, Fresh: s.pendingFresh}
 	s.pending, s.pendingFresh, s.emitted = nil, nil, s.after
 	return msg
@@ -330,6 +346,9 @@ func (s *TableSource) handleBarrier(b *stream.Barrier, ok bool) (stream.Message,
 	}
 	if err := s.offsets.Seal(b.Epoch); err != nil {
 		return stream.Message{}, fmt.Errorf("source: seal offset of table %d at epoch %d: %w", s.tableID, b.Epoch, err)
+	}
+	if err := s.stageLoads(b.Epoch); err != nil {
+		return stream.Message{}, err
 	}
 	// Gated records past the horizon wait for the barrier that covers them.
 	s.reader.gateLimit = s.gateOf(b)
