@@ -30,7 +30,8 @@ const (
 )
 
 func crashOptions(dir string) Options {
-	return Options{Dir: dir, BarrierInterval: 10 * time.Millisecond, Parallelism: 2, ChunkSize: 64, CheckInserts: true}
+	return Options{Dir: dir, BarrierInterval: 10 * time.Millisecond, Parallelism: 2, ChunkSize: 64, CheckInserts: true,
+		BulkLoadFrom: 1}
 }
 
 // TestCrashChild is the child's body; it only runs when re-executed.
@@ -47,6 +48,7 @@ func TestCrashChild(t *testing.T) {
 	}
 	ctx := context.Background()
 	encodedFreshFrom = 1 << 10 // a bulk statement's pieces go to segments
+	bulkLoadUnderViews = true  // and their rows to a load's file, which t's views read
 	out.print("OPEN")
 	e, err := Open(ctx, crashOptions(dir))
 	if err != nil {
@@ -203,14 +205,23 @@ func (w *crashWriter) writePieces(ctx context.Context, s stmt) error {
 	}
 	c := s.chunk()
 	var pieces []*Prepared
+	// Outside a block, a bulk insert into t also writes its load's file.
+	var buf PieceBuffer
+	if s.also == nil {
+		w.e.StartBulkLoad(rel, &buf)
+	}
 	for lo := 0; lo < c.Cardinality(); lo += crashPieceRows {
 		b := types.NewBuilder(c.Types(), crashPieceRows)
 		b.AppendRange(c, lo, min(lo+crashPieceRows, c.Cardinality()))
-		p, err := w.e.Prepare(ctx, rel, b.Take(), nil)
+		p, err := w.e.Prepare(ctx, rel, b.Take(), &buf)
 		if err != nil {
+			buf.Release()
 			return err
 		}
 		pieces = append(pieces, p)
+	}
+	if load := w.e.FinishBulkLoad(rel, &buf, len(pieces)); load != nil {
+		pieces = append([]*Prepared{load}, pieces...)
 	}
 	if s.also != nil {
 		return w.writeBlock(ctx, rel, pieces, *s.also)

@@ -341,7 +341,9 @@ func (pw pendingWrite) record(rel *catalog.Relation, desc *storage.TableDesc) (s
 			return storage.DMLWrite{}, sqlerr.Errorf(sqlerr.Internal, "engine: a released piece of %s written", rel.Name)
 		}
 		dw := pw.piece.write
-		dw.Tail = desc
+		if !pw.piece.isLoad() {
+			dw.Tail = desc
+		}
 		return dw, nil
 	}
 	c := pw.chunk

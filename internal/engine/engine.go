@@ -52,7 +52,15 @@ type Options struct {
 	// share it (storage.Options.CommitDelay): 0 is the default, negative
 	// never waits.
 	CommitDelay time.Duration
+	// BulkLoadFrom is the fewest rows for which a COPY into a table keyed
+	// by its hidden row id writes its rows once, as the table's file
+	// (bulk_load.go): 0 is DefaultBulkLoadFrom, negative never.
+	BulkLoadFrom int64
 }
+
+// DefaultBulkLoadFrom is Options.BulkLoadFrom's default: a file and an
+// ingest cost more than the table actors' seal of a few rows.
+const DefaultBulkLoadFrom = 1 << 16
 
 // DefaultCommitDelay is storage.DefaultCommitDelay, the playground's
 // --commit-delay.

@@ -61,6 +61,10 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 	if w.Encoded, err = encodedFresh(w.Fresh, payload, toDesc(rel).Types); err != nil {
 		return nil, err
 	}
+	loading := buf.load != nil
+	if loading {
+		buf.addToLoad(rel, full, &w, payload)
+	}
 	// Any piece but fresh inserts is read back as rows: a keyed table's,
 	// and an UPDATE's or DELETE's of a table keyed by its row id.
 	readBack := (!hasRowID(rel) || !w.Fresh) && len(payload) >= encodedFreshFrom
@@ -83,8 +87,11 @@ func (e *Engine) Prepare(ctx context.Context, rel *catalog.Relation, c *types.Ch
 		buf.b = payload[:0]
 	} else {
 		// A small piece keeps its payload until it is written: its own
-		// copy, the buffer is the next piece's.
+		// copy, the buffer is the next piece's (or the load's).
 		w.Payload = slices.Clone(payload)
+	}
+	if loading {
+		buf.b = buf.spareForLoad() // the load keeps the payload
 	}
 	return &Prepared{rel: rel, write: w}, nil
 }
@@ -139,7 +146,17 @@ func (p *Prepared) Rows() (*types.Chunk, error) {
 // bids is 9 MB: a new one per piece was a tenth of the COPY's encoding
 // time, in allocation and page faults; a sync.Pool lost it to the
 // collections between pieces).
-type PieceBuffer struct{ b []byte }
+//
+// load, when set, is the statement's bulk load (StartBulkLoad), given
+// every piece as it is prepared; loadRows counts them.
+type PieceBuffer struct {
+	b        []byte
+	load     *storage.BulkLoad
+	loadRows int64
+}
+
+// Release ends the buffer's bulk load, if any (the statement failed).
+func (buf *PieceBuffer) Release() { buf.abortLoad() }
 
 // KeepsRows reports whether the piece still holds the chunk it was
 // prepared from (a small piece, kept until it is written). A piece that
@@ -173,6 +190,9 @@ func (w *TableWriter) CheckKeyLocks(c *types.Chunk) error {
 func (w *TableWriter) StagePrepared(p *Prepared) error {
 	if p.handedOff {
 		return sqlerr.New(sqlerr.Internal, "engine: prepared rows staged after they were written")
+	}
+	if p.isLoad() && w.txn != nil {
+		return errLoadInBlock
 	}
 	if p.rel.ID != w.rel.ID {
 		return sqlerr.Errorf(sqlerr.Internal, "engine: rows prepared for %s staged for %s", p.rel.Name, w.rel.Name)

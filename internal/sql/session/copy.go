@@ -63,8 +63,18 @@ func (s *Session) copyFrom(ctx context.Context, cs *pg_query.CopyStmt, w pgwire.
 	if opts.binary {
 		format = pgwire.CopyBinary
 	}
+	// Whether a COPY writes its rows once is decided before they arrive
+	// (a view created meanwhile gets them from the table's actors).
+	var buf engine.PieceBuffer
+	if s.tx == nil {
+		s.e.StartBulkLoad(rel, &buf)
+	}
+	if copyStarted != nil {
+		copyStarted()
+	}
 	r, err := w.CopyIn(ctx, format, len(targets))
 	if err != nil {
+		buf.Release()
 		return err
 	}
 	var dr datumReader
@@ -78,7 +88,7 @@ func (s *Session) copyFrom(ctx context.Context, cs *pg_query.CopyStmt, w pgwire.
 		d.Delimiter, d.Null = opts.delimiter, opts.null
 		dr = &copyTextRows{rr: d, ts: targetTypes(rel, targets), header: opts.header}
 	}
-	n, err := s.loadRows(ctx, rel, targets, dr)
+	n, err := s.loadRows(ctx, rel, targets, dr, &buf)
 	if err != nil {
 		return err
 	}
@@ -256,7 +266,7 @@ func targetTypes(rel *catalog.Relation, targets []int) []types.Type {
 
 // loadRows reads every row and writes them as one record; it returns the
 // count.
-func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets []int, dr datumReader) (int, error) {
+func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets []int, dr datumReader, buf *engine.PieceBuffer) (int, error) {
 	vis := visibleTypes(rel)
 	pos := make([]int, len(targets)) // target → index among visible columns
 	for k, t := range targets {
@@ -269,8 +279,9 @@ func (s *Session) loadRows(ctx context.Context, rel *catalog.Relation, targets [
 	read := rowsInto(dr, pos, len(vis))
 	// In a transaction block too: the block keeps the pieces.
 	if !hasDeclaredPK(rel) {
-		return s.loadPieces(ctx, rel, vis, read, dr)
+		return s.loadPieces(ctx, rel, vis, read, dr, buf)
 	}
+	buf.Release()
 	return s.loadKeyedPieces(ctx, rel, vis, read, dr)
 }
 
@@ -298,6 +309,10 @@ func readCopyRows(ctx context.Context, rel *catalog.Relation, dr datumReader, b 
 	}
 }
 
+// copyStarted, when set, is called once a COPY decided how it writes its
+// rows (a test's seam).
+var copyStarted func()
+
 // copyPieceRows is how many rows a COPY into a table keyed by its hidden
 // row id reads before preparing them as one piece (engine.Prepare); a
 // variable so that tests can cut small statements into pieces.
@@ -307,16 +322,23 @@ var copyPieceRows = 1 << 16
 // by piece, encoding each as it goes (engine.Prepare), and writes the
 // pieces together at the end: one synced batch, applied entirely or not
 // at all, without ever holding the whole statement decoded.
-func (s *Session) loadPieces(ctx context.Context, rel *catalog.Relation, vis []types.Type, read func([]types.Column) error, dr datumReader) (n int, err error) {
-	return s.readPieces(ctx, rel, vis, read, dr, nil, s.writePieces)
+// The pieces are encoded into buf, which may hold a bulk load: a large
+// COPY outside a transaction block also builds the table's file of final
+// keys as it goes, so its rows are written once (engine.StartBulkLoad).
+func (s *Session) loadPieces(ctx context.Context, rel *catalog.Relation, vis []types.Type, read func([]types.Column) error, dr datumReader,
+	buf *engine.PieceBuffer) (n int, err error) {
+	return s.readPieces(ctx, rel, vis, read, dr, buf, s.writePieces)
 }
 
-// readPieces reads a COPY piece by piece, prepares each (pieceLoader)
-// and hands it to check, when set, once prepared (its type modifiers
-// applied), then lets write write them all (retried as retryLocked does).
+// readPieces reads a COPY piece by piece, prepares each (pieceLoader),
+// encoded into buf when given (nil: a buffer of the loader's own), then
+// lets write write them all (retried as retryLocked does).
 func (s *Session) readPieces(ctx context.Context, rel *catalog.Relation, vis []types.Type, read func([]types.Column) error, dr datumReader,
-	check func(*types.Chunk) error, write func(context.Context, *catalog.Relation, []*engine.Prepared) error) (n int, err error) {
-	l := s.newPieceLoader(rel, vis, check)
+	buf *engine.PieceBuffer, write func(context.Context, *catalog.Relation, []*engine.Prepared) error) (n int, err error) {
+	l := s.newPieceLoader(rel, vis, nil)
+	if buf != nil {
+		l.payloads, *buf = *buf, engine.PieceBuffer{} // the loader's now
+	}
 	defer func() {
 		if err != nil {
 			l.release()

@@ -164,8 +164,13 @@ func (l *pieceLoader) finish(ctx context.Context) error {
 			return err
 		}
 	}
-	l.payloads = engine.PieceBuffer{} // every piece is prepared
 	l.pieces, l.later = append(l.pieces, l.later...), nil
+	if load := l.s.e.FinishBulkLoad(l.rel, &l.payloads, len(l.pieces)); load != nil {
+		// Written first: the record names the file of the rows the
+		// pieces after it hold.
+		l.pieces = append([]*engine.Prepared{load}, l.pieces...)
+	}
+	l.payloads = engine.PieceBuffer{} // every piece is prepared
 	if l.keys != nil {
 		return l.keys.finish()
 	}
@@ -175,6 +180,7 @@ func (l *pieceLoader) finish(ctx context.Context) error {
 // release removes the segments of pieces never written (the statement
 // failed).
 func (l *pieceLoader) release() {
+	l.payloads.Release()
 	for _, p := range append(l.pieces, l.later...) {
 		p.Release(l.s.e)
 	}
