@@ -149,12 +149,16 @@ func (b *BulkLoad) Finish(path string) (*LoadedFile, error) {
 		return nil, fmt.Errorf("storage: table %d: bulk load file %s exists", b.t.lay.desc.ID, path)
 	}
 	f, err := b.t.writeFreshFile(path, b.t.unsealedFresh())
-	if err == nil {
-		err = syncDir(fs, fs.PathDir(path))
-	}
 	if err != nil {
 		_ = fs.Remove(path) // it did not exist: a partial file is ours
 		b.Abort()
+		return nil, err
+	}
+	// writeFreshFile closed the spills (a raw one went back to the
+	// store's pool): from here the load ends without closing them again.
+	if err := syncDir(fs, fs.PathDir(path)); err != nil {
+		_ = fs.Remove(path)
+		b.release()
 		return nil, err
 	}
 	out := &LoadedFile{Path: f.path, Rows: b.rows, LoID: b.lo, HiID: b.hi, LoKey: f.lo,

@@ -313,3 +313,52 @@ func TestBulkLoadFinishRefusesAnExistingFile(t *testing.T) {
 		t.Fatalf("the existing file is gone: %v", err)
 	}
 }
+
+// TestBulkLoadFinishFailingAfterItsFile: a Finish whose file is written
+// but whose directory cannot be synced removes the file and ends the load
+// without closing its spills a second time (a raw spill's file went back
+// to the store's pool once: twice, two later spills would write over
+// each other).
+func TestBulkLoadFinishFailingAfterItsFile(t *testing.T) {
+	faults := &storagetest.FailingFiles{Suffix: "loads"}
+	s, err := Open(context.Background(), Options{FS: errorfs.Wrap(vfs.NewMem(), faults), Dir: "db", IngestFrom: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	if err := s.fs.MkdirAll("db/loads", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.spillFrom, s.spillAtLeast = 1, 1 // every piece spills as it comes
+	load, err := s.NewBulkLoad(rowIDDesc(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := int64(1); id <= 9; id += 3 {
+		ids := []int64{id, id + 1, id + 2}
+		if err := load.Add(ids, encodeFreshRows(ids)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	faults.On.Store(true)
+	if _, err := load.Finish("db/loads/x.sst"); !errors.Is(err, errorfs.ErrInjected) {
+		t.Fatalf("Finish with its directory's sync failing: %v", err)
+	}
+	faults.On.Store(false)
+	if exists(s.fs, "db/loads/x.sst") {
+		t.Fatal("the file of a failed Finish is left")
+	}
+	seen := map[string]bool{}
+	for _, f := range s.spills.files {
+		if seen[f.path] {
+			t.Fatalf("spill file %s pooled twice", f.path)
+		}
+		seen[f.path] = true
+	}
+	if len(seen) == 0 {
+		t.Fatal("no spill went back to the pool: the test spills nothing")
+	}
+	if n := s.freshMem.total(); n != 0 {
+		t.Fatalf("%d fresh bytes still held", n)
+	}
+}
