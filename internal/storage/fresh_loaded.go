@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/sluice-db/sluice/internal/types/codec"
 )
@@ -43,7 +44,10 @@ func (t *StateTable) AddLoaded(f *LoadedFile) error {
 	for _, v := range t.owned {
 		owned += f.Counts[v]
 	}
-	t.fresh = append(t.fresh, freshChunk{spill: &spillFile{path: f.Path, reader: r}, lo: f.LoID, hi: f.HiID,
+	opened := &openedReader{r: r}
+	sf := &spillFile{path: f.Path, reader: r, opened: opened}
+	runtime.AddCleanup(sf, (*openedReader).close, opened)
+	t.fresh = append(t.fresh, freshChunk{spill: sf, lo: f.LoID, hi: f.HiID,
 		n: int(owned), sealed: sealedAtNextSeal})
 	if t.rc.on {
 		for _, v := range t.owned {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2/sstable"
 )
@@ -36,7 +37,19 @@ type spillFile struct {
 	size, fileSize int64
 	// marks index a raw spill sparsely (spill_index.go).
 	marks []rawMark
+	// opened, for a bulk load's file (AddLoaded), closes its reader once:
+	// when the chunk goes, or when the table is let go without (an actor
+	// torn down before the commit).
+	opened *openedReader
 }
+
+// openedReader closes a reader once.
+type openedReader struct {
+	once sync.Once
+	r    *sstable.Reader
+}
+
+func (o *openedReader) close() { o.once.Do(func() { _ = o.r.Close() }) }
 
 // maybeSpill spills the oldest in-memory unsealed fresh rows, at least
 // spillAtLeast bytes of them, once the store's tables hold more than its
@@ -189,7 +202,11 @@ func (f *spillFile) get(s *Store, key []byte) ([]byte, bool, error) {
 
 // close closes the file's reader and removes a spill.
 func (f *spillFile) close(s *Store) {
-	if f.reader != nil {
+	switch {
+	case f.opened != nil:
+		f.opened.close()
+		f.reader = nil
+	case f.reader != nil:
 		_ = f.reader.Close()
 		f.reader = nil
 	}

@@ -190,6 +190,9 @@ func (s *TableSource) fill() error {
 			s.pendingFresh, s.after = f, after
 			return nil
 		}
+		if ok, err := s.fillLoad(); err != nil || ok {
+			return err // a load durable since fillLoad read the log
+		}
 	}
 	c, after, err := s.reader.take(s.chunkSize)
 	if err != nil || c == nil {
@@ -344,11 +347,12 @@ func (s *TableSource) handleBarrier(b *stream.Barrier, ok bool) (stream.Message,
 		}
 		s.written = s.emitted
 	}
-	if err := s.offsets.Seal(b.Epoch); err != nil {
-		return stream.Message{}, fmt.Errorf("source: seal offset of table %d at epoch %d: %w", s.tableID, b.Epoch, err)
-	}
+	// The loads first: the position past them is staged only with them.
 	if err := s.stageLoads(b.Epoch); err != nil {
 		return stream.Message{}, err
+	}
+	if err := s.offsets.Seal(b.Epoch); err != nil {
+		return stream.Message{}, fmt.Errorf("source: seal offset of table %d at epoch %d: %w", s.tableID, b.Epoch, err)
 	}
 	// Gated records past the horizon wait for the barrier that covers them.
 	s.reader.gateLimit = s.gateOf(b)
