@@ -22,6 +22,22 @@ func copyRows(lo, hi int) string {
 	return text.String()
 }
 
+// setPieceRows cuts COPYs into pieces of n rows for the test.
+func setPieceRows(t *testing.T, n int) {
+	old := copyPieceRows
+	t.Cleanup(func() { copyPieceRows = old })
+	copyPieceRows = n
+}
+
+// startLoadPlayground starts a playground whose COPYs of 100 rows or
+// more, in pieces of pieceRows, build a load's file; barriers come only
+// on demand.
+func startLoadPlayground(t *testing.T, pieceRows int) *Playground {
+	t.Helper()
+	setPieceRows(t, pieceRows)
+	return startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 64, BulkLoadFrom: 100})
+}
+
 // loadRecords counts the load records in table's log.
 func loadRecords(t *testing.T, p *Playground, table string) int {
 	t.Helper()
@@ -53,9 +69,7 @@ func loadRecords(t *testing.T, p *Playground, table string) int {
 // ingests the file commits, and after; a view created later sees the
 // table's rows; a small COPY writes no file.
 func TestCopyWritesItsRowsOnce(t *testing.T) {
-	defer func(n int) { copyPieceRows = n }(copyPieceRows)
-	copyPieceRows = 2000
-	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 64, BulkLoadFrom: 100})
+	p := startLoadPlayground(t, 2000)
 	c := connect(t, p)
 	ctx := context.Background()
 	exec(t, c, "CREATE TABLE t (a int NOT NULL, b varchar)")
@@ -92,9 +106,7 @@ func TestCopyWritesItsRowsOnce(t *testing.T) {
 // under way (so the COPY builds the file) gets the COPY's rows from the
 // table's actors, which read them from the file.
 func TestCopyLoadMeetsANewView(t *testing.T) {
-	defer func(n int) { copyPieceRows = n }(copyPieceRows)
-	copyPieceRows = 2000
-	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 64, BulkLoadFrom: 100})
+	p := startLoadPlayground(t, 2000)
 	c := connect(t, p)
 	other := connect(t, p)
 	ctx := context.Background()
@@ -141,9 +153,7 @@ func TestCopyLoadMeetsANewView(t *testing.T) {
 // TestFailedCopyLeavesNoLoad: a COPY that fails while building its file
 // leaves no row and no load record behind.
 func TestFailedCopyLeavesNoLoad(t *testing.T) {
-	defer func(n int) { copyPieceRows = n }(copyPieceRows)
-	copyPieceRows = 2000
-	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 64, BulkLoadFrom: 100})
+	p := startLoadPlayground(t, 2000)
 	c := connect(t, p)
 	ctx := context.Background()
 	exec(t, c, "CREATE TABLE t (a int NOT NULL, b varchar)")
@@ -163,8 +173,7 @@ func TestFailedCopyLeavesNoLoad(t *testing.T) {
 // changes made to its rows before the stop), then ingested once; after
 // its log is truncated no file of it is left.
 func TestCopyLoadAcrossRestarts(t *testing.T) {
-	defer func(n int) { copyPieceRows = n }(copyPieceRows)
-	copyPieceRows = 2000
+	setPieceRows(t, 2000)
 	dir := t.TempDir()
 	opts := engine.Options{Dir: dir, BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 64, BulkLoadFrom: 100}
 	p := startPlaygroundWith(t, opts)
@@ -212,9 +221,7 @@ func TestCopyLoadAcrossRestarts(t *testing.T) {
 // row ids interleave (each piece takes its own block of ids); every row is
 // read, changed and committed once.
 func TestConcurrentCopyLoads(t *testing.T) {
-	defer func(n int) { copyPieceRows = n }(copyPieceRows)
-	copyPieceRows = 500
-	p := startPlaygroundWith(t, engine.Options{BarrierInterval: time.Hour, Parallelism: 2, ChunkSize: 64, BulkLoadFrom: 100})
+	p := startLoadPlayground(t, 500)
 	c := connect(t, p)
 	ctx := context.Background()
 	exec(t, c, "CREATE TABLE t (a int NOT NULL, b varchar)")
@@ -250,8 +257,7 @@ func TestConcurrentCopyLoads(t *testing.T) {
 // once it runs again, at the rate it is allowed; nothing is lost or
 // doubled.
 func TestCopyLoadWhileThrottled(t *testing.T) {
-	defer func(n int) { copyPieceRows = n }(copyPieceRows)
-	copyPieceRows = 2000
+	setPieceRows(t, 2000)
 	p := startPlaygroundWith(t, engine.Options{BarrierInterval: 5 * time.Millisecond, Parallelism: 2, ChunkSize: 64, BulkLoadFrom: 100})
 	c := connect(t, p)
 	ctx := context.Background()

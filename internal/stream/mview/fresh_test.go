@@ -28,6 +28,27 @@ func freshRows(t *testing.T, keys []int64, vals ...string) stream.Message {
 	return stream.Message{Fresh: f}
 }
 
+// downstreamOf returns the Downstream of an actor dispatching as kind
+// says: "simple" (no-shuffle), "hash", or anything else for none.
+func downstreamOf(t *testing.T, kind string) *stream.Downstream {
+	t.Helper()
+	var ds []stream.Dispatcher
+	out, _ := stream.NewChannel(testActor, testActor+1, 1)
+	switch kind {
+	case "simple":
+		ds = append(ds, &stream.SimpleDispatcher{Out: out})
+	case "hash":
+		d, err := stream.NewHashDispatcher([]*stream.Output{out}, []int{0}, stream.EvenVNodeOwners(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	var down stream.Downstream
+	stream.NewActor(testActor, 1, nil, ds, nil, nil).TrackDownstream(&down)
+	return &down
+}
+
 // pullEpochs pulls e through n barriers, committing each epoch, and
 // renders what came out, messages joined by "|".
 func pullEpochs(ctx context.Context, t *testing.T, store *storage.Store, e stream.Executor, n uint64) string {
@@ -76,21 +97,7 @@ func TestTableTakesFreshRows(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := streamtest.OpenStore(t)
-			var ds []stream.Dispatcher
-			out, _ := stream.NewChannel(testActor, testActor+1, 1)
-			switch tc.downstream {
-			case "simple":
-				ds = append(ds, &stream.SimpleDispatcher{Out: out})
-			case "hash":
-				d, err := stream.NewHashDispatcher([]*stream.Output{out}, []int{0}, stream.EvenVNodeOwners(1))
-				if err != nil {
-					t.Fatal(err)
-				}
-				ds = append(ds, d)
-			}
-			var down stream.Downstream
-			stream.NewActor(testActor, 1, nil, ds, nil, nil).TrackDownstream(&down)
-			env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: 4, ChunkSize: 2, Downstream: &down}
+			env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: 4, ChunkSize: 2, Downstream: downstreamOf(t, tc.downstream)}
 			node := materializeNode(kvTable())
 			node.Materialize.FreshInserts = tc.fresh
 			src := stream.NewMockSource(ts, stream.NewBarrier(1),

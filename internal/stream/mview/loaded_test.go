@@ -45,22 +45,7 @@ func TestTableTakesALoadedFile(t *testing.T) {
 	for _, downstream := range []string{"none", "simple", "hash"} {
 		t.Run(downstream, func(t *testing.T) {
 			store := streamtest.OpenStore(t)
-			var ds []stream.Dispatcher
-			out, _ := stream.NewChannel(testActor, testActor+1, 1)
-			switch downstream {
-			case "none":
-			case "simple":
-				ds = append(ds, &stream.SimpleDispatcher{Out: out})
-			case "hash":
-				d, err := stream.NewHashDispatcher([]*stream.Output{out}, []int{0}, stream.EvenVNodeOwners(1))
-				if err != nil {
-					t.Fatal(err)
-				}
-				ds = append(ds, d)
-			}
-			var down stream.Downstream
-			stream.NewActor(testActor, 1, nil, ds, nil, nil).TrackDownstream(&down)
-			env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: 4, ChunkSize: 2, Downstream: &down}
+			env := &stream.Env{Store: store, ActorID: testActor, CacheEntries: 4, ChunkSize: 2, Downstream: downstreamOf(t, downstream)}
 			node := materializeNode(kvTable())
 			node.Materialize.FreshInserts = true
 			f := loadedFile(t, store)

@@ -55,17 +55,7 @@ func TestLogReaderSkipsLoadRecords(t *testing.T) {
 	ctx := context.Background()
 	store := streamtest.OpenStore(t)
 	f := streamtest.LoadFile(t, store, srcTableID)
-	payload := func(ids ...int64) []byte {
-		b := types.NewBuilder(srcSchema, len(ids)+1)
-		for _, id := range ids {
-			b.Append(types.Insert, types.Row{id, "v"})
-		}
-		p, err := EncodeDML(b.Take())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	payload := func(ids ...int64) []byte { return insertsOf(t, ids...) }
 	ws := []storage.TableDMLWrite{{Table: srcTableID, DMLWrite: store.LoadWrite(f, 1)},
 		{Table: srcTableID, DMLWrite: storage.DMLWrite{Payload: payload(1, 2, 3)}},
 		{Table: srcTableID, DMLWrite: storage.DMLWrite{Payload: payload(4, 5)}}}
@@ -103,17 +93,7 @@ func TestLogReaderTakesLoads(t *testing.T) {
 	ctx := context.Background()
 	store := streamtest.OpenStore(t)
 	f := streamtest.LoadFile(t, store, srcTableID)
-	payload := func(ids ...int64) []byte {
-		b := types.NewBuilder(srcSchema, len(ids)+1)
-		for _, id := range ids {
-			b.Append(types.Insert, types.Row{id, "v"})
-		}
-		p, err := EncodeDML(b.Take())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	payload := func(ids ...int64) []byte { return insertsOf(t, ids...) }
 	if _, err := store.AppendDML(ctx, srcTableID, payload(1, 2)); err != nil {
 		t.Fatal(err)
 	}
@@ -159,4 +139,18 @@ func TestLogReaderTakesLoads(t *testing.T) {
 			t.Fatalf("after the load (given back %v): ids %s at %+v, want %s at record 5", giveBack, got, r.pos, want)
 		}
 	}
+}
+
+// insertsOf encodes a DML record inserting rows (id, 'v') of srcSchema.
+func insertsOf(t *testing.T, ids ...int64) []byte {
+	t.Helper()
+	b := types.NewBuilder(srcSchema, len(ids)+1)
+	for _, id := range ids {
+		b.Append(types.Insert, types.Row{id, "v"})
+	}
+	p, err := EncodeDML(b.Take())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
