@@ -22,6 +22,7 @@ type LoadedRows struct {
 	// started: it was positioned; pend is the row it stands on, not yet
 	// returned.
 	started bool
+	done    bool // it has no row left
 	pend    bool
 	k, v    []byte
 }
@@ -48,14 +49,23 @@ func (t *StateTable) ReadLoaded(f *LoadedFile) (*LoadedRows, error) {
 
 // Next returns up to max rows' ids and values (value encoding of the
 // table's rows), in a buffer of their own, so a caller may keep them; no
-// rows once every one was returned.
+// rows once every one was returned. The rows of one call are of one
+// vnode, so their ids rise.
 func (l *LoadedRows) Next(max int) ([]int64, EncodedRows, error) {
 	var ids []int64
 	var rows EncodedRows
 	for len(ids) < max {
-		ok, err := l.peek()
-		if err != nil || !ok {
-			return ids, rows, err
+		ok, err := l.peekOpen()
+		if err != nil {
+			return nil, EncodedRows{}, err
+		}
+		if !ok && len(ids) > 0 {
+			break // one vnode a call
+		}
+		if !ok {
+			if ok, err = l.peek(); err != nil || !ok {
+				return ids, rows, err
+			}
 		}
 		k, v := l.k, l.v
 		id, ok := codec.KeyInt64(k[min(len(k), stateKeyHeaderLen):], l.t.lay.pkOrders[0])
@@ -79,20 +89,8 @@ func (l *LoadedRows) peek() (ok bool, err error) {
 		return true, nil
 	}
 	for {
-		if l.it != nil {
-			next := l.it.First
-			if l.started {
-				next = l.it.Next
-			}
-			kv := next()
-			l.started = true
-			if kv != nil {
-				if l.v, _, err = kv.Value(nil); err != nil {
-					return false, err
-				}
-				l.k, l.pend = kv.K.UserKey, true
-				return true, nil
-			}
+		if ok, err := l.peekOpen(); err != nil || ok {
+			return ok, err
 		}
 		if err := l.Close(); err != nil {
 			return false, err
@@ -104,6 +102,32 @@ func (l *LoadedRows) peek() (ok bool, err error) {
 			return false, err
 		}
 	}
+}
+
+// peekOpen is peek within the open vnode: ok is false when it has no
+// row left (or none is open).
+func (l *LoadedRows) peekOpen() (ok bool, err error) {
+	if l.pend {
+		return true, nil
+	}
+	if l.it == nil || l.done {
+		return false, nil
+	}
+	next := l.it.First
+	if l.started {
+		next = l.it.Next
+	}
+	kv := next()
+	l.started = true
+	if kv == nil {
+		l.done = true
+		return false, nil
+	}
+	if l.v, _, err = kv.Value(nil); err != nil {
+		return false, err
+	}
+	l.k, l.pend = kv.K.UserKey, true
+	return true, nil
 }
 
 // open opens the iterator of the next vnode.
@@ -119,7 +143,7 @@ func (l *LoadedRows) open() error {
 	if err != nil {
 		return err
 	}
-	l.it, l.started = it, false
+	l.it, l.started, l.done = it, false, false
 	return nil
 }
 

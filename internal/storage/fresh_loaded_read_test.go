@@ -12,8 +12,9 @@ import (
 )
 
 // TestLoadedRowsReadByVNode: each of two actors splitting the vnodes reads
-// exactly its own rows of a loaded file, in key order, whatever the batch
-// size; together they read every row once, with its value.
+// exactly its own rows of a loaded file, in key order, one vnode a call
+// (so ids rise within a call), whatever the batch size; together they
+// read every row once, with its value.
 func TestLoadedRowsReadByVNode(t *testing.T) {
 	s := openIngest(t, vfs.NewMem(), 1)
 	desc := rowIDDesc(5)
@@ -42,8 +43,12 @@ func TestLoadedRowsReadByVNode(t *testing.T) {
 			if len(ids) == 0 {
 				break
 			}
+			first := int(codec.VNodeOf(codec.HashInt64s(ids[:1], nil)[0]))
 			for k, id := range ids {
 				v := int(codec.VNodeOf(codec.HashInt64s([]int64{id}, nil)[0]))
+				if v != first || k > 0 && id <= ids[k-1] {
+					t.Fatalf("actor %d read ids %v in one call: of vnodes %d and %d, or not rising", a, ids, first, v)
+				}
 				if v%2 != a || v < lastVNode {
 					t.Fatalf("actor %d read id %d of vnode %d after vnode %d", a, id, v, lastVNode)
 				}

@@ -42,9 +42,9 @@ func (m *Materialize) addLoaded(f *stream.FreshRows) error {
 	return nil
 }
 
-// nextLoaded returns the next chunk of the loaded rows to emit; ok is
-// false once none is left. The rows come in key order, vnode by vnode, so
-// their ids do not rise: they go on decoded, never as FreshRows.
+// nextLoaded returns the next chunk of the loaded rows to emit (as fresh
+// rows when every dispatcher passes them on unchanged: a batch holds one
+// vnode's rows, whose ids rise); ok is false once none is left.
 func (m *Materialize) nextLoaded() (msg stream.Message, ok bool, err error) {
 	ids, rows, err := m.loading.rows.Next(m.chunkSize)
 	if err != nil || len(ids) == 0 {
@@ -58,6 +58,9 @@ func (m *Materialize) nextLoaded() (msg stream.Message, ok bool, err error) {
 		return stream.Message{}, false, nil
 	}
 	f := &stream.FreshRows{IDCol: m.loading.idCol, IDs: ids, Rows: rows}
+	if m.downstream.CarriesFresh() {
+		return stream.Message{Fresh: f}, true, nil
+	}
 	c, err := f.Decode(m.schema)
 	if err != nil {
 		return stream.Message{}, false, fmt.Errorf("mview: decode bulk load: %w", err)
