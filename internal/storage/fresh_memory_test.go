@@ -21,7 +21,9 @@ func unsealedSpilled(t *StateTable) bool { return t.hasUnsealedSpills() }
 // own, and one below it alone does not.
 func TestSpillBoundIsTheStores(t *testing.T) {
 	s := openIngest(t, vfs.NewMem(), 1)
-	s.spillFrom, s.spillAtLeast = 40_000, 1000 // rows of rowIDDesc are about 10 bytes
+	// A row of rowIDDesc counts about 28 bytes: 10 encoded, 18 for its id,
+	// vnode and span.
+	s.spillFrom, s.spillAtLeast = 100_000, 1000
 	a := mustOpenTable(t, s, rowIDDesc(41), 1, nil)
 	b := mustOpenTable(t, s, rowIDDesc(42), 2, nil)
 	insertFreshRange(t, a, 1, 3000)

@@ -421,7 +421,7 @@ func (t *StateTable) freshSealedSize() int {
 	n := 0
 	for _, fc := range t.fresh {
 		if fc.sealed == 0 {
-			n += fc.bytes() + fc.n*(stateKeyHeaderLen+9+16)
+			n += fc.encodedBytes() + fc.n*(stateKeyHeaderLen+9+16)
 		}
 	}
 	return n
