@@ -189,7 +189,7 @@ func (fc *freshChunk) find(q freshKey) (int, bool) {
 
 // bytes returns what fc holds in memory: its rows' encodings and, for
 // each row, its id, vnode and spans. Counting the encodings alone let a
-// COPY of five million one-bigint rows (9 bytes each, 27 more a row)
+// COPY of five million one-bigint rows (9 bytes each, 18 more a row)
 // stay under the fresh-row budget whole, at 577 MiB of peak RSS.
 func (fc *freshChunk) bytes() int {
 	return fc.encodedBytes() + 8*len(fc.ids) + 2*len(fc.vnodes) + 4*(len(fc.vals.at)+len(fc.keys.at))
