@@ -12,7 +12,7 @@ import (
 // once (docs/design/write-once-bulk.md): besides each piece's log segment,
 // the statement builds the table's file of final keys (storage.BulkLoad)
 // as it prepares the pieces, and its batch names the file in a load record
-// before the pieces (LoadPiece). The table source then stages the file for
+// before the pieces (FinishBulkLoad). The table source then stages the file for
 // its epoch's commit and skips the pieces, and the table's actors add the
 // file instead of sealing the rows again. The segments stay what the
 // table's tail, the startup replay and any reader that cannot take the
@@ -42,7 +42,7 @@ func (e *Engine) StartBulkLoad(rel *catalog.Relation, buf *PieceBuffer) {
 	if err != nil {
 		return // the pieces alone hold the rows
 	}
-	buf.load, buf.loadRows = load, 0
+	buf.load = load
 }
 
 // bulkLoadUnderViews lets a table that views read take a bulk load's
@@ -69,9 +69,7 @@ func (buf *PieceBuffer) addToLoad(rel *catalog.Relation, full *types.Chunk, w *s
 	}
 	if err := buf.load.Add(ids.Vals, *rows); err != nil {
 		buf.load = nil // Add ended it
-		return
 	}
-	buf.loadRows += int64(len(ids.Vals))
 }
 
 // spareForLoad returns a buffer for the next piece: one whose rows the
@@ -100,7 +98,7 @@ func (e *Engine) FinishBulkLoad(rel *catalog.Relation, buf *PieceBuffer, covers 
 	switch {
 	case load == nil:
 		return nil
-	case buf.loadRows < e.bulkLoadFrom() || covers == 0:
+	case load.Rows() < e.bulkLoadFrom() || covers == 0:
 		load.Abort()
 		return nil
 	}

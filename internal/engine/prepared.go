@@ -148,11 +148,10 @@ func (p *Prepared) Rows() (*types.Chunk, error) {
 // collections between pieces).
 //
 // load, when set, is the statement's bulk load (StartBulkLoad), given
-// every piece as it is prepared; loadRows counts them.
+// every piece as it is prepared.
 type PieceBuffer struct {
-	b        []byte
-	load     *storage.BulkLoad
-	loadRows int64
+	b    []byte
+	load *storage.BulkLoad
 }
 
 // Release ends the buffer's bulk load, if any (the statement failed).

@@ -74,6 +74,9 @@ func (s *Store) NewBulkLoad(desc TableDesc) (*BulkLoad, error) {
 	return b, nil
 }
 
+// Rows returns the rows added so far.
+func (b *BulkLoad) Rows() int64 { return b.rows }
+
 // maxSpare bounds the spilled buffers a load keeps for Spare.
 const maxSpare = 1
 

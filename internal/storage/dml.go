@@ -402,8 +402,9 @@ func (s *Store) LastDML(tableID uint32) (uint64, error) {
 
 // ReadDML returns up to max durable records with seq ≥ fromSeq, in seq
 // order, ending with a load record if it meets one. The latest records
-// come from memory (dml_recent.go), older ones from Pebble. Payloads must not be modified: they may be shared with the
-// log's memory and other readers.
+// come from memory (dml_recent.go), older ones from Pebble. Payloads must
+// not be modified: they may be shared with the log's memory and other
+// readers.
 func (s *Store) ReadDML(tableID uint32, fromSeq uint64, max int) ([]DMLRecord, error) {
 	s.dml.mu.Lock()
 	t, err := s.dmlTableLocked(tableID)

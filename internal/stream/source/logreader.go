@@ -43,15 +43,23 @@ type logReader struct {
 	bMax int
 	// freshApart: take ends a chunk before a fresh run's record, which
 	// takeFresh passes on encoded, and before a load record, which
-	// takeLoad passes on as its file; load is such a record when it is
-	// the next, and skipTo the last record a load taken covers.
+	// takeLoad passes on as its file; load is such a record (seq
+	// loadSeq) when it is the next.
 	freshApart bool
 	load       *storage.LoadRecord
 	loadSeq    uint64
-	skipTo     uint64
-	// taken is the reader as it was before the last takeLoad, for
-	// untakeLoad.
-	taken *logReader
+	// taken is what the last takeLoad changed, for untakeLoad.
+	taken *takenLoad
+}
+
+// takenLoad is a logReader's state before a takeLoad: with no record open
+// and none read ahead (ReadDML ends a read at a load record), the rest of
+// the reader is as it was.
+type takenLoad struct {
+	pos     logPos
+	fetched uint64
+	load    *storage.LoadRecord
+	loadSeq uint64
 }
 
 func newLogReader(store *storage.Store, tableID uint32, schema []types.Type, from logPos) *logReader {
@@ -185,22 +193,21 @@ func (r *logReader) takeLoad() (*storage.LoadedFile, logPos, error) {
 	if ok, err := r.openNext(); err != nil || !ok || r.load == nil {
 		return nil, r.pos, err
 	}
-	before := *r
-	before.taken = nil
-	r.taken = &before
+	r.taken = &takenLoad{pos: r.pos, fetched: r.fetched, load: r.load, loadSeq: r.loadSeq}
 	f := &r.load.File
-	r.skipTo = r.loadSeq + uint64(r.load.Covers)
-	r.pos, r.load = logPos{seq: r.skipTo}, nil
-	// Not one covered record is read: ReadDML stops at a load record.
-	r.fetched = max(r.fetched, r.skipTo)
+	last := r.loadSeq + uint64(r.load.Covers)
+	r.pos, r.load = logPos{seq: last}, nil
+	// Not one covered record is read: ReadDML ended its read at the load
+	// record, and the next starts past the covered ones.
+	r.fetched = max(r.fetched, last)
 	return f, r.pos, nil
 }
 
 // untakeLoad puts the reader back as it was before the last takeLoad,
 // whose file was not emitted: the next take reads the covered records.
 func (r *logReader) untakeLoad() {
-	if r.taken != nil {
-		*r = *r.taken
+	if t := r.taken; t != nil {
+		r.pos, r.fetched, r.load, r.loadSeq, r.taken = t.pos, t.fetched, t.load, t.loadSeq, nil
 	}
 }
 
@@ -242,8 +249,6 @@ func (r *logReader) decodeNext() (bool, error) {
 		r.ahead[0] = storage.DMLRecord{}
 		r.ahead = r.ahead[1:]
 		switch {
-		case rec.Seq <= r.skipTo:
-			continue // covered by a load taken (takeLoad)
 		case rec.Load != nil && r.freshApart && r.pos.rows == 0:
 			r.load, r.loadSeq = rec.Load, rec.Seq
 			return true, nil

@@ -175,13 +175,11 @@ func (s *TableSource) maybeLoad(ctx context.Context) error {
 }
 
 // fill cuts the next chunk from the log, if there is one: a fresh run's
-// rows still encoded when the plan asks for them (emitFresh) and nothing
-// throttles the source (a rate limit counts rows in chunks of chunkSize).
+// rows still encoded, or a bulk load's file, when the plan asks for them
+// (emitFresh) and nothing throttles the source (a rate limit counts rows
+// in chunks of chunkSize).
 func (s *TableSource) fill() error {
 	if s.emitFresh && s.throttleOpen() {
-		if ok, err := s.fillLoad(); err != nil || ok {
-			return err
-		}
 		f, after, err := s.reader.takeFresh(decodeWindow)
 		if err != nil {
 			return err
@@ -190,8 +188,9 @@ func (s *TableSource) fill() error {
 			s.pendingFresh, s.after = f, after
 			return nil
 		}
+		// takeFresh stops at a load record it opens: take its file.
 		if ok, err := s.fillLoad(); err != nil || ok {
-			return err // a load durable since fillLoad read the log
+			return err
 		}
 	}
 	c, after, err := s.reader.take(s.chunkSize)
