@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ type ingestConfig struct {
 	idleCPU    float64       // cores; at or below this a server counts as idle
 	idleWindow time.Duration
 	cpuProfile string          // file for a CPU profile of the server over the whole run ("": none)
+	writeBids  string          // write the bids' COPY text here and measure nothing ("": run)
 	repeat     int             // measurements of each COPY figure (ingest_repeat.go)
 	figures    map[string]bool // the figures to run, by key
 	args       []string        // the command line, for the report
@@ -45,6 +47,7 @@ func parseIngestFlags(args []string, stderr io.Writer) (ingestConfig, error) {
 	fs.Float64Var(&c.idleCPU, "idle-cpu", 0.10, "CPU use (cores) at or below which a server counts as idle")
 	fs.DurationVar(&c.idleWindow, "idle-window", 250*time.Millisecond, "trailing window over which idle CPU use is measured")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the Sluice server process over the whole run to this file")
+	fs.StringVar(&c.writeBids, "write-bids", "", "write the generated bids as COPY text to this file and exit (for scripts/bench/copy-loads.sh)")
 	figures := fs.String("figures", strings.Join(figureKeys, ","), "comma-separated figures to run")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -91,6 +94,9 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	b.progress("generating %d bid rows (seed %d)", cfg.rows, cfg.seed)
 	b.data = generateIngestData(cfg.rows, cfg.seed)
 	b.progress("generated %.1f MiB of COPY text", mib(uint64(b.data.size())))
+	if cfg.writeBids != "" {
+		return os.WriteFile(cfg.writeBids, b.data.bids, 0o644)
+	}
 
 	b.progress("starting Sluice (sluice-bench serve, its own process)")
 	srv, err := startServerProcess(ctx, cfg.engine, cfg.cpuProfile, stderr)
