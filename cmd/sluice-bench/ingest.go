@@ -27,6 +27,7 @@ type ingestConfig struct {
 	cpuProfile string          // file for a CPU profile of the server over the whole run ("": none)
 	writeBids  string          // write the bids' COPY text here and measure nothing ("": run)
 	repeat     int             // measurements of each COPY figure (ingest_repeat.go)
+	windows    int             // alternating windows of the INSERT figure (ingest_pairs.go)
 	figures    map[string]bool // the figures to run, by key
 	args       []string        // the command line, for the report
 }
@@ -39,8 +40,9 @@ func parseIngestFlags(args []string, stderr io.Writer) (ingestConfig, error) {
 	addEngineFlags(fs, &c.engine, &barrierMS)
 	fs.IntVar(&c.rows, "rows", 1000000, "bid rows loaded by the COPY figures and in the UPDATE figure's table")
 	fs.IntVar(&c.clients, "clients", 16, "concurrent connections of the INSERT figure")
-	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long the INSERT figure runs on each system")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long the INSERT figure runs on each system, in all its windows")
 	fs.IntVar(&c.updates, "updates", 2000, "sequential UPDATEs by primary key")
+	fs.IntVar(&c.windows, "windows", 5, "cut each system's -duration of the INSERT figure into this many windows, alternating between the systems")
 	fs.IntVar(&c.repeat, "repeat", 1, "measure each COPY figure this many times on fresh tables and show the pair with the median ratio")
 	fs.Uint64Var(&c.seed, "seed", 8, "seed of the generated data")
 	fs.DurationVar(&c.settleCap, "settle-cap", 60*time.Second, "cap on waiting for both servers to go idle before each figure")
@@ -72,8 +74,8 @@ func (c ingestConfig) validate(extra int) error {
 		return usageError{errors.New("unexpected arguments")}
 	case c.engine.barrier <= 0:
 		return usageError{errors.New("-barrier-interval-ms must be positive")}
-	case c.rows < 1 || c.clients < 1 || c.updates < 1 || c.repeat < 1:
-		return usageError{errors.New("-rows, -clients, -updates and -repeat must be at least 1")}
+	case c.rows < 1 || c.clients < 1 || c.updates < 1 || c.repeat < 1 || c.windows < 1:
+		return usageError{errors.New("-rows, -clients, -updates, -repeat and -windows must be at least 1")}
 	case c.duration <= 0 || c.settleCap <= 0 || c.idleWindow <= 0 || c.idleCPU <= 0:
 		return usageError{errors.New("-duration, -settle-cap, -idle-window and -idle-cpu must be positive")}
 	}

@@ -35,7 +35,7 @@ func (res *ingestResults) write(w io.Writer, c ingestConfig, srv *serverProcess,
 		{"data", fmt.Sprintf("%d Nexmark-style bids (7 columns), %d distinct auctions, seed %d; %.1f MiB of COPY text generated before any measurement", c.rows, res.auctions, c.seed, mib(uint64(res.dataBytes)))},
 		{"cpu", "utime+stime+cutime+cstime from /proc of the sluice server process, and of the postmaster and its descendants; " +
 			"the benchmark's clients (pgx, latency bookkeeping) are in this process, in neither figure; both sampled right before and after each figure, connections open"},
-		{"method", fmt.Sprintf("each figure on fresh tables, Sluice first; before each, Sluice FLUSHes, Postgres CHECKPOINTs and both fall to ≤ %.2f cores over %s", c.idleCPU, c.idleWindow)},
+		{"method", fmt.Sprintf("each figure on fresh tables, Sluice first (the INSERT figure in %d windows per system, alternating, the order flipping each pair); before each, Sluice FLUSHes, Postgres CHECKPOINTs and both fall to ≤ %.2f cores over %s", c.windows, c.idleCPU, c.idleWindow)},
 	} {
 		fmt.Fprintf(w, "  %-9s %s\n", kv[0]+":", kv[1])
 	}
@@ -174,6 +174,7 @@ func (res *ingestResults) clientMetrics(r *report) {
 	r.add(metric{key: "inserts_sluice_stmts_per_s", label: "inserts, sluice statements/s", unit: "count", samples: []float64{cl.sl.rate()}})
 	r.add(metric{key: "inserts_postgres_stmts_per_s", label: "inserts, postgres statements/s", unit: "count", samples: []float64{cl.pg.rate()}})
 	r.add(ratioOf("inserts_stmts_ratio", "inserts, statements/s sluice/postgres", cl.sl.rate(), cl.pg.rate()))
+	r.add(metric{key: "inserts_pair_stmts_ratio", label: "inserts, statements/s sluice/postgres of each window pair", unit: "x", samples: cl.pairRatios})
 	r.add(metric{key: "inserts_sluice_latency_ms", label: "inserts, sluice latency", unit: "ms", samples: millis(cl.sl.latency)})
 	r.add(metric{key: "inserts_postgres_latency_ms", label: "inserts, postgres latency", unit: "ms", samples: millis(cl.pg.latency)})
 	r.add(seconds("inserts_sluice_flush_cpu_s", "inserts, sluice FLUSH after the window, cpu", cl.sl.flush.cpu))

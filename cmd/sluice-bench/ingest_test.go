@@ -27,7 +27,7 @@ func TestIngestSmoke(t *testing.T) {
 	defer cancel()
 	var out, errOut bytes.Buffer
 	args := []string{"ingest", "-data-dir", t.TempDir(), "-rows", "2000", "-duration", "1s", "-clients", "4",
-		"-updates", "100", "-barrier-interval-ms", "100", "-settle-cap", "10s", "-idle-cpu", "0.5", "-repeat", "2"}
+		"-updates", "100", "-barrier-interval-ms", "100", "-settle-cap", "10s", "-idle-cpu", "0.5", "-repeat", "2", "-windows", "2"}
 	if code := dispatch(ctx, args, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
 	}
@@ -35,7 +35,7 @@ func TestIngestSmoke(t *testing.T) {
 	text := out.String()
 	for _, want := range []string{"copy ", "copy+passthrough view", "copy+group-by view", "4 clients inserts", "update by pk", "update all rows",
 		"statements/s", "latency p99", "peak RSS", " cores (runtime.NumCPU", "sluice-bench ingest -data-dir",
-		"copy+FLUSH cpu ratio over 2 pairs: median "} {
+		"copy+FLUSH cpu ratio over 2 pairs: median ", "statements/s over 2 alternating pairs of 500ms windows: median pair "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -70,6 +70,9 @@ func TestIngestSmoke(t *testing.T) {
 			t.Errorf("%s = %+v", k, m)
 		}
 	}
+	if m := got["inserts_pair_stmts_ratio"]; m.N != 2 || m.P50 == nil || *m.P50 <= 0 {
+		t.Errorf("inserts_pair_stmts_ratio = %+v, want a positive ratio for each of 2 window pairs", m)
+	}
 	for _, k := range []string{"update_pk_sluice_latency_ms", "update_pk_postgres_latency_ms"} {
 		if m := got[k]; m.N != 100 {
 			t.Errorf("%s = %+v, want 100 samples", k, m)
@@ -94,7 +97,7 @@ func TestParseIngestFlags(t *testing.T) {
 	if c, err := parseIngestFlags([]string{"-figures", "copy_groupby,inserts"}, io.Discard); err != nil || len(c.figures) != 2 || !c.figures["inserts"] {
 		t.Errorf("-figures copy_groupby,inserts: %v, %v", c.figures, err)
 	}
-	for _, bad := range [][]string{{"-figures", "copy,nope"}, {"-rows", "0"}, {"-clients", "0"}, {"-duration", "0s"}, {"-barrier-interval-ms", "0"}, {"extra"}} {
+	for _, bad := range [][]string{{"-figures", "copy,nope"}, {"-rows", "0"}, {"-clients", "0"}, {"-duration", "0s"}, {"-windows", "0"}, {"-barrier-interval-ms", "0"}, {"extra"}} {
 		if _, err := parseIngestFlags(bad, io.Discard); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

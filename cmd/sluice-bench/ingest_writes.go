@@ -16,14 +16,16 @@ type clientSide struct {
 	stmts   int
 	wall    time.Duration // first statement sent to the last one answered
 	latency []time.Duration
+	nextID  int64 // above every id the window inserted
 	// flush is Sluice's FLUSH right after the window: the views catching
 	// up with the inserts (INSERT returns before they include it).
 	flush measured
 }
 
 type clientsResult struct {
-	figure figureResult
-	sl, pg clientSide
+	figure     figureResult
+	sl, pg     clientSide // every window's sum
+	pairRatios []float64  // each window pair's statements/s, Sluice over PostgreSQL
 }
 
 const (
@@ -37,70 +39,91 @@ const (
 
 func (b *ingestBench) clientsFigure(ctx context.Context) (*clientsResult, error) {
 	res := &clientsResult{figure: figureResult{key: "inserts", label: fmt.Sprintf("%d clients inserts", b.cfg.clients)}}
-	for _, s := range b.sides() {
-		kind := "VIEW"
-		if s.sluice {
-			kind = "MATERIALIZED VIEW"
-		}
-		for _, q := range []string{insertDDL, infoDDL} {
-			if err := s.exec(ctx, q); err != nil {
-				return nil, err
+	conns := make(map[*side][]*pgx.Conn)
+	defer func() {
+		for _, cs := range conns {
+			for _, c := range cs {
+				_ = c.Close(context.Background())
 			}
 		}
-		if err := s.copyIn(ctx, "auction_info", b.data.auctionInfo, int(b.data.auctionSpan)); err != nil {
+	}()
+	for _, s := range b.sides() {
+		if err := b.setupInserts(ctx, s); err != nil {
 			return nil, err
 		}
-		for _, q := range []string{"CREATE " + kind + " ins_join AS " + joinView, "CREATE " + kind + " ins_by_auction AS " + aggView} {
-			if err := s.exec(ctx, q); err != nil {
-				return nil, err
-			}
-		}
-		cs, m, err := b.insertClients(ctx, s)
+		cs, err := openConns(ctx, s, b.cfg.clients)
+		conns[s] = cs
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.name, err)
-		}
-		if s.sluice {
-			res.figure.sl, res.sl = m, cs
-		} else {
-			res.figure.pg, res.pg = m, cs
-		}
-		if err := b.checkInserts(ctx, s, cs.stmts); err != nil {
 			return nil, err
 		}
 	}
-	res.figure.notes = []string{clientsNote,
-		fmt.Sprintf("sluice's FLUSH after the window: %.2f s cpu, %.2f s wall (not in the row)", res.sl.flush.cpu.Seconds(), res.sl.flush.wall.Seconds())}
+	if err := b.insertWindows(ctx, res, conns); err != nil {
+		return nil, err
+	}
+	for _, s := range b.sides() {
+		stmts := res.pg.stmts
+		if s.sluice {
+			stmts = res.sl.stmts
+		}
+		if err := b.checkInserts(ctx, s, stmts); err != nil {
+			return nil, err
+		}
+	}
+	res.figure.notes = append([]string{clientsNote}, res.figure.notes...)
+	res.figure.notes = append(res.figure.notes,
+		fmt.Sprintf("sluice's FLUSH after each window: %.2f s cpu, %.2f s wall in all (not in the row)", res.sl.flush.cpu.Seconds(), res.sl.flush.wall.Seconds()))
 	return res, nil
 }
 
-// insertClients opens the connections, then measures -clients
-// goroutines inserting one row per statement for -duration.
-func (b *ingestBench) insertClients(ctx context.Context, s *side) (clientSide, measured, error) {
-	conns := make([]*pgx.Conn, 0, b.cfg.clients)
-	defer func() {
-		for _, c := range conns {
-			_ = c.Close(context.Background())
+// setupInserts creates the INSERT figure's tables and views on s.
+func (b *ingestBench) setupInserts(ctx context.Context, s *side) error {
+	kind := "VIEW"
+	if s.sluice {
+		kind = "MATERIALIZED VIEW"
+	}
+	for _, q := range []string{insertDDL, infoDDL} {
+		if err := s.exec(ctx, q); err != nil {
+			return err
 		}
-	}()
-	for range b.cfg.clients {
+	}
+	if err := s.copyIn(ctx, "auction_info", b.data.auctionInfo, int(b.data.auctionSpan)); err != nil {
+		return err
+	}
+	for _, q := range []string{"CREATE " + kind + " ins_join AS " + joinView, "CREATE " + kind + " ins_by_auction AS " + aggView} {
+		if err := s.exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func openConns(ctx context.Context, s *side, n int) ([]*pgx.Conn, error) {
+	conns := make([]*pgx.Conn, 0, n)
+	for range n {
 		c, err := s.connect(ctx)
 		if err != nil {
-			return clientSide{}, measured{}, err
+			return conns, err
 		}
 		conns = append(conns, c)
 	}
+	return conns, nil
+}
+
+// insertWindow measures -clients goroutines inserting one row per
+// statement on s for d, ids from base on.
+func (b *ingestBench) insertWindow(ctx context.Context, s *side, conns []*pgx.Conn, d time.Duration, base int64) (clientSide, measured, error) {
 	if err := b.quiesce(ctx, "inserts"); err != nil {
 		return clientSide{}, measured{}, err
 	}
-	b.progress("inserts: %s, %d clients for %s", s.name, b.cfg.clients, b.cfg.duration)
+	b.progress("inserts: %s, %d clients for %s", s.name, b.cfg.clients, d)
 	var cs clientSide
 	m, err := s.measure(func() error {
 		var err error
-		cs, err = b.runInserts(ctx, conns)
+		cs, err = b.runInserts(ctx, conns, d, base)
 		return err
 	})
 	if err != nil {
-		return cs, m, err
+		return cs, m, fmt.Errorf("%s: %w", s.name, err)
 	}
 	m.wall = cs.wall
 	if s.sluice {
@@ -111,18 +134,18 @@ func (b *ingestBench) insertClients(ctx context.Context, s *side) (clientSide, m
 	return cs, m, nil
 }
 
-func (b *ingestBench) runInserts(ctx context.Context, conns []*pgx.Conn) (clientSide, error) {
+func (b *ingestBench) runInserts(ctx context.Context, conns []*pgx.Conn, d time.Duration, base int64) (clientSide, error) {
 	lat := make([][]time.Duration, len(conns))
 	errs := make([]error, len(conns))
 	clients := int64(len(conns))
 	start := time.Now()
-	deadline := start.Add(b.cfg.duration)
+	deadline := start.Add(d)
 	var wg sync.WaitGroup
 	for g, conn := range conns {
 		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(b.cfg.seed, uint64(g)+1))
+			rng := rand.New(rand.NewPCG(b.cfg.seed, uint64(base)+uint64(g)+1))
 			for i := int64(0); time.Now().Before(deadline); i++ {
-				id := i*clients + int64(g)
+				id := base + i*clients + int64(g)
 				auction := b.data.auctionLo + rng.Int64N(b.data.auctionSpan)
 				t0 := time.Now()
 				_, err := conn.Exec(ctx, insertSQL, id, auction, int64(100+rng.IntN(10_000_000)))
@@ -138,6 +161,7 @@ func (b *ingestBench) runInserts(ctx context.Context, conns []*pgx.Conn) (client
 	cs := clientSide{wall: time.Since(start)}
 	for g := range conns {
 		cs.latency = append(cs.latency, lat[g]...)
+		cs.nextID = max(cs.nextID, base+int64(len(lat[g]))*clients)
 	}
 	cs.stmts = len(cs.latency)
 	if err := errors.Join(errs...); err != nil {
