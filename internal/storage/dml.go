@@ -248,9 +248,10 @@ func (s *Store) WriteDMLBatch(ctx context.Context, ws []TableDMLWrite, enqueued 
 		}
 	}
 	// Finish the seqs even on error: a failed record is simply absent, and
-	// the watermark must not stall behind it.
+	// the watermark must not stall behind it. A synced batch finishes every
+	// earlier seq of its tables too (finishDMLLocked's through).
 	for i, w := range ws {
-		s.finishDMLLocked(w.Table, tables[i], seqs[i])
+		s.finishDMLLocked(w.Table, tables[i], seqs[i], err == nil)
 	}
 	s.dml.mu.Unlock()
 	if err != nil {
@@ -368,13 +369,32 @@ func (s *Store) waitDurable(ctx context.Context, tableID uint32, t *dmlTable, se
 }
 
 // finishDMLLocked marks seq finished and advances the durable watermark over
-// every contiguous finished seq.
-func (s *Store) finishDMLLocked(tableID uint32, t *dmlTable, seq uint64) {
+// every contiguous finished seq. With through, seq's batch was synced, and
+// so was every batch before it: they entered Pebble's commit pipeline in
+// seq order (under the log mutex), the WAL syncs in the order it was
+// written (a rotation syncs the old file first), and a failed write or sync
+// fails every one after it. So every seq up to seq is finished, even where
+// its appender has not been scheduled since the sync to say so. Without
+// that, the appenders of one sync group woke each other in turn: each
+// later one waited in waitDurable for the ones before it.
+func (s *Store) finishDMLLocked(tableID uint32, t *dmlTable, seq uint64, through bool) {
 	if s.dml.mu.tables[tableID] != t {
 		return // the log was dropped meanwhile
 	}
-	t.done[seq] = struct{}{}
+	if seq <= t.durable {
+		return // a later synced batch finished it
+	}
 	advanced := false
+	if through {
+		for k := range t.done {
+			if k <= seq {
+				delete(t.done, k)
+			}
+		}
+		t.durable, advanced = seq, true
+	} else {
+		t.done[seq] = struct{}{}
+	}
 	for {
 		if _, ok := t.done[t.durable+1]; !ok {
 			break

@@ -42,4 +42,10 @@ func TestAppendAcknowledgesOnlyDurableSeqs(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+	// Appenders finished by a later batch's sync leave nothing behind.
+	s.dml.mu.Lock()
+	defer s.dml.mu.Unlock()
+	if tb := s.dml.mu.tables[7]; tb.durable != 8*200 || len(tb.done) != 0 {
+		t.Fatalf("durable %d, %d finished seqs above it; want 1600 and none", tb.durable, len(tb.done))
+	}
 }
