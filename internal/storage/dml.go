@@ -382,6 +382,12 @@ func (s *Store) finishDMLLocked(tableID uint32, t *dmlTable, seq uint64, through
 		return // the log was dropped meanwhile
 	}
 	if seq <= t.durable {
+		if !through {
+			// A failed append below a synced one: the order argued above
+			// no longer holds (a Pebble upgrade, WAL failover), and readers
+			// may have read the failed record.
+			s.logger.Error("storage: a failed DML append lies below the durable mark", "table", tableID, "seq", seq, "durable", t.durable)
+		}
 		return // a later synced batch finished it
 	}
 	advanced := false
