@@ -1,0 +1,143 @@
+package nexmark_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluice-db/sluice/internal/engine"
+	"github.com/sluice-db/sluice/internal/nexmark"
+	"github.com/sluice-db/sluice/internal/sql/session"
+	"github.com/sluice-db/sluice/internal/sqllogic/pgtest"
+)
+
+// differentialEvents is how many events the differential test loads: a
+// few seconds of the generator's default rate, enough for every hot key,
+// the auctions' expiry windows and the joins to matter.
+const differentialEvents = 20_000
+
+// The Nexmark queries Sluice maintains today, each as a view's SELECT
+// and the columns to compare it by (a total order, so both sides sort
+// the same way). Numeric averages are rounded on both sides.
+var differentialQueries = []struct{ name, view, compare string }{
+	{"q0 passthrough", "SELECT auction, bidder, price, date_time FROM bid", "auction, bidder, price, date_time"},
+	{"q1 currency", "SELECT auction, bidder, 0.908 * price AS price, date_time FROM bid", "auction, bidder, price, date_time"},
+	{"q2 selection", "SELECT auction, price FROM bid WHERE auction % 123 = 0", "auction, price"},
+	{"q3 local items", "SELECT p.name, p.city, p.state, a.id FROM auction a JOIN person p ON a.seller = p.id " +
+		"WHERE a.category = 10 AND p.state IN ('or', 'id', 'ca')", "id, name, city, state"},
+	{"q4 average by category", "SELECT q.category, avg(q.final) AS avg FROM (SELECT max(b.price) AS final, a.category " +
+		"FROM auction a JOIN bid b ON a.id = b.auction AND b.date_time BETWEEN a.date_time AND a.expires " +
+		"GROUP BY a.id, a.category) q GROUP BY q.category", "category, round(avg, 6)"},
+	{"hot bidders", "SELECT bidder, count(*) AS n, max(price) AS top, sum(price) AS total FROM bid GROUP BY bidder",
+		"bidder, n, top, total"},
+	{"auction bids", "SELECT a.id, a.seller, count(*) AS bids, min(b.price) AS low FROM auction a JOIN bid b ON a.id = b.auction " +
+		"GROUP BY a.id, a.seller", "id, seller, bids, low"},
+}
+
+// TestViewsEqualPostgres loads the same generated events into PostgreSQL
+// and Sluice and checks that each view Sluice maintains holds what
+// PostgreSQL's query over the same rows returns.
+func TestViewsEqualPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and an engine")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pg, err := pgx.Connect(ctx, pgtest.StartPostgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close(ctx)
+	p, err := session.StartPlayground(ctx, engine.Options{Dir: t.TempDir(), BarrierInterval: 50 * time.Millisecond}, session.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := p.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	sl, err := pgx.Connect(ctx, p.Server.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sl.Close(ctx)
+
+	g, err := nexmark.NewGenerator(nexmark.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := g.Rows(0, differentialEvents, nexmark.COPY)
+	for _, c := range []*pgx.Conn{pg, sl} {
+		for k, ddl := range nexmark.CreateTable {
+			exec(ctx, t, c, ddl)
+			if _, err := c.PgConn().CopyFrom(ctx, bytes.NewReader(rows[k]), "COPY "+nexmark.Tables[k]+" FROM STDIN"); err != nil {
+				t.Fatalf("COPY %s: %v", nexmark.Tables[k], err)
+			}
+		}
+	}
+	for i, q := range differentialQueries {
+		exec(ctx, t, sl, fmt.Sprintf("CREATE MATERIALIZED VIEW v%d AS %s", i, q.view))
+	}
+	exec(ctx, t, sl, "FLUSH")
+	for i, q := range differentialQueries {
+		want := query(ctx, t, pg, fmt.Sprintf("SELECT %s FROM (%s) v ORDER BY %s", q.compare, q.view, q.compare))
+		got := query(ctx, t, sl, fmt.Sprintf("SELECT %s FROM v%d ORDER BY %s", q.compare, i, q.compare))
+		if len(want) == 0 {
+			t.Errorf("%s: PostgreSQL returns no rows; the events do not exercise it", q.name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: Sluice's view has %d rows, PostgreSQL's query %d; first difference:\n%s", q.name, len(got), len(want), firstDiff(got, want))
+		}
+	}
+}
+
+func exec(ctx context.Context, t *testing.T, c *pgx.Conn, q string) {
+	t.Helper()
+	if _, err := c.Exec(ctx, q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// query returns each row as its columns' text joined by '|'.
+func query(ctx context.Context, t *testing.T, c *pgx.Conn, q string) []string {
+	t.Helper()
+	rs, err := c.Query(ctx, q, pgx.QueryResultFormats{pgx.TextFormatCode})
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	var out []string
+	for rs.Next() {
+		var cols []string
+		for _, v := range rs.RawValues() {
+			cols = append(cols, string(v))
+		}
+		out = append(out, strings.Join(cols, "|"))
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return out
+}
+
+func firstDiff(got, want []string) string {
+	for i := range max(len(got), len(want)) {
+		var g, w string
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			return fmt.Sprintf("  row %d: sluice %q\n  row %d: postgres %q", i, g, i, w)
+		}
+	}
+	return "  (none)"
+}
