@@ -19,6 +19,9 @@ func (p *Planner) createTable(st *parser.Statement, cs *pg_query.CreateStmt) (Re
 	if len(cs.InhRelations) > 0 || cs.Partspec != nil || cs.OfTypename != nil {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "table inheritance, partitioning and typed tables are not supported")
 	}
+	if err := checkWithOptions(st, "table", cs.Options); err != nil {
+		return nil, err
+	}
 	spec := engine.TableSpec{Name: cs.Relation.Relname, AppendOnly: st.AppendOnly, Definition: st.SQL()}
 	var pkNames []*pg_query.Node
 	pkLoc := int32(-1)
@@ -93,6 +96,9 @@ func (p *Planner) createTable(st *parser.Statement, cs *pg_query.CreateStmt) (Re
 func (p *Planner) createView(ctx context.Context, st *parser.Statement, cs *pg_query.CreateTableAsStmt) (Result, error) {
 	if cs.Objtype != pg_query.ObjectType_OBJECT_MATVIEW {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "CREATE TABLE AS is not supported; use CREATE MATERIALIZED VIEW")
+	}
+	if err := checkWithOptions(st, "materialized view", cs.Into.GetOptions()); err != nil {
+		return nil, err
 	}
 	q := &query{p: p, st: st, streaming: true}
 	sel := cs.Query.GetSelectStmt()
