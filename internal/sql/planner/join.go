@@ -137,8 +137,10 @@ func (q *query) join(left, right *relExpr, jt plan.JoinType, cond *pg_query.Node
 			if ct, ok := expr.CommonType(k.l.t, k.r.t); ok {
 				k.l, _ = b.coerce(k.l, ct, -1)
 				k.r, _ = b.coerce(k.r, ct, -1)
-				keys = append(keys, k)
-				continue
+				if !repeatsKeyColumn(keys, k) {
+					keys = append(keys, k)
+					continue
+				}
 			}
 		}
 		residual = append(residual, t.d)
@@ -152,6 +154,18 @@ func (q *query) join(left, right *relExpr, jt plan.JoinType, cond *pg_query.Node
 		keys = append(keys, equiKey{l: one, r: one})
 	}
 	return q.hashJoin(left, right, jt, keys, residual), nil
+}
+
+// repeatsKeyColumn reports whether k's left or right side is a column
+// that is already a key column of that side (t1.a = t2.x AND t3.b = t2.x:
+// t2.x twice). A side's state table is keyed by its key columns, which
+// must differ, and the equality is as well checked after the match: the
+// caller makes it part of the residual condition.
+func repeatsKeyColumn(keys []equiKey, k equiKey) bool {
+	same := func(a, b typed) bool {
+		return a.d.Kind == expr.KindInput && b.d.Kind == expr.KindInput && a.d.Index == b.d.Index && a.t == b.t
+	}
+	return slices.ContainsFunc(keys, func(o equiKey) bool { return same(o.l, k.l) || same(o.r, k.r) })
 }
 
 // splitEqui recognises l = r (or l IS NOT DISTINCT FROM r) where l uses
