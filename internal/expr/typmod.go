@@ -20,6 +20,11 @@ func registerTypmod(r registry) {
 			return types.Modifier{Frac: int32(args[1].(int64)), HasFrac: true}.Apply(args[0], t, true)
 		}))
 	}
+	iv := types.TInterval
+	r.add("interval_typmod", sig(iv, i32, i32, types.TBool), iv, nary(true, func(_ *Context, args []types.Datum) (types.Datum, error) {
+		m := types.Modifier{IntervalFields: int32(args[1].(int64)), Frac: int32(args[2].(int64)), HasFrac: args[3].(bool)}
+		return m.Apply(args[0], iv, true)
+	}))
 	r.add("varchar_typmod", sig(types.TVarchar, i32), types.TVarchar, binary(func(_ *Context, s string, n int64) (string, error) {
 		d, err := types.Modifier{Length: int32(n)}.Apply(s, types.TVarchar, true)
 		if err != nil {

@@ -24,6 +24,9 @@ type Modifier struct {
 	// and time(p), when HasFrac.
 	Frac    int32 `json:",omitempty"`
 	HasFrac bool  `json:",omitempty"`
+	// IntervalFields is an interval's qualifier (interval_fields.go), 0
+	// for none; an interval's precision is Frac.
+	IntervalFields int32 `json:",omitempty"`
 }
 
 // Postgres's numeric typmod limits.
@@ -72,6 +75,8 @@ func (m Modifier) TypeString(t Type) string {
 		return fmt.Sprintf("numeric(%d,%d)", m.Precision, m.Scale)
 	case m.Length > 0 && t.ID == Varchar:
 		return fmt.Sprintf("character varying(%d)", m.Length)
+	case t.ID == Interval:
+		return intervalTypeString(m)
 	case m.HasFrac:
 		name, rest, _ := strings.Cut(t.String(), " ")
 		return fmt.Sprintf("%s(%d) %s", name, m.Frac, rest)
@@ -92,6 +97,12 @@ func (m Modifier) Apply(d Datum, t Type, explicit bool) (Datum, error) {
 		return roundToTypmod(d.(*apd.Decimal), m.Precision, m.Scale)
 	case t.ID == Varchar && m.Length > 0:
 		return limitLength(d.(string), m.Length, explicit)
+	case t.ID == Interval:
+		iv := truncateInterval(d.(DInterval), m.IntervalFields)
+		if m.HasFrac {
+			iv = roundIntervalFrac(iv, m.Frac)
+		}
+		return iv, nil
 	case m.HasFrac:
 		return roundFrac(d, m.Frac), nil
 	}

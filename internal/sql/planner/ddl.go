@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/sql/parser"
 	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
 )
 
 func (p *Planner) createTable(st *parser.Statement, cs *pg_query.CreateStmt) (Result, error) {
@@ -42,6 +43,11 @@ func (p *Planner) createTable(st *parser.Statement, cs *pg_query.CreateStmt) (Re
 			mod, err := typeModifier(q, cd.TypeName, t)
 			if err != nil {
 				return nil, err
+			}
+			if mod != nil && t.ID == types.Interval {
+				// A store would have to read '1' by the column's fields.
+				return nil, errAt(st, sqlerr.FeatureNotSupported, cd.TypeName.Location,
+					"interval columns with fields or a precision are not supported; declare the column interval")
 			}
 			col := catalog.Column{Name: cd.Colname, Type: t, Mod: mod}
 			for _, c := range cd.Constraints {

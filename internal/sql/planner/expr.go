@@ -201,6 +201,9 @@ func (b *binder) typeCast(c *pg_query.TypeCast) (typed, error) {
 	if err != nil {
 		return typed{}, err
 	}
+	if t, ok, err := b.qualifiedInterval(c, to, mod); ok || err != nil {
+		return t, err
+	}
 	t, err := b.castTo(c, to)
 	if err != nil || mod == nil {
 		return t, err

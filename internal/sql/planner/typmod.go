@@ -41,6 +41,8 @@ func typeModifier(q *query, tn *pg_query.TypeName, t types.Type) (*types.Modifie
 		return nil, nil
 	case (t.ID == types.Timestamp || t.ID == types.Timestamptz || t.ID == types.Time) && len(args) == 1:
 		m, err = types.NewFracModifier(args[0])
+	case t.ID == types.Interval && len(args) <= 2:
+		m, err = types.NewIntervalModifier(args[0], args[len(args)-1], len(args) == 2)
 	default:
 		return nil, errAt(q.st, sqlerr.FeatureNotSupported, tn.Location, "type modifiers of %s are not supported", t)
 	}
@@ -66,8 +68,33 @@ func withModifier(t typed, m *types.Modifier) typed {
 			expr.Literal(int64(m.Scale), types.TInt32)), t.t}
 	case m.Length > 0:
 		return typed{expr.Func("varchar_typmod", t.d, expr.Literal(int64(m.Length), types.TInt32)), t.t}
+	case t.t.ID == types.Interval:
+		return typed{expr.Func("interval_typmod", t.d, expr.Literal(int64(m.IntervalFields), types.TInt32),
+			expr.Literal(int64(m.Frac), types.TInt32), expr.Literal(m.HasFrac, types.TBool)), t.t}
 	case m.HasFrac:
 		return typed{expr.Func("frac_typmod", t.d, expr.Literal(int64(m.Frac), types.TInt32)), t.t}
 	}
 	return t
+}
+
+// qualifiedInterval reads a string literal cast to an interval with a
+// qualifier (INTERVAL '1' MINUTE): a bare number is in the qualifier's
+// least significant field, which a cast of the parsed value could not
+// know. ok reports that c was such a literal.
+func (b *binder) qualifiedInterval(c *pg_query.TypeCast, to types.Type, mod *types.Modifier) (typed, bool, error) {
+	if to.ID != types.Interval || mod == nil || mod.IntervalFields == 0 {
+		return typed{}, false, nil
+	}
+	s := c.Arg.GetAConst().GetSval()
+	if s == nil {
+		return typed{}, false, nil
+	}
+	d, err := types.ParseIntervalFields(s.Sval, mod.IntervalFields)
+	if err == nil {
+		d, err = mod.Apply(d, to, true)
+	}
+	if err != nil {
+		return typed{}, true, withPos(b.q.st, err, location(c.Arg))
+	}
+	return typed{expr.Literal(d, to), to}, true, nil
 }
