@@ -40,9 +40,10 @@ var differentialQueries = []struct{ name, view, compare string }{
 		"GROUP BY a.id, a.seller", "id, seller, bids, low"},
 }
 
-// TestViewsEqualPostgres loads the same generated events into PostgreSQL
-// and Sluice and checks that each view Sluice maintains holds what
-// PostgreSQL's query over the same rows returns.
+// TestViewsEqualPostgres feeds the same generated events, then the same
+// updates and deletes, to PostgreSQL and Sluice, and checks that each view
+// Sluice maintains holds what PostgreSQL's query over the same rows
+// returns, halfway and at the end.
 func TestViewsEqualPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL and an engine")
@@ -73,27 +74,52 @@ func TestViewsEqualPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := g.Rows(0, differentialEvents, nexmark.COPY)
 	for _, c := range []*pgx.Conn{pg, sl} {
-		for k, ddl := range nexmark.CreateTable {
+		for _, ddl := range nexmark.CreateTable {
 			exec(ctx, t, c, ddl)
-			if _, err := c.PgConn().CopyFrom(ctx, bytes.NewReader(rows[k]), "COPY "+nexmark.Tables[k]+" FROM STDIN"); err != nil {
-				t.Fatalf("COPY %s: %v", nexmark.Tables[k], err)
-			}
 		}
 	}
+	// The views exist before any event, so every row reaches them as a
+	// change: four loads, then updates and deletes that move rows between
+	// groups, join partners and filters.
 	for i, q := range differentialQueries {
 		exec(ctx, t, sl, fmt.Sprintf("CREATE MATERIALIZED VIEW v%d AS %s", i, q.view))
 	}
+	const loads = 4
+	for l := range int64(loads) {
+		rows := g.Rows(l*differentialEvents/loads, (l+1)*differentialEvents/loads, nexmark.COPY)
+		for _, c := range []*pgx.Conn{pg, sl} {
+			for k := range rows {
+				if _, err := c.PgConn().CopyFrom(ctx, bytes.NewReader(rows[k]), "COPY "+nexmark.Tables[k]+" FROM STDIN"); err != nil {
+					t.Fatalf("COPY %s: %v", nexmark.Tables[k], err)
+				}
+			}
+		}
+		if l == 1 {
+			compareViews(ctx, t, pg, sl, "after half the events")
+		}
+	}
+	for _, c := range []*pgx.Conn{pg, sl} {
+		exec(ctx, t, c, "DELETE FROM bid WHERE channel = 'Apple' OR price < 1000")
+		exec(ctx, t, c, "UPDATE auction SET category = 10 WHERE id % 7 = 0")
+		exec(ctx, t, c, "UPDATE person SET state = 'or' WHERE id % 5 = 0")
+		exec(ctx, t, c, "UPDATE bid SET bidder = bidder + 1, price = price * 2 WHERE auction % 3 = 0")
+	}
+	compareViews(ctx, t, pg, sl, "after the updates and deletes")
+}
+
+// compareViews checks each of Sluice's views against PostgreSQL's query.
+func compareViews(ctx context.Context, t *testing.T, pg, sl *pgx.Conn, when string) {
+	t.Helper()
 	exec(ctx, t, sl, "FLUSH")
 	for i, q := range differentialQueries {
 		want := query(ctx, t, pg, fmt.Sprintf("SELECT %s FROM (%s) v ORDER BY %s", q.compare, q.view, q.compare))
 		got := query(ctx, t, sl, fmt.Sprintf("SELECT %s FROM v%d ORDER BY %s", q.compare, i, q.compare))
 		if len(want) == 0 {
-			t.Errorf("%s: PostgreSQL returns no rows; the events do not exercise it", q.name)
+			t.Errorf("%s, %s: PostgreSQL returns no rows; the events do not exercise it", when, q.name)
 		}
 		if !slices.Equal(got, want) {
-			t.Errorf("%s: Sluice's view has %d rows, PostgreSQL's query %d; first difference:\n%s", q.name, len(got), len(want), firstDiff(got, want))
+			t.Errorf("%s, %s: Sluice's view has %d rows, PostgreSQL's query %d; first difference:\n%s", when, q.name, len(got), len(want), firstDiff(got, want))
 		}
 	}
 }

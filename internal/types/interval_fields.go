@@ -87,6 +87,10 @@ func ParseIntervalFields(s string, fields int32) (Datum, error) {
 		switch {
 		case isBareNumber(v):
 			in = v + " " + lowestIntervalField(fields)
+		case trailsUnitNumber(v):
+			// '2 hours 30' MINUTE: a last number after a unit is in the
+			// qualifier's field too, not seconds.
+			in = v + " " + lowestIntervalField(fields)
 		case fields == IntervalDay|IntervalHour && isDayHour(v):
 			d, h, _ := strings.Cut(v, " ")
 			in = d + " days " + strings.TrimSpace(h) + " hours"
@@ -101,11 +105,24 @@ func ParseIntervalFields(s string, fields int32) (Datum, error) {
 	d, err := ParseDatum(in, TInterval)
 	if err != nil {
 		if in != s {
-			return ParseDatum(s, TInterval) // its own error, for the text as written
+			if _, err2 := ParseDatum(s, TInterval); err2 != nil {
+				return nil, err2 // a syntax error, about the text as written
+			}
 		}
-		return nil, err
+		return nil, err // the qualified reading's own error (out of range)
 	}
 	return truncateInterval(d.(DInterval), fields), nil
+}
+
+// trailsUnitNumber: the last of several words is a bare number and the
+// one before it a unit ("2 hours 30").
+func trailsUnitNumber(v string) bool {
+	f := strings.Fields(v)
+	if len(f) < 3 || !isBareNumber(f[len(f)-1]) {
+		return false
+	}
+	_, unit := ivUnitByName(strings.ToLower(f[len(f)-2]))
+	return unit
 }
 
 // isDayHour: two bare numbers, days and hours (DAY TO HOUR's '1 2').

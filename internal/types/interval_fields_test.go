@@ -35,6 +35,10 @@ func TestParseIntervalFields(t *testing.T) {
 		{"1 2:03:04", dayToSecond, "1 day 02:03:04"},
 		{"1 day 2 hours", IntervalDay, "1 day"},
 		{"7", 0, "00:00:07"},
+		{"2 hours 30", IntervalMinute, "02:30:00"},
+		{"1 day 5", IntervalHour, "1 day 05:00:00"},
+		{"1 mon 2", IntervalDay, "1 mon 2 days"},
+		{"1 year 6", IntervalMonth, "1 year 6 mons"},
 	} {
 		d, err := ParseIntervalFields(c.in, c.fields)
 		if err != nil {
@@ -48,7 +52,8 @@ func TestParseIntervalFields(t *testing.T) {
 	for _, bad := range []struct {
 		in     string
 		fields int32
-	}{{"abc", IntervalMinute}, {"1 2", dayToSecond}, {"1 2", IntervalDay | IntervalHour | IntervalMinute}} {
+	}{{"abc", IntervalMinute}, {"1 2", dayToSecond}, {"1 2", IntervalDay | IntervalHour | IntervalMinute},
+		{"300000000", IntervalYear}, {"2562047789", IntervalHour}} {
 		if _, err := ParseIntervalFields(bad.in, bad.fields); err == nil {
 			t.Errorf("%q under %#x parsed; Postgres refuses it", bad.in, bad.fields)
 		}

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"strconv"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -14,25 +15,46 @@ import (
 // ignored would be a promise broken in silence: a table declared
 // WITH (connector = 'kafka', topic = …) that reads nothing, or a misspelt
 // option that does not do what its writer thinks. So each one is an error
-// naming it, as Postgres names an unrecognized parameter (22023); a
-// connector is named as such, since connectors are what WITH will carry.
+// naming it: a name Postgres does not know is 22023, as there; a storage
+// parameter Postgres knows (fillfactor, autovacuum_…) is 0A000, as is a
+// connector until connectors exist. The one exception is oids = false,
+// which tools still write and which asks for nothing, as in Postgres.
 func checkWithOptions(st *parser.Statement, what string, opts []*pg_query.Node) error {
 	for _, o := range opts {
 		d := o.GetDefElem()
 		if d == nil {
 			continue
 		}
-		if d.Defname == "connector" {
-			return errAt(st, sqlerr.FeatureNotSupported, d.Location,
-				"connector %s is not supported: a %s takes rows through INSERT, UPDATE, DELETE and COPY", optionValue(d), what)
-		}
 		name := d.Defname
 		if d.Defnamespace != "" {
 			name = d.Defnamespace + "." + name
 		}
+		switch {
+		case name == "oids" && isFalse(optionValue(d)):
+			continue
+		case name == "oids":
+			return errAt(st, sqlerr.FeatureNotSupported, d.Location, "tables declared WITH OIDS are not supported")
+		case name == "connector":
+			return errAt(st, sqlerr.FeatureNotSupported, d.Location,
+				"connector %s is not supported: a %s takes rows through INSERT, UPDATE, DELETE and COPY", optionValue(d), what)
+		case isStorageParameter(name):
+			return errAt(st, sqlerr.FeatureNotSupported, d.Location, "storage parameter %q is not supported: Sluice keeps no heap to tune", name)
+		}
 		return errAt(st, sqlerr.InvalidParameterValue, d.Location, "unrecognized parameter %q for a %s", name, what)
 	}
 	return nil
+}
+
+// isStorageParameter: a table or materialized view storage parameter
+// Postgres 15 takes (reloptions.c), toast.* included.
+func isStorageParameter(name string) bool {
+	name = strings.TrimPrefix(name, "toast.")
+	switch name {
+	case "fillfactor", "toast_tuple_target", "parallel_workers", "autovacuum_enabled", "vacuum_index_cleanup",
+		"vacuum_truncate", "user_catalog_table", "log_autovacuum_min_duration":
+		return true
+	}
+	return strings.HasPrefix(name, "autovacuum_")
 }
 
 // optionValue is d's value as written, for a message.
@@ -52,4 +74,13 @@ func optionValue(d *pg_query.DefElem) string {
 		return strconv.FormatBool(v.Boolean.Boolval)
 	}
 	return "(no value)"
+}
+
+// isFalse: a boolean option's false value, as Postgres spells it.
+func isFalse(v string) bool {
+	switch strings.ToLower(strings.Trim(v, "'")) {
+	case "false", "off", "no", "0":
+		return true
+	}
+	return false
 }
