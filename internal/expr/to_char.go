@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -21,7 +22,7 @@ func registerToChar(r registry) {
 		if !ts.IsFinite() {
 			return nil, nil
 		}
-		return formatTemplate(ts.Time(), a[1].(string)), nil
+		return formatTemplate(ts.Time(), a[1].(string))
 	}))
 	r.add("to_char", sig(tTstz, types.TVarchar), types.TVarchar, nary(true, func(c *Context, a []types.Datum) (types.Datum, error) {
 		ts := a[0].(types.DTimestamptz)
@@ -32,7 +33,7 @@ func registerToChar(r registry) {
 		if err != nil {
 			return nil, err
 		}
-		return formatTemplate(types.DTimestamp(w).Time(), a[1].(string)), nil
+		return formatTemplate(types.DTimestamp(w).Time(), a[1].(string))
 	}))
 }
 
@@ -89,13 +90,24 @@ var tcPatterns = []tcPattern{
 var tcLower = map[string]bool{"HH24": true, "HH12": true, "HH": true, "MI": true, "SS": true, "MS": true, "US": true,
 	"YYYY": true, "YYY": true, "YY": true, "Y": true, "MM": true, "DDD": true, "DD": true, "D": true, "Q": true}
 
+// tcUnsupported are Postgres's other patterns and modifiers, longest
+// first, compared ignoring case. Postgres would write a value for each,
+// so copying one as text would be a wrong answer: it is an error.
+var tcUnsupported = []string{"Y,YYY", "SSSSS", "SSSS", "IDDD", "IYYY", "IYY", "A.D.", "B.C.", "FF1", "FF2", "FF3", "FF4",
+	"FF5", "FF6", "TZH", "TZM", "IY", "ID", "IW", "WW", "CC", "AD", "BC", "FX", "OF", "RM", "TZ", "TM", "TH", "SP", "I", "J", "W"}
+
 // formatTemplate writes t by tmpl.
-func formatTemplate(t time.Time, tmpl string) string {
+func formatTemplate(t time.Time, tmpl string) (types.Datum, error) {
 	var b strings.Builder
 	for i := 0; i < len(tmpl); {
 		fm := false
 		if strings.HasPrefix(tmpl[i:], "FM") || strings.HasPrefix(tmpl[i:], "fm") {
 			fm, i = true, i+2
+		}
+		for _, u := range tcUnsupported {
+			if len(tmpl)-i >= len(u) && strings.EqualFold(tmpl[i:i+len(u)], u) {
+				return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "to_char: the template pattern %q is not supported; quote it (\"%s\") to write it as text", tmpl[i:i+len(u)], tmpl[i:i+len(u)])
+			}
 		}
 		if p, ok := matchPattern(tmpl[i:]); ok {
 			b.WriteString(p.fmt(t, fm))
@@ -110,7 +122,7 @@ func formatTemplate(t time.Time, tmpl string) string {
 			end := strings.IndexByte(tmpl[i+1:], '"')
 			if end < 0 {
 				b.WriteString(tmpl[i+1:])
-				return b.String()
+				return b.String(), nil
 			}
 			b.WriteString(strings.ReplaceAll(tmpl[i+1:i+1+end], `\"`, `"`))
 			i += end + 2
@@ -122,7 +134,7 @@ func formatTemplate(t time.Time, tmpl string) string {
 			i++
 		}
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 func matchPattern(s string) (tcPattern, bool) {

@@ -25,10 +25,28 @@ func TestFormatTemplate(t *testing.T) {
 	} {
 		var got []string
 		for _, tmpl := range templates {
-			got = append(got, formatTemplate(c.ts, tmpl))
+			d, err := formatTemplate(c.ts, tmpl)
+			if err != nil {
+				t.Fatalf("%q: %v", tmpl, err)
+			}
+			got = append(got, d.(string))
 		}
 		if g := strings.Join(got, "|"); g != c.want {
 			t.Errorf("%v:\n got %s\nwant %s", c.ts, g, c.want)
 		}
+	}
+}
+
+// TestFormatTemplateRefusesOtherPatterns: a pattern Postgres would fill in
+// is an error, not text; quoted, it is text.
+func TestFormatTemplateRefusesOtherPatterns(t *testing.T) {
+	ts := time.Date(2015, 7, 15, 0, 7, 9, 0, time.UTC)
+	for _, tmpl := range []string{"IW", "YYYY-WW", "SSSS", "DDth", "J", "Week", "TZ", "CC"} {
+		if _, err := formatTemplate(ts, tmpl); err == nil || !strings.Contains(err.Error(), "not supported") {
+			t.Errorf("%q: %v", tmpl, err)
+		}
+	}
+	if d, err := formatTemplate(ts, `"Week" YYYY`); err != nil || d != "Week 2015" {
+		t.Errorf(`"Week" YYYY = %v, %v`, d, err)
 	}
 }
