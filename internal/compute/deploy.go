@@ -50,7 +50,7 @@ func (n *Node) Prepare(ctx context.Context, d Deployment) (map[stream.ActorID][]
 			if !fr.Singleton {
 				vnodes = stream.VNodesOf(owners, k)
 			}
-			a := n.newActor(id, d.Job.ID, fr, vnodes)
+			a := n.newActor(id, d.Job.ID, fr, k, vnodes)
 			byFrag[fr.ID] = append(byFrag[fr.ID], a)
 			j.actors = append(j.actors, a)
 		}

@@ -102,11 +102,11 @@ func NewNode(store *storage.Store, events Events, cfg Config) *Node {
 // manager never has more in flight than this.
 const inboxCapacity = 64
 
-func (n *Node) newActor(id stream.ActorID, jobID uint32, fr *plan.Fragment, vnodes []uint16) *actor {
+func (n *Node) newActor(id stream.ActorID, jobID uint32, fr *plan.Fragment, index int, vnodes []uint16) *actor {
 	th := stream.NewThrottle()
 	inbox := make(chan *stream.Barrier, inboxCapacity)
 	env := &stream.Env{
-		Store: n.store, ActorID: id, VNodes: vnodes, Throttle: th,
+		Store: n.store, ActorID: id, VNodes: vnodes, Index: index, Parallelism: fr.Parallelism, Throttle: th,
 		Expr: &expr.Context{OnRowError: n.cfg.OnRowError, StableRandom: true}, ChunkSize: n.cfg.ChunkSize,
 		CacheEntries: n.cfg.CacheEntries, Barriers: inbox, OnInconsistentOp: n.cfg.OnInconsistentOp,
 		CheckInserts: n.cfg.CheckInserts, Downstream: &stream.Downstream{},

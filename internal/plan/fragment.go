@@ -136,7 +136,23 @@ func (f *fragmenter) noteLeaf(n *Node, fr *Fragment) error {
 		}
 	case KindBackfill:
 		return f.noteBackfill(n, fr)
+	case KindConnectorSource:
+		return f.noteConnector(n, fr)
 	}
+	return nil
+}
+
+// noteConnector runs a connector source's fragment on one actor per
+// split, at most the job's parallelism.
+func (f *fragmenter) noteConnector(n *Node, fr *Fragment) error {
+	if n.Connector == nil || n.Connector.Splits < 1 {
+		return fmt.Errorf("plan: connector source without splits")
+	}
+	p := min(n.Connector.Splits, f.opts.Parallelism)
+	if q, ok := f.par[fr.ID]; ok && q != p {
+		return fmt.Errorf("plan: fragment %d has a connector source of parallelism %d and another input of %d", fr.ID, p, q)
+	}
+	f.par[fr.ID] = p
 	return nil
 }
 
@@ -234,7 +250,7 @@ func hasBarrierSource(n *Node) bool {
 	if n == nil {
 		return false // a malformed tree; walk reports it
 	}
-	if n.Kind == KindTableSource || n.Kind == KindValues {
+	if n.Kind == KindTableSource || n.Kind == KindValues || n.Kind == KindConnectorSource {
 		return true
 	}
 	if n.Kind == KindMerge || n.Kind == KindBackfill {

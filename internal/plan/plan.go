@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/sluice-db/sluice/internal/connector"
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
@@ -12,18 +13,20 @@ type Kind string
 // The stream node kinds.
 const (
 	KindTableSource Kind = "table_source" // reads a table's durable DML log
-	KindValues      Kind = "values"       // constant rows, emitted once
-	KindProject     Kind = "project"
-	KindFilter      Kind = "filter"
-	KindHashJoin    Kind = "hash_join"
-	KindHashAgg     Kind = "hash_agg"
-	KindSimpleAgg   Kind = "simple_agg" // global aggregation, no GROUP BY
-	KindTopN        Kind = "top_n"
-	KindUnion       Kind = "union"
-	KindDistinct    Kind = "distinct"
-	KindMaterialize Kind = "materialize"
-	KindBackfill    Kind = "backfill" // snapshot of an upstream table, then its changes
-	KindMerge       Kind = "merge"    // receives from an upstream fragment
+	// KindConnectorSource reads a connector's splits (nexmark, datagen).
+	KindConnectorSource Kind = "connector_source"
+	KindValues          Kind = "values" // constant rows, emitted once
+	KindProject         Kind = "project"
+	KindFilter          Kind = "filter"
+	KindHashJoin        Kind = "hash_join"
+	KindHashAgg         Kind = "hash_agg"
+	KindSimpleAgg       Kind = "simple_agg" // global aggregation, no GROUP BY
+	KindTopN            Kind = "top_n"
+	KindUnion           Kind = "union"
+	KindDistinct        Kind = "distinct"
+	KindMaterialize     Kind = "materialize"
+	KindBackfill        Kind = "backfill" // snapshot of an upstream table, then its changes
+	KindMerge           Kind = "merge"    // receives from an upstream fragment
 )
 
 // Node is one executor in a fragment's tree. Exactly the field matching
@@ -37,17 +40,18 @@ type Node struct {
 	// the stream (what a Delete refers to).
 	StreamKey []int
 
-	TableSource *TableSource `json:",omitempty"`
-	Values      *Values      `json:",omitempty"`
-	Project     *Project     `json:",omitempty"`
-	Filter      *Filter      `json:",omitempty"`
-	HashJoin    *HashJoin    `json:",omitempty"`
-	Agg         *Agg         `json:",omitempty"` // hash_agg and simple_agg
-	TopN        *TopN        `json:",omitempty"`
-	Distinct    *Distinct    `json:",omitempty"`
-	Materialize *Materialize `json:",omitempty"`
-	Backfill    *Backfill    `json:",omitempty"`
-	Merge       *Merge       `json:",omitempty"`
+	TableSource *TableSource     `json:",omitempty"`
+	Connector   *ConnectorSource `json:",omitempty"`
+	Values      *Values          `json:",omitempty"`
+	Project     *Project         `json:",omitempty"`
+	Filter      *Filter          `json:",omitempty"`
+	HashJoin    *HashJoin        `json:",omitempty"`
+	Agg         *Agg             `json:",omitempty"` // hash_agg and simple_agg
+	TopN        *TopN            `json:",omitempty"`
+	Distinct    *Distinct        `json:",omitempty"`
+	Materialize *Materialize     `json:",omitempty"`
+	Backfill    *Backfill        `json:",omitempty"`
+	Merge       *Merge           `json:",omitempty"`
 
 	// dist is set on Merge nodes made by Fragmentize: what the exchange
 	// delivers.
@@ -74,6 +78,17 @@ type TableSource struct {
 	// FreshRows: records of plain inserts of new hidden row ids go out
 	// still encoded (stream.FreshRows), for the table's materialize.
 	FreshRows bool `json:",omitempty"`
+}
+
+// ConnectorSource reads a connector's splits. Split s goes to actor
+// s mod parallelism of the fragment, whose parallelism is at most Splits.
+type ConnectorSource struct {
+	Spec connector.Spec
+	// Splits is the source's split count, fixed when the job is planned.
+	Splits int
+	// OffsetTable stores each split's offset, committed with each epoch,
+	// so recovery resumes after the last committed row.
+	OffsetTable Table
 }
 
 // Values emits constant rows once, then only barriers.

@@ -34,6 +34,8 @@ func (n *Node) tables() []*Table {
 	switch {
 	case n.TableSource != nil:
 		return []*Table{&n.TableSource.OffsetTable}
+	case n.Connector != nil:
+		return []*Table{&n.Connector.OffsetTable}
 	case n.HashJoin != nil:
 		return []*Table{&n.HashJoin.LeftTable, &n.HashJoin.RightTable, n.HashJoin.LeftDegreeTable, n.HashJoin.RightDegreeTable}
 	case n.Agg != nil:

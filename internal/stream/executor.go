@@ -38,6 +38,10 @@ type Env struct {
 	ActorID ActorID
 	// VNodes lists the vnodes this actor owns (nil = all).
 	VNodes []uint16
+	// Index is the actor's place among its fragment's Parallelism actors
+	// (a connector source reads the splits s with s mod Parallelism =
+	// Index).
+	Index, Parallelism int
 	// Expr is the evaluation context for the actor: non-strict, so a row
 	// error yields NULL and is counted.
 	Expr *expr.Context

@@ -25,6 +25,14 @@ func Build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 			return nil, fmt.Errorf("source: table_source takes no input, got %d", len(inputs))
 		}
 		return NewTableSource(env, n.TableSource, n.Schema)
+	case plan.KindConnectorSource:
+		if n.Connector == nil {
+			return nil, fmt.Errorf("source: connector_source node without Connector")
+		}
+		if len(inputs) != 0 {
+			return nil, fmt.Errorf("source: connector_source takes no input, got %d", len(inputs))
+		}
+		return NewConnectorSource(env, n.Connector, n.Schema)
 	case plan.KindBackfill:
 		if n.Backfill == nil {
 			return nil, fmt.Errorf("source: backfill node without Backfill")
