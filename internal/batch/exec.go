@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
@@ -44,6 +45,8 @@ func (x *executor) run(ctx context.Context, n *plan.Node, emit emitFunc) error {
 	switch n.Kind {
 	case plan.KindBackfill:
 		return x.scan(ctx, n, emit)
+	case plan.KindConnectorSource:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "a source cannot be read by a batch query")
 	case plan.KindValues:
 		return x.values(ctx, n, emit)
 	case plan.KindProject:

@@ -15,7 +15,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sluice-db/sluice/internal/connector"
 	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -27,6 +29,9 @@ type Kind string
 const (
 	KindTable            Kind = "table"
 	KindMaterializedView Kind = "materialized view"
+	// KindSource is a source: columns and a connector, no job and no
+	// stored rows; each job reading it runs its own connector source.
+	KindSource Kind = "source"
 )
 
 // State is where a relation is in its life.
@@ -68,6 +73,9 @@ type Relation struct {
 	Definition string
 	// Table is the state table holding the relation's rows.
 	Table plan.Table
+	// Connector is the connector of a source, or of a table that takes
+	// rows from one (nil: none).
+	Connector *connector.Spec `json:",omitempty"`
 	// DependsOn lists relations this one reads.
 	DependsOn []uint32 `json:",omitempty"`
 	Job       JobRecord
@@ -76,6 +84,16 @@ type Relation struct {
 	// gives them (privileges.go).
 	Owner  string              `json:",omitempty"`
 	Grants map[string][]string `json:",omitempty"`
+}
+
+// ConnectorOnlyError is the error for DML into a table whose rows come
+// only from its connector (ConnectorOnly), nil for any other relation.
+func (r *Relation) ConnectorOnlyError() error {
+	if r.Connector == nil || r.Kind != KindTable || len(r.PK) != 1 || !r.Columns[r.PK[0]].Hidden {
+		return nil
+	}
+	return sqlerr.Errorf(sqlerr.FeatureNotSupported, "table %q takes its rows from connector %s and has no primary key: "+
+		"INSERT, UPDATE, DELETE and COPY need a primary key to share its rows with the connector", r.Name, r.Connector.Connector)
 }
 
 // JobRecord is the streaming job maintaining a relation.

@@ -144,7 +144,9 @@ func TestReadersResumeFromAnOffset(t *testing.T) {
 	}
 }
 
-func rowsEqual(a, b types.Row) bool { return slices.EqualFunc(a, b, func(x, y types.Datum) bool { return x == y }) }
+func rowsEqual(a, b types.Row) bool {
+	return slices.EqualFunc(a, b, func(x, y types.Datum) bool { return x == y })
+}
 
 func TestDatagenSequenceIsDealtToSplits(t *testing.T) {
 	src, err := Open(Spec{Connector: "datagen", Columns: []Column{{"id", types.TInt64}, {"b", types.TBool}},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/compute"
+	"github.com/sluice-db/sluice/internal/connector"
 	"github.com/sluice-db/sluice/internal/meta/barrier"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -31,6 +32,9 @@ type TableSpec struct {
 	Definition string
 	// Owner is the user creating it (catalog.Relation.Owner).
 	Owner string
+	// Connector, if set, feeds the table from a connector (its Columns
+	// are the table's declared columns, RowID set without a key).
+	Connector *connector.Spec
 }
 
 // ViewSpec describes a materialized view to create. Plan is the logical
@@ -101,6 +105,13 @@ func (e *Engine) CreateTable(ctx context.Context, spec TableSpec) (*catalog.Rela
 	rel := &catalog.Relation{ID: ids.Next(), Name: spec.Name, Kind: catalog.KindTable, Columns: cols, PK: pk,
 		AppendOnly: spec.AppendOnly, Definition: spec.Definition, Owner: spec.Owner,
 		Table: plan.Table{ID: ids.Next(), Types: ts, PK: pk, DistKey: pk}}
+	if spec.Connector != nil {
+		src, err := e.connectorInput(rel, *spec.Connector, ids)
+		if err != nil {
+			return nil, err
+		}
+		return rel, e.createJob(ctx, rel, src, ids, false)
+	}
 	src := &plan.Node{Kind: plan.KindTableSource, Schema: ts, StreamKey: pk,
 		TableSource: &plan.TableSource{TableID: rel.Table.ID, OffsetTable: source.OffsetTable(ids.Next()),
 			FreshRows: hasRowID(rel)}}
@@ -149,7 +160,7 @@ func columnTypes(cols []catalog.Column) []types.Type {
 func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *plan.Node, ids *IDBlock, background bool) error {
 	root := &plan.Node{Kind: plan.KindMaterialize, Inputs: []*plan.Node{input}, Schema: rel.Table.Types,
 		StreamKey: rel.PK, Materialize: &plan.Materialize{Table: rel.Table, View: rel.Kind == catalog.KindMaterializedView,
-			FreshInserts:  rel.Kind == catalog.KindTable && hasRowID(rel),
+			FreshInserts:  rel.Kind == catalog.KindTable && hasRowID(rel) && rel.Connector == nil,
 			CheckedWrites: checkedWrites(rel)}}
 	job, err := plan.Fragmentize(rel.ID, root, plan.FragmentOptions{
 		Parallelism: e.opts.Parallelism, NextFragmentID: ids.Next, Upstream: e.upstream})
@@ -381,6 +392,9 @@ func deployment(rel *catalog.Relation) compute.Deployment {
 
 func actorsOf(rel *catalog.Relation) []stream.ActorID {
 	var out []stream.ActorID
+	if rel.Job.Plan == nil {
+		return nil // a source: no job
+	}
 	for _, f := range rel.Job.Plan.Fragments {
 		out = append(out, rel.Job.Actors[f.ID]...)
 	}

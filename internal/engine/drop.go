@@ -31,10 +31,13 @@ func (e *Engine) markAndTearDown(ctx context.Context, rels []*catalog.Relation) 
 			return nil, nil, err
 		}
 	}
-	ids := make([]uint32, len(rels))
+	var ids []uint32
 	jobs := map[uint32][]stream.ActorID{}
-	for i, r := range rels {
-		ids[i] = r.ID
+	for _, r := range rels {
+		if r.Job.Plan == nil {
+			continue // a source: no job
+		}
+		ids = append(ids, r.ID)
 		jobs[r.ID] = actorsOf(r)
 	}
 	return jobs, e.node.StopJobs(ids), nil
@@ -78,6 +81,14 @@ func (e *Engine) dropRelations(ctx context.Context, rels []*catalog.Relation) er
 		for _, r := range rels {
 			if derr := e.DeleteJobState(ctx, r.ID); derr != nil {
 				return derr
+			}
+		}
+	}
+	// A source has no state: it goes once what reads it is dropping.
+	for _, r := range rels {
+		if r.Kind == catalog.KindSource {
+			if err := e.DeleteJobState(ctx, r.ID); err != nil {
+				return err
 			}
 		}
 	}

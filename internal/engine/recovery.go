@@ -46,7 +46,9 @@ func (e *Engine) Rebuild(ctx context.Context) ([]barrier.JobSpec, error) {
 			}
 			continue
 		}
-		live = append(live, r)
+		if r.Job.Plan != nil { // a source has no job
+			live = append(live, r)
+		}
 	}
 	// A RECOVER MATERIALIZED VIEW a crash interrupted: clear its state
 	// again, so the job backfills from scratch instead of running on half.
@@ -90,8 +92,10 @@ func (e *Engine) DeleteJobState(ctx context.Context, id uint32) error {
 			return err
 		}
 	}
-	if err := e.store.DropTableState(ctx, rel.Table.ID); err != nil {
-		return err
+	if rel.Table.ID != 0 { // a source has no table
+		if err := e.store.DropTableState(ctx, rel.Table.ID); err != nil {
+			return err
+		}
 	}
 	return e.catalog.Delete(ctx, id)
 }

@@ -83,6 +83,8 @@ type TableSource struct {
 // ConnectorSource reads a connector's splits. Split s goes to actor
 // s mod parallelism of the fragment, whose parallelism is at most Splits.
 type ConnectorSource struct {
+	// Name is the source's (or table's) name, for messages.
+	Name string
 	Spec connector.Spec
 	// Splits is the source's split count, fixed when the job is planned.
 	Splits int

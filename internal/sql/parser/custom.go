@@ -76,6 +76,16 @@ func gracefulDrop(w []word) (span struct{ start, end int }, ok bool) {
 	return span, true
 }
 
+// dropSource finds the word SOURCE of DROP SOURCE, which is parsed as
+// DROP TABLE (the words have the same length).
+func dropSource(w []word) (span struct{ start, end int }, ok bool) {
+	if !is(w, 0, "drop", "source") || len(w[1].raw) != len("source") {
+		return span, false
+	}
+	span.start, span.end = w[1].start, w[1].end
+	return span, true
+}
+
 // parseCustom parses st's words with the hand-written grammar. ok is
 // false when the words are no custom statement (pg_query's turn).
 func parseCustom(st *Statement, w []word) (ok bool, err error) {
@@ -87,6 +97,11 @@ func parseCustom(st *Statement, w []word) (ok bool, err error) {
 		st.Kind, p.i = KindShowJobs, 2
 	case is(w, 0, "show", "tables"):
 		st.Kind, p.i = KindShowTables, 2
+	case is(w, 0, "show", "sources"):
+		st.Kind, p.i = KindShowSources, 2
+	case is(w, 0, "show", "create"):
+		st.Kind, p.i = KindShowCreate, 2
+		p.object()
 	case is(w, 0, "show", "materialized", "views"):
 		st.Kind, p.i = KindShowMaterializedViews, 3
 	case is(w, 0, "cancel", "jobs"), is(w, 0, "cancel", "job"):
@@ -154,13 +169,16 @@ func isIdent(w word) bool {
 	return c == '_' || (c >= 'a' && c <= 'z') || c >= 0x80
 }
 
-// object reads `MATERIALIZED VIEW name` or `TABLE name`.
+// object reads `MATERIALIZED VIEW name` or `TABLE name` (or `SOURCE
+// name`, for SHOW CREATE).
 func (p *customParser) object() {
 	switch {
 	case is(p.w, p.i, "materialized", "view"):
 		p.st.Object, p.i = ObjectMaterializedView, p.i+2
 	case is(p.w, p.i, "table"):
 		p.st.Object, p.i = ObjectTable, p.i+1
+	case is(p.w, p.i, "source") && p.st.Kind == KindShowCreate:
+		p.st.Object, p.i = ObjectSource, p.i+1
 	default:
 		p.fail()
 		return

@@ -30,6 +30,8 @@ const (
 	KindDescribe              Kind = "describe"
 	KindShowTables            Kind = "show_tables"
 	KindShowMaterializedViews Kind = "show_materialized_views"
+	KindShowSources           Kind = "show_sources"
+	KindShowCreate            Kind = "show_create"
 )
 
 // ObjectKind is the kind of relation a custom statement names.
@@ -39,6 +41,7 @@ type ObjectKind string
 const (
 	ObjectTable            ObjectKind = "table"
 	ObjectMaterializedView ObjectKind = "materialized view"
+	ObjectSource           ObjectKind = "source"
 )
 
 // Statement is one parsed statement.
@@ -58,6 +61,18 @@ type Statement struct {
 	// Graceful is set for DROP MATERIALIZED VIEW … GRACEFUL: the drop
 	// travels as a Stop barrier and waits for the final epoch to commit.
 	Graceful bool
+	// Source is set for CREATE SOURCE and DROP SOURCE, which pg_query
+	// parses as CREATE TABLE and DROP TABLE (source.go).
+	Source bool
+	// With holds the WITH (…) options after a CREATE TABLE's or CREATE
+	// SOURCE's column list; HasWith is set when the clause is there,
+	// even empty. Format, Encode and EncodeOptions are FORMAT … ENCODE …
+	// (…), upper-cased.
+	With          []Option
+	HasWith       bool
+	Format        string
+	Encode        string
+	EncodeOptions []Option
 
 	// Fields of the custom statements.
 
@@ -217,6 +232,13 @@ func preparePiece(sql string, p piece, st *Statement, text []byte) (std bool, er
 	if at, ok := appendOnly(words); ok {
 		st.AppendOnly = true
 		blank(text, at.start, at.end)
+	}
+	if err := sourceClauses(st, words, text); err != nil {
+		return false, err
+	}
+	if at, ok := dropSource(words); ok {
+		st.Source = true
+		copy(text[at.start:at.end], "table ")
 	}
 	if at, ok := gracefulDrop(words); ok {
 		st.Graceful = true

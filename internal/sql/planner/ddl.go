@@ -23,6 +23,10 @@ func (p *Planner) createTable(st *parser.Statement, cs *pg_query.CreateStmt) (Re
 	if err := checkWithOptions(st, "table", cs.Options); err != nil {
 		return nil, err
 	}
+	conn, err := tableConnector(st)
+	if err != nil {
+		return nil, err
+	}
 	spec := engine.TableSpec{Name: cs.Relation.Relname, AppendOnly: st.AppendOnly, Definition: st.SQL()}
 	var pkNames []*pg_query.Node
 	pkLoc := int32(-1)
@@ -95,6 +99,9 @@ func (p *Planner) createTable(st *parser.Statement, cs *pg_query.CreateStmt) (Re
 		}
 		spec.PK = append(spec.PK, i)
 		spec.Columns[i].NotNull = true
+	}
+	if conn != nil {
+		return withConnector(st, spec, conn, cs.IfNotExists)
 	}
 	return &CreateTable{Spec: spec, IfNotExists: cs.IfNotExists}, nil
 }
@@ -200,6 +207,9 @@ func (p *Planner) query(st *parser.Statement, s *pg_query.SelectStmt, ps *paramS
 	if err != nil {
 		return nil, err
 	}
+	if err := notQueryable(r.node); err != nil {
+		return nil, err
+	}
 	return q.batchQuery(r, ord), nil
 }
 
@@ -234,11 +244,14 @@ func hiddenOf(r *relExpr) []int {
 	return out
 }
 
-func (p *Planner) drop(ds *pg_query.DropStmt) (Result, error) {
+func (p *Planner) drop(st *parser.Statement, ds *pg_query.DropStmt) (Result, error) {
 	d := &Drop{IfExists: ds.MissingOk, Cascade: ds.Behavior == pg_query.DropBehavior_DROP_CASCADE}
 	switch ds.RemoveType {
 	case pg_query.ObjectType_OBJECT_TABLE:
 		d.Kind = catalog.KindTable
+		if st.Source {
+			d.Kind = catalog.KindSource
+		}
 	case pg_query.ObjectType_OBJECT_MATVIEW:
 		d.Kind = catalog.KindMaterializedView
 	default:

@@ -54,7 +54,10 @@ func (q *query) target(rv *pg_query.RangeVar, retract bool) (*catalog.Relation, 
 		return nil, errAt(q.st, sqlerr.UndefinedTable, rv.Location, "relation %q does not exist", rv.Relname)
 	}
 	if rel.Kind != catalog.KindTable {
-		return nil, errAt(q.st, sqlerr.WrongObjectType, rv.Location, "cannot change materialized view %q", rv.Relname)
+		return nil, errAt(q.st, sqlerr.WrongObjectType, rv.Location, "cannot change %s %q", rel.Kind, rv.Relname)
+	}
+	if err := rel.ConnectorOnlyError(); err != nil {
+		return nil, withPos(q.st, err, rv.Location)
 	}
 	if retract && rel.AppendOnly {
 		return nil, errAt(q.st, sqlerr.FeatureNotSupported, rv.Location, "append-only table does not support update or delete")
@@ -258,6 +261,9 @@ func (q *query) insertSelect(rel *catalog.Relation, ins *insertTargets, sel *pg_
 		}
 		outs = append(outs, outCol{t: t, name: col.Name})
 	}
+	if err := notQueryable(r.node); err != nil {
+		return nil, err
+	}
 	return &Insert{Table: rel, Query: q.batchQuery(q.project(r, sortedBy(r, ord, outs), true), keptOrder(ord, len(outs)))}, nil
 }
 
@@ -309,7 +315,10 @@ func (q *query) scanTarget(rel *catalog.Relation, alias *pg_query.Alias, where *
 	if alias != nil {
 		qual = alias.Aliasname
 	}
-	r := q.scanRelation(rel, qual)
+	r, err := q.scanRelation(rel, qual)
+	if err != nil {
+		return nil, err
+	}
 	if where == nil {
 		return r, nil
 	}

@@ -115,7 +115,10 @@ func (q *query) rangeVar(rv *pg_query.RangeVar) (*relExpr, error) {
 			return nil, errAt(q.st, sqlerr.UndefinedTable, rv.Location, "relation %q does not exist", rv.Relname)
 		}
 		q.p.reads = append(q.p.reads, rel)
-		r = q.scanRelation(rel, qual)
+		var err error
+		if r, err = q.scanRelation(rel, qual); err != nil {
+			return nil, err
+		}
 	}
 	return r, q.aliasColumns(r, rv.Alias)
 }

@@ -108,7 +108,7 @@ func (p *Planner) Plan(ctx context.Context, st *parser.Statement) (Result, error
 	case *pg_query.Node_DeleteStmt:
 		return p.delete(st, n.DeleteStmt, nil)
 	case *pg_query.Node_DropStmt:
-		return p.drop(n.DropStmt)
+		return p.drop(st, n.DropStmt)
 	}
 	return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "statement not supported: %s", nodeName(st.Node))
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/sql/parser"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -86,7 +87,7 @@ func (q *query) lookupCTE(name string) *cte {
 }
 
 // scanRelation reads every column of a table or view.
-func (q *query) scanRelation(rel *catalog.Relation, qual string) *relExpr {
+func (q *query) scanRelation(rel *catalog.Relation, qual string) (*relExpr, error) {
 	if !slices.Contains(q.deps, rel.ID) {
 		q.deps = append(q.deps, rel.ID)
 	}
@@ -103,9 +104,18 @@ func (q *query) scanRelation(rel *catalog.Relation, qual string) *relExpr {
 		out.cols = append(out.cols, column{qual: qual, name: c.Name, typ: c.Type, hidden: c.Hidden,
 			src: src, key: src != 0 && slices.Contains(rel.PK, i)})
 	}
+	if rel.Kind == catalog.KindSource {
+		// Each job reads a source through a connector source of its own.
+		n, err := engine.ConnectorNode(rel)
+		if err != nil {
+			return nil, err
+		}
+		out.node = n
+		return out, nil
+	}
 	out.node = &plan.Node{Kind: plan.KindBackfill, Schema: slices.Clone(rel.Table.Types), StreamKey: slices.Clone(rel.PK),
 		Backfill: &plan.Backfill{Upstream: rel.Table, Columns: cols, ProgressTable: source.ProgressTable(0)}}
-	return out
+	return out, nil
 }
 
 // resolve finds the column qual.name (qual may be empty) in r. Visible

@@ -10,15 +10,15 @@ import (
 	"github.com/sluice-db/sluice/internal/sqlerr"
 )
 
-// checkWithOptions refuses the WITH (…) options of a CREATE TABLE or
-// CREATE MATERIALIZED VIEW. Sluice takes none yet, and an option it
-// ignored would be a promise broken in silence: a table declared
-// WITH (connector = 'kafka', topic = …) that reads nothing, or a misspelt
-// option that does not do what its writer thinks. So each one is an error
-// naming it: a name Postgres does not know is 22023, as there; a storage
-// parameter Postgres knows (fillfactor, autovacuum_…) is 0A000, as is a
-// connector until connectors exist. The one exception is oids = false,
-// which tools still write and which asks for nothing, as in Postgres.
+// checkWithOptions refuses the WITH (…) options of a CREATE MATERIALIZED
+// VIEW (a CREATE TABLE's or CREATE SOURCE's are read by the parser and
+// checked in source.go, since connector options have dotted names). A
+// view takes none yet, and an option it ignored would be a promise broken
+// in silence. So each one is an error naming it: a name Postgres does not
+// know is 22023, as there; a storage parameter Postgres knows
+// (fillfactor, autovacuum_…) is 0A000, as is a connector. The one
+// exception is oids = false, which tools still write and which asks for
+// nothing, as in Postgres.
 func checkWithOptions(st *parser.Statement, what string, opts []*pg_query.Node) error {
 	for _, o := range opts {
 		d := o.GetDefElem()

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/sluice-db/sluice/internal/connector"
 	"slices"
 	"strings"
 
@@ -208,9 +209,11 @@ func (s *Session) pgCatalogTable(name string) (vtable, bool) {
 		return s.pgConstraint(), true
 	case "pg_attrdef":
 		return s.pgAttrdef(), true
+	case "pg_foreign_table", "pg_foreign_server":
+		return s.pgForeign(name), true
 	case "pg_extension", "pg_index", "pg_description", "pg_proc",
 		"pg_inherits", "pg_trigger", "pg_event_trigger", "pg_enum", "pg_range",
-		"pg_collation", "pg_foreign_table", "pg_foreign_server", "pg_foreign_data_wrapper", "pg_depend",
+		"pg_collation", "pg_foreign_data_wrapper", "pg_depend",
 		"pg_rewrite", "pg_sequence", "pg_partitioned_table", "pg_policy", "pg_statistic_ext", "pg_publication",
 		"pg_subscription", "pg_language", "pg_operator", "pg_cast", "pg_aggregate", "pg_shdescription",
 		"pg_auth_members", "pg_locks", "pg_prepared_xacts", "pg_stat_user_tables", "pg_indexes", "pg_sequences":
@@ -400,4 +403,28 @@ func (s *Session) constraintDef(oid int64) any {
 		names[i] = r.Columns[k].Name
 	}
 	return "PRIMARY KEY (" + strings.Join(names, ", ") + ")"
+}
+
+// oidFirstServer is the oid of the first connector's pg_foreign_server
+// row.
+const oidFirstServer = 9000
+
+// pgForeign answers pg_foreign_table (a row per source, as psql's \d of a
+// foreign table reads it) and pg_foreign_server (a row per connector), so
+// psql describes a source, its connector shown as the server.
+func (s *Session) pgForeign(name string) vtable {
+	names := connector.Names()
+	if name == "pg_foreign_server" {
+		t := vtable{cols: cols("oid:i srvname srvowner:i srvfdw:i srvtype srvversion srvacl srvoptions"), known: true}
+		for i, n := range names {
+			t.rows = append(t.rows, []any{int64(oidFirstServer + i), n, int64(oidRoot), int64(0), nil, nil, nil, nil})
+		}
+		return t
+	}
+	t := vtable{cols: cols("ftrelid:i ftserver:i ftoptions"), known: true}
+	for _, r := range s.relations(catalog.KindSource) {
+		srv := slices.Index(names, r.Connector.Connector)
+		t.rows = append(t.rows, []any{int64(r.ID), int64(oidFirstServer + srv), nil})
+	}
+	return t
 }

@@ -46,7 +46,10 @@ func (s *Session) copyFrom(ctx context.Context, cs *pg_query.CopyStmt, w pgwire.
 		return errNoRelation(cs.Relation.Relname)
 	}
 	if rel.Kind != catalog.KindTable {
-		return sqlerr.Errorf(sqlerr.WrongObjectType, "cannot copy to materialized view %q", rel.Name)
+		return sqlerr.Errorf(sqlerr.WrongObjectType, "cannot copy to %s %q", rel.Kind, rel.Name)
+	}
+	if err := rel.ConnectorOnlyError(); err != nil {
+		return err
 	}
 	if err := s.mayDo(rel, "INSERT"); err != nil {
 		return err

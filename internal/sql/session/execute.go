@@ -32,6 +32,10 @@ func (s *Session) execute(ctx context.Context, st *parser.Statement, w pgwire.Re
 		return s.showRelations(ctx, catalog.KindTable, w)
 	case parser.KindShowMaterializedViews:
 		return s.showRelations(ctx, catalog.KindMaterializedView, w)
+	case parser.KindShowSources:
+		return s.showRelations(ctx, catalog.KindSource, w)
+	case parser.KindShowCreate:
+		return s.showCreate(ctx, st, w)
 	case parser.KindDescribe:
 		return s.describe(ctx, st.Name, w)
 	case parser.KindAlterRateLimit, parser.KindAlterPause, parser.KindAlterResume:
@@ -67,7 +71,11 @@ func (s *Session) executeStandard(ctx context.Context, st *parser.Statement, w p
 		}
 	case *pg_query.Node_CreateStmt:
 		if n.CreateStmt.IfNotExists && s.exists(n.CreateStmt.Relation.Relname) {
-			return s.skipExisting(n.CreateStmt.Relation.Relname, "CREATE TABLE", w)
+			tag := "CREATE TABLE"
+			if st.Source {
+				tag = "CREATE SOURCE"
+			}
+			return s.skipExisting(n.CreateStmt.Relation.Relname, tag, w)
 		}
 	case *pg_query.Node_CreateTableAsStmt:
 		cs := n.CreateTableAsStmt
@@ -131,6 +139,12 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 			return err
 		}
 		return w.Complete("CREATE TABLE")
+	case *planner.CreateSource:
+		r.Spec.Owner = s.user
+		if _, err := s.e.CreateSource(ctx, r.Spec); err != nil {
+			return err
+		}
+		return w.Complete("CREATE SOURCE")
 	case *planner.CreateView:
 		r.Spec.Owner = s.user
 		r.Spec.Background = s.vars.bool("background_ddl")
@@ -160,10 +174,7 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 // drop runs DROP; graceful (DROP MATERIALIZED VIEW … GRACEFUL) sends a
 // Stop barrier and waits for the final epoch instead of dropping at once.
 func (s *Session) drop(ctx context.Context, d *planner.Drop, graceful bool, w pgwire.ResultWriter) error {
-	tag := "DROP TABLE"
-	if d.Kind == catalog.KindMaterializedView {
-		tag = "DROP MATERIALIZED VIEW"
-	}
+	tag := "DROP " + upper(string(d.Kind))
 	for _, name := range d.Names {
 		rel, ok := s.e.Catalog().ByName(name)
 		if !ok {

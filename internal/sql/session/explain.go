@@ -188,6 +188,9 @@ func nodeLine(n *plan.Node) string {
 		info = fmt.Sprintf("rows: %d", len(n.Values.Rows))
 	case plan.KindTableSource:
 		info = fmt.Sprintf("table: %d", n.TableSource.TableID)
+	case plan.KindConnectorSource:
+		c := n.Connector
+		info = fmt.Sprintf("source: %s, connector: %s, splits: %d, append only", c.Name, c.Spec.Connector, c.Splits)
 	}
 	name := kindName(n.Kind)
 	if info == "" {

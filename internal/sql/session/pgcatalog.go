@@ -19,8 +19,11 @@ func itoa(i int) string { return strconv.Itoa(i) }
 
 // relkind is pg_class.relkind of a relation.
 func relkind(k catalog.Kind) string {
-	if k == catalog.KindMaterializedView {
+	switch k {
+	case catalog.KindMaterializedView:
 		return "m"
+	case catalog.KindSource:
+		return "f" // psql shows a foreign table: rows from outside
 	}
 	return "r"
 }

@@ -63,8 +63,8 @@ func (s *Session) mayDo(rel *catalog.Relation, priv string) error {
 }
 
 func relKindName(k catalog.Kind) string {
-	if k == catalog.KindMaterializedView {
-		return "materialized view"
+	if k == catalog.KindMaterializedView || k == catalog.KindSource {
+		return string(k)
 	}
 	return "table"
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/sql/parser"
 	"github.com/sluice-db/sluice/internal/sql/planner"
+	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -165,6 +167,20 @@ func (s *Session) showRelations(ctx context.Context, kind catalog.Kind, w pgwire
 		rows = append(rows, types.Row{r.Name})
 	}
 	return writeRows(ctx, w, textColumns("Name"), rows)
+}
+
+// showCreate answers SHOW CREATE TABLE | MATERIALIZED VIEW | SOURCE name:
+// the statement as it was written, as RisingWave prints it (Name, Create
+// Sql).
+func (s *Session) showCreate(ctx context.Context, st *parser.Statement, w pgwire.ResultWriter) error {
+	rel, ok := s.e.Catalog().ByName(st.Name)
+	if !ok || rel.State == catalog.StateDropping {
+		return errNoRelation(st.Name)
+	}
+	if string(rel.Kind) != string(st.Object) {
+		return sqlerr.Errorf(sqlerr.WrongObjectType, "%q is a %s, not a %s", rel.Name, rel.Kind, st.Object)
+	}
+	return writeRows(ctx, w, textColumns("Name", "Create Sql"), []types.Row{{"public." + rel.Name, rel.Definition}})
 }
 
 // relations lists live relations of a kind ("" for all), sorted by name.

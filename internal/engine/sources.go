@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/connector"
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/stream/source"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// SourceSpec describes a source to create.
+type SourceSpec struct {
+	Name string
+	// Columns are the declared columns; a hidden _row_id is added.
+	Columns    []catalog.Column
+	Connector  connector.Spec
+	Definition string
+	Owner      string
+}
+
+// CreateSource records a source. A source has no job and stores nothing:
+// every job that reads it runs a connector source of its own (ConnectorNode),
+// with its own offsets, so one stuck job holds back no other.
+func (e *Engine) CreateSource(ctx context.Context, spec SourceSpec) (*catalog.Relation, error) {
+	if err := e.checkName(spec.Name); err != nil {
+		return nil, err
+	}
+	conn := spec.Connector
+	conn.RowID = true
+	if _, err := connector.Open(conn); err != nil {
+		return nil, err
+	}
+	cols := append([]catalog.Column(nil), spec.Columns...)
+	cols = append(cols, catalog.Column{Name: RowIDColumn, Type: types.TInt64, Hidden: true})
+	ids, err := e.IDs(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
+	rel := &catalog.Relation{ID: ids.Next(), Name: spec.Name, Kind: catalog.KindSource, State: catalog.StateCreated,
+		Columns: cols, PK: []int{len(cols) - 1}, AppendOnly: true, Definition: spec.Definition, Owner: spec.Owner,
+		Connector: &conn}
+	if err := e.catalog.Put(ctx, rel); err != nil {
+		return nil, err
+	}
+	return rel, nil
+}
+
+// ConnectorNode is the plan node reading source rel (all its columns,
+// _row_id last). Its offset table has id 0 until the planner assigns ids.
+func ConnectorNode(rel *catalog.Relation) (*plan.Node, error) {
+	if rel.Connector == nil {
+		return nil, fmt.Errorf("engine: %s has no connector", rel.Name)
+	}
+	return connectorNode(rel.Name, *rel.Connector, columnTypes(rel.Columns), rel.PK, 0)
+}
+
+func connectorNode(name string, spec connector.Spec, ts []types.Type, key []int, offsetID uint32) (*plan.Node, error) {
+	src, err := connector.Open(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &plan.Node{Kind: plan.KindConnectorSource, Schema: ts, StreamKey: append([]int(nil), key...),
+		Connector: &plan.ConnectorSource{Name: name, Spec: spec, Splits: src.Splits(),
+			OffsetTable: source.ConnectorOffsetTable(offsetID)}}, nil
+}
+
+// connectorInput is the input of a table fed by a connector: the
+// connector's rows, and with a primary key also the table's DML (a union:
+// DML and connector rows upsert the same keys). Without a key the table
+// takes no DML (its row ids come from the connector).
+func (e *Engine) connectorInput(rel *catalog.Relation, spec connector.Spec, ids *IDBlock) (*plan.Node, error) {
+	rel.Connector = &spec
+	conn, err := connectorNode(rel.Name, spec, rel.Table.Types, rel.PK, ids.Next())
+	if err != nil {
+		return nil, err
+	}
+	if hasRowID(rel) {
+		return conn, nil
+	}
+	dml := &plan.Node{Kind: plan.KindTableSource, Schema: rel.Table.Types, StreamKey: rel.PK,
+		TableSource: &plan.TableSource{TableID: rel.Table.ID, OffsetTable: source.OffsetTable(ids.Next())}}
+	return &plan.Node{Kind: plan.KindUnion, Inputs: []*plan.Node{dml, conn}, Schema: rel.Table.Types, StreamKey: rel.PK}, nil
+}
