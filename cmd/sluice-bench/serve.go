@@ -55,10 +55,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	var c engineConfig
 	var barrierMS int
 	var cpuProfile string
+	var watch bool
 	fs := flag.NewFlagSet("sluice-bench serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addEngineFlags(fs, &c, &barrierMS)
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the engine to this file")
+	fs.BoolVar(&watch, "watch-sources", false, "print a line once every job's bounded connector sources are read and committed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,6 +81,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	defer func() { err = errors.Join(err, in.Close()) }()
 	fmt.Fprintf(stdout, "%s\t%s\t%s\n", serveReady, in.server.DSN(), in.dir)
+	if watch {
+		wctx, cancel := context.WithCancel(ctx)
+		watched := make(chan error, 1)
+		go func() { watched <- watchSources(wctx, in.engine, 50*time.Millisecond, stdout) }()
+		defer func() {
+			cancel()
+			if werr := <-watched; werr != nil {
+				err = errors.Join(err, fmt.Errorf("watch sources: %w", werr))
+			}
+		}()
+	}
 	eof := make(chan struct{})
 	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(eof) }()
 	select {
@@ -108,12 +121,15 @@ type serverProcess struct {
 	dsn   string
 	dir   string
 	done  chan error
+	// lines gets the child's stdout lines after the ready line (a few:
+	// serve -watch-sources prints one); more than it holds are dropped.
+	lines chan string
 }
 
 // startServerProcess runs this binary's serve subcommand and waits for
 // its ready line. The child's log goes to stderr, which must not be
 // written by anything else unless through the same syncWriter.
-func startServerProcess(ctx context.Context, c engineConfig, cpuProfile string, stderr io.Writer) (*serverProcess, error) {
+func startServerProcess(ctx context.Context, c engineConfig, cpuProfile string, stderr io.Writer, extra ...string) (*serverProcess, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -122,6 +138,7 @@ func startServerProcess(ctx context.Context, c engineConfig, cpuProfile string, 
 	if cpuProfile != "" {
 		args = append(args, "-cpuprofile", cpuProfile)
 	}
+	args = append(args, extra...)
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(runtimecfg.Environ(os.Environ()), childEnv+"=1") // a server's runtime settings
 	cmd.Stderr = stderr
@@ -137,7 +154,7 @@ func startServerProcess(ctx context.Context, c engineConfig, cpuProfile string, 
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &serverProcess{cmd: cmd, stdin: stdin, done: make(chan error, 1)}
+	p := &serverProcess{cmd: cmd, stdin: stdin, done: make(chan error, 1), lines: make(chan string, 16)}
 	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -147,6 +164,11 @@ func startServerProcess(ctx context.Context, c engineConfig, cpuProfile string, 
 				case ready <- sc.Text():
 				default:
 				}
+				continue
+			}
+			select {
+			case p.lines <- sc.Text():
+			default:
 			}
 		}
 		p.done <- cmd.Wait()

@@ -53,6 +53,9 @@ type Source interface {
 	// Open returns a reader of split from offset (0: its beginning; else
 	// an offset a reader of the same split returned).
 	Open(split int, offset int64) (Reader, error)
+	// End is the offset of split's end, when the split has one (a bounded
+	// generator); ok is false for an endless split.
+	End(split int) (offset int64, ok bool)
 }
 
 // Reader reads one split. It is used by one goroutine at a time.

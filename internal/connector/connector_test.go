@@ -45,7 +45,15 @@ func TestOpenErrorsNameTheProblem(t *testing.T) {
 		{Spec{Connector: "datagen", Options: map[string]string{"fields.v.kind": "seq"}, Columns: []Column{{"v", types.TInt64}}},
 			sqlerr.InvalidParameterValue, `"fields.v.kind"`},
 		{Spec{Connector: "datagen", Options: map[string]string{"fields.v.max": "70000"}, Columns: []Column{{"v", types.TInt16}}},
-			sqlerr.InvalidParameterValue, `outside smallint`},
+			sqlerr.InvalidParameterValue, `"fields.v.max" of connector datagen: want an integer from 0 to 32767`},
+		{Spec{Connector: "datagen", Options: map[string]string{"fields.v.length": "3"}, Columns: []Column{{"v", types.TInt32}}},
+			sqlerr.InvalidParameterValue, `unrecognized option "fields.v.length"`},
+		{Spec{Connector: "datagen", Options: map[string]string{"fields.v.min": "1"}, Columns: []Column{{"v", types.TTimestamp}}},
+			sqlerr.InvalidParameterValue, `unrecognized option "fields.v.min"`},
+		{Spec{Connector: "datagen", Options: map[string]string{"fields.v.max_past": "1000000 days"}, Columns: []Column{{"v", types.TTimestamptz}}},
+			sqlerr.InvalidParameterValue, `"fields.v.max_past"`},
+		{Spec{Connector: "datagen", Options: map[string]string{"fields.v.min": "0.5"}, Columns: []Column{{"v", types.TInt64}}},
+			sqlerr.InvalidParameterValue, `"fields.v.min"`},
 		{Spec{Connector: "datagen", Columns: []Column{{"_row_id", types.TInt64}}}, sqlerr.Code("42701"), "reserved"},
 	} {
 		_, err := Open(tc.spec)
@@ -198,5 +206,43 @@ func TestReadersArePaced(t *testing.T) {
 		if rows < 5 || rows > 40 {
 			t.Errorf("%s: %d rows in 200 ms at 100 rows/s", spec.Connector, rows)
 		}
+	}
+}
+
+func TestBoundedSplitsEndWhereTheReaderStops(t *testing.T) {
+	for _, spec := range []Spec{
+		{Connector: "nexmark", Columns: bidColumns[:1], Options: map[string]string{"nexmark.table.type": "Person",
+			"nexmark.split.num": "3", "nexmark.event.num": "1001", "nexmark.min.event.gap.in.ns": "0"}},
+		{Connector: "datagen", Columns: []Column{{"id", types.TInt64}}, Options: map[string]string{"datagen.split.num": "4",
+			"datagen.rows.per.second": "1000000000", "fields.id.kind": "sequence", "fields.id.end": "9"}},
+	} {
+		if spec.Connector == "nexmark" {
+			spec.Columns = []Column{{"id", types.TInt64}}
+		}
+		src, err := Open(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := range src.Splits() {
+			r, _ := src.Open(s, 0)
+			var off int64
+			for {
+				_, o, ready, err := r.Read(7)
+				if err != nil {
+					t.Fatal(err)
+				}
+				off = o
+				if ready.Done {
+					break
+				}
+			}
+			if end, ok := src.End(s); !ok || end != off {
+				t.Errorf("%s split %d: the reader stopped at offset %d, End says %d (%v)", spec.Connector, s, off, end, ok)
+			}
+		}
+	}
+	endless, _ := Open(Spec{Connector: "datagen", Columns: []Column{{"v", types.TInt64}}})
+	if _, ok := endless.End(0); ok {
+		t.Error("an endless datagen split has an end")
 	}
 }

@@ -35,7 +35,9 @@ type datagenField struct {
 	sequence bool
 	start    int64 // sequence: start, start+1, … end
 	end      int64
-	min, max float64
+	min, max float64 // random floats and numerics
+	imin     int64   // random integers: imin…imax
+	imax     int64
 	length   int
 	seed     uint64
 	maxPast  time.Duration
@@ -95,28 +97,43 @@ func parseDatagenField(o *options, i int, c Column) (*datagenField, error) {
 		f.end, err = o.int(p+"end", hi, f.start, hi)
 		return f, err
 	}
-	if f.min, err = o.float(p+"min", 0); err != nil {
-		return nil, err
-	}
-	if f.max, err = o.float(p+"max", 32767); err != nil {
-		return nil, err
-	}
-	if f.max < f.min || (isInt(c.Type) && (f.min < float64(lo) || f.max > float64(hi))) {
-		return nil, sqlerr.Errorf(sqlerr.InvalidParameterValue, "datagen range [%v, %v] of column %q is empty or outside %s",
-			f.min, f.max, c.Name, c.Type)
-	}
-	length, err := o.int(p+"length", 10, 0, 1<<16)
-	if err != nil {
-		return nil, err
-	}
-	f.length = int(length)
 	seed, err := o.int(p+"seed", int64(i), math.MinInt64, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}
 	f.seed = uint64(seed)
-	f.maxPast, err = maxPast(o, p+"max_past")
+	// Each type takes only the options that shape it, so one that would
+	// do nothing is refused as unrecognized.
+	switch c.Type.ID {
+	case types.Int16, types.Int32, types.Int64:
+		if f.imin, err = o.int(p+"min", 0, lo, hi); err != nil {
+			return nil, err
+		}
+		f.imax, err = o.int(p+"max", max(min(32767, hi), f.imin), f.imin, hi)
+	case types.Float32, types.Float64, types.Decimal:
+		err = f.floatRange(o, p)
+	case types.Varchar:
+		var length int64
+		length, err = o.int(p+"length", 10, 0, 1<<16)
+		f.length = int(length)
+	case types.Timestamp, types.Timestamptz:
+		f.maxPast, err = maxPast(o, p+"max_past")
+	}
 	return f, err
+}
+
+func (f *datagenField) floatRange(o *options, p string) error {
+	var err error
+	if f.min, err = o.float(p+"min", 0); err != nil {
+		return err
+	}
+	if f.max, err = o.float(p+"max", 32767); err != nil {
+		return err
+	}
+	if f.max < f.min {
+		return sqlerr.Errorf(sqlerr.InvalidParameterValue, "datagen range [%v, %v] of column %q is empty", f.min, f.max, f.name)
+	}
+	return nil
 }
 
 func maxPast(o *options, name string) (time.Duration, error) {
@@ -126,9 +143,11 @@ func maxPast(o *options, name string) (time.Duration, error) {
 	}
 	d, err := types.ParseDatum(v, types.Type{ID: types.Interval})
 	iv, _ := d.(types.DInterval)
-	us := (int64(iv.Months)*30+int64(iv.Days))*86_400_000_000 + iv.Micros
-	if err != nil || us < 0 || iv.Months > 12*100 {
-		return 0, o.invalid(name, v, "an interval such as '1 day' or '2 hours 37 minutes'")
+	// At most a century: a time.Duration holds about 292 years.
+	const century = 36525 * 86_400_000_000
+	us := float64(int64(iv.Months)*30+int64(iv.Days))*86_400_000_000 + float64(iv.Micros)
+	if err != nil || us < 0 || us > century {
+		return 0, o.invalid(name, v, "an interval from 0 to 100 years, such as '1 day' or '2 hours 37 minutes'")
 	}
 	return time.Duration(us) * time.Microsecond, nil
 }
@@ -179,6 +198,13 @@ func intRange(t types.Type) (int64, int64) {
 
 func (s *datagenSource) Splits() int { return int(s.splits) }
 
+func (s *datagenSource) End(split int) (int64, bool) {
+	if s.rows == math.MaxInt64 {
+		return 0, false
+	}
+	return ceilDiv(s.rows-int64(split), s.splits), true
+}
+
 func (s *datagenSource) Open(split int, offset int64) (Reader, error) {
 	if split < 0 || int64(split) >= s.splits || offset < 0 {
 		return nil, fmt.Errorf("connector: datagen has no split %d at offset %d (of %d splits)", split, offset, s.splits)
@@ -200,8 +226,8 @@ type datagenReader struct {
 func (r *datagenReader) Read(max int) (*types.Chunk, int64, Ready, error) {
 	s := r.s
 	// This split's rows are those with index split + k×splits < rows.
-	total := (s.rows - r.split + s.splits - 1) / s.splits
-	if s.rows == math.MaxInt64 {
+	total, ok := s.End(int(r.split))
+	if !ok {
 		total = math.MaxInt64
 	}
 	if r.offset >= total {
@@ -260,11 +286,11 @@ func (f *datagenField) value(i int64, opened time.Time) types.Datum {
 	u := float64(h>>11) / (1 << 53) // [0, 1)
 	switch f.t.ID {
 	case types.Int16, types.Int32, types.Int64:
-		span := uint64(int64(f.max) - int64(f.min) + 1)
+		span := uint64(f.imax) - uint64(f.imin) + 1
 		if span == 0 { // the whole int64 range
 			return int64(h)
 		}
-		return int64(f.min) + int64(h%span)
+		return f.imin + int64(h%span)
 	case types.Float32, types.Float64:
 		return f.min + u*(f.max-f.min)
 	case types.Decimal:

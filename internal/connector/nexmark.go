@@ -194,6 +194,21 @@ func (s *nexmarkSource) bindColumns(cols []Column) error {
 
 func (s *nexmarkSource) Splits() int { return int(s.splits) }
 
+func (s *nexmarkSource) End(split int) (int64, bool) {
+	if s.eventNum == math.MaxInt64 {
+		return 0, false
+	}
+	return ceilDiv(s.eventNum-int64(split), s.splits), true
+}
+
+// ceilDiv is ⌈a/b⌉ for b > 0, and 0 for a ≤ 0.
+func ceilDiv(a, b int64) int64 {
+	if a <= 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}
+
 func (s *nexmarkSource) Open(split int, offset int64) (Reader, error) {
 	if split < 0 || int64(split) >= s.splits || offset < 0 {
 		return nil, fmt.Errorf("connector: nexmark has no split %d at offset %d (of %d splits)", split, offset, s.splits)

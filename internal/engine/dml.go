@@ -26,7 +26,7 @@ func (e *Engine) Write(ctx context.Context, table string, c *types.Chunk) error 
 	if !ok {
 		return sqlerr.Errorf(sqlerr.UndefinedTable, "relation %q does not exist", table)
 	}
-	if checkedWrites(rel) {
+	if rel.Kind == catalog.KindTable && !hasRowID(rel) {
 		return e.writeUpserts(ctx, rel, c)
 	}
 	if rel.Kind == catalog.KindTable && hasRetraction(c) {

@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/connector"
 	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream/source"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -83,4 +84,82 @@ func (e *Engine) connectorInput(rel *catalog.Relation, spec connector.Spec, ids 
 	dml := &plan.Node{Kind: plan.KindTableSource, Schema: rel.Table.Types, StreamKey: rel.PK,
 		TableSource: &plan.TableSource{TableID: rel.Table.ID, OffsetTable: source.OffsetTable(ids.Next())}}
 	return &plan.Node{Kind: plan.KindUnion, Inputs: []*plan.Node{dml, conn}, Schema: rel.Table.Types, StreamKey: rel.PK}, nil
+}
+
+// SourceProgress is how far one job's connector source has read, as of
+// the last committed epoch: the committed offsets summed over its splits,
+// and their ends when every split has one (Bounded).
+type SourceProgress struct {
+	Job     uint32
+	Source  string
+	Offset  int64
+	End     int64
+	Bounded bool
+}
+
+// Done reports a bounded source read to its end.
+func (p SourceProgress) Done() bool { return p.Bounded && p.Offset >= p.End }
+
+// SourceProgress reports every connector source of every live job, from
+// one committed snapshot.
+func (e *Engine) SourceProgress(ctx context.Context) ([]SourceProgress, error) {
+	sn, err := e.store.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	defer sn.Close()
+	var out []SourceProgress
+	for _, r := range e.catalog.All() {
+		if r.Job.Plan == nil || r.State == catalog.StateDropping {
+			continue
+		}
+		for _, f := range r.Job.Plan.Fragments {
+			for _, n := range connectorNodes(f.Root) {
+				p, err := sourceProgress(ctx, sn, n)
+				if err != nil {
+					return nil, err
+				}
+				p.Job = r.ID
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+func connectorNodes(n *plan.Node) []*plan.ConnectorSource {
+	if n == nil {
+		return nil
+	}
+	var out []*plan.ConnectorSource
+	if n.Connector != nil {
+		out = append(out, n.Connector)
+	}
+	for _, in := range n.Inputs {
+		out = append(out, connectorNodes(in)...)
+	}
+	return out
+}
+
+func sourceProgress(ctx context.Context, sn *storage.Snapshot, cs *plan.ConnectorSource) (SourceProgress, error) {
+	p := SourceProgress{Source: cs.Name, Bounded: true}
+	src, err := connector.Open(cs.Spec)
+	if err != nil {
+		return p, err
+	}
+	for split := range cs.Splits {
+		row, ok, err := sn.Get(ctx, storage.TableDesc(cs.OffsetTable), types.Row{int64(split)})
+		if err != nil {
+			return p, err
+		}
+		if ok && len(row) == 2 {
+			if off, isInt := row[1].(int64); isInt {
+				p.Offset += off
+			}
+		}
+		end, bounded := src.End(split)
+		p.End += end
+		p.Bounded = p.Bounded && bounded
+	}
+	return p, nil
 }

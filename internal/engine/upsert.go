@@ -17,9 +17,12 @@ import (
 // for such a table it reads the keys first, under the table's lock, and
 // writes what they do.
 
-// checkedWrites reports whether rel's materialize trusts its log.
+// checkedWrites reports whether rel's materialize trusts its log. A table
+// fed by a connector does not: the connector writes keys without reading
+// them, so its materialize reads each key and turns an insert over a held
+// one into an update.
 func checkedWrites(rel *catalog.Relation) bool {
-	return rel.Kind == catalog.KindTable && !hasRowID(rel)
+	return rel.Kind == catalog.KindTable && !hasRowID(rel) && rel.Connector == nil
 }
 
 // writeUpserts writes c to a checked table as upserts: an insert over a

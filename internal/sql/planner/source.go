@@ -27,14 +27,16 @@ func tableConnector(st *parser.Statement) (*connector.Spec, error) {
 	var spec *connector.Spec
 	opts := map[string]string{}
 	for _, o := range st.With {
-		if _, dup := opts[o.Name]; dup || (o.Name == "connector" && spec != nil) {
+		// Option names are case-insensitive, quoted or not.
+		name := strings.ToLower(o.Name)
+		if _, dup := opts[name]; dup || (name == "connector" && spec != nil) {
 			return nil, optionErr(st, o, sqlerr.Code("42710"), "option %q specified more than once", o.Name)
 		}
-		if o.Name == "connector" {
-			spec = &connector.Spec{Connector: o.Value}
+		if name == "connector" {
+			spec = &connector.Spec{Connector: strings.ToLower(o.Value)}
 			continue
 		}
-		opts[o.Name] = o.Value
+		opts[name] = o.Value
 	}
 	if spec == nil {
 		return nil, checkPlainOptions(st)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/nexmark"
 )
 
@@ -156,4 +157,20 @@ func TestSourceJobPausesAndDropsAtOnce(t *testing.T) {
 	if _, err := c.Exec(ctx, "DROP SOURCE bid CASCADE"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A keyed table fed by a connector upserts: the connector writes keys it
+// never read, so a second row of a key replaces the first, in the table
+// and in every view over it.
+func TestConnectorTableUpserts(t *testing.T) {
+	p := startTrustedPlayground(t, engine.Options{BarrierInterval: 5 * time.Millisecond, Parallelism: 2, ChunkSize: 64})
+	c := connect(t, p)
+	exec(t, c, `CREATE TABLE r (id INT PRIMARY KEY, v INT) WITH (connector = 'datagen', fields.id.min = '0',
+		fields.id.max = '3', datagen.rows.per.second = '2000')`)
+	exec(t, c, "CREATE MATERIALIZED VIEW rc AS SELECT count(*) AS n, count(DISTINCT id) AS d FROM r")
+	time.Sleep(200 * time.Millisecond)
+	exec(t, c, "INSERT INTO r VALUES (2, -1) ON CONFLICT (id) DO UPDATE SET v = excluded.v")
+	exec(t, c, "FLUSH")
+	waitRow(t, c, "SELECT count(*) FROM r", "4")
+	waitRow(t, c, "SELECT n, d FROM rc", "4 4")
 }

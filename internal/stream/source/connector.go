@@ -206,6 +206,10 @@ func (s *ConnectorSource) fill() error {
 			s.pending, s.pendingAt, s.after = c, i, off
 			return nil
 		}
+		// No rows, but the split may have moved past positions that hold
+		// none (a Person source skips the bids): the offset is good to
+		// record, or a bounded split would never be seen to reach its end.
+		sp.emitted = off
 	}
 	return nil
 }

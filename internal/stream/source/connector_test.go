@@ -213,3 +213,42 @@ func TestPausedConnectorSourcePassesBarriers(t *testing.T) {
 		t.Fatal("a cancelled source returned no error")
 	}
 }
+
+// A Person source skips the positions of other events; once a split is
+// exhausted its offset is its end, even after positions with no row.
+func TestConnectorSourceOffsetsReachTheEnd(t *testing.T) {
+	ctx := context.Background()
+	store := streamtest.OpenStore(t)
+	spec := connector.Spec{Connector: "nexmark", RowID: true, Columns: []connector.Column{{Name: "id", Type: types.TInt64}},
+		Options: map[string]string{"nexmark.table.type": "Person", "nexmark.split.num": "2", "nexmark.event.num": "977",
+			"nexmark.min.event.gap.in.ns": "0"}}
+	inbox := make(chan *stream.Barrier, 4)
+	s := newConnectorSource(t, store, spec, 0, 1, inbox, stream.NewThrottle())
+	inbox <- &stream.Barrier{Epoch: 1, Checkpoint: true}
+	if _, err := s.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for { // until every split is exhausted: Next blocks
+		tctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		msg, err := s.Next(tctx)
+		cancel()
+		if err != nil {
+			break
+		}
+		rows += msg.Chunk.Cardinality()
+	}
+	if rows != 20 { // 977 events hold 20 people
+		t.Fatalf("%d people", rows)
+	}
+	pullEpoch(t, ctx, s, inbox, 2, 0)
+	commit(t, store, 2)
+	src, _ := connector.Open(spec)
+	for split := range 2 {
+		end, _ := src.End(split)
+		off, err := readOffset(ctx, s.offsets, split)
+		if err != nil || off != end {
+			t.Errorf("split %d: committed offset %d (%v), end %d", split, off, err, end)
+		}
+	}
+}
