@@ -25,6 +25,18 @@ var nexmarkQueries = []nexmarkQuery{
 	{"q4", []string{"auction", "bid"}, "SELECT q.category, avg(q.final) AS avg_final FROM (" +
 		"SELECT a.id, a.category, max(b.price) AS final FROM auction a JOIN bid b ON a.id = b.auction " +
 		"WHERE b.date_time BETWEEN a.date_time AND a.expires GROUP BY a.id, a.category) q GROUP BY q.category"},
+	{"q5", []string{"bid"}, "SELECT ab.auction, ab.num FROM (SELECT auction, count(*) AS num, window_start AS starttime " +
+		"FROM HOP(bid, date_time, INTERVAL '2' SECOND, INTERVAL '10' SECOND) GROUP BY window_start, auction) ab JOIN (" +
+		"SELECT max(cb.num) AS maxn, cb.starttime_c FROM (SELECT count(*) AS num, window_start AS starttime_c " +
+		"FROM HOP(bid, date_time, INTERVAL '2' SECOND, INTERVAL '10' SECOND) GROUP BY auction, window_start) cb " +
+		"GROUP BY cb.starttime_c) mb ON ab.starttime = mb.starttime_c AND ab.num >= mb.maxn"},
+	{"q7", []string{"bid"}, "SELECT b.auction, b.price, b.bidder, b.date_time FROM bid b JOIN (SELECT max(price) AS maxprice, " +
+		"window_end AS date_time FROM TUMBLE(bid, date_time, INTERVAL '10' SECOND) GROUP BY window_end) b1 " +
+		"ON b.price = b1.maxprice WHERE b.date_time BETWEEN b1.date_time - INTERVAL '10' SECOND AND b1.date_time"},
+	{"q8", []string{"auction", "person"}, "SELECT p.id, p.name, p.starttime FROM (SELECT id, name, window_start AS starttime, " +
+		"window_end AS endtime FROM TUMBLE(person, date_time, INTERVAL '10' SECOND) GROUP BY id, name, window_start, window_end) p " +
+		"JOIN (SELECT seller, window_start AS starttime, window_end AS endtime FROM TUMBLE(auction, date_time, INTERVAL '10' SECOND) " +
+		"GROUP BY seller, window_start, window_end) a ON p.id = a.seller AND p.starttime = a.starttime AND p.endtime = a.endtime"},
 	{"q10", []string{"bid"}, "SELECT auction, bidder, price, date_time, extra, to_char(date_time, 'YYYY-MM-DD') AS day, " +
 		"to_char(date_time, 'HH:MI') AS minute FROM bid"},
 	{"q16", []string{"bid"}, "SELECT channel, to_char(date_time, 'yyyy-MM-dd') AS day, max(to_char(date_time, 'HH:mm')) AS minute, " +

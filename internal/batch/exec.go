@@ -45,6 +45,17 @@ func (x *executor) run(ctx context.Context, n *plan.Node, emit emitFunc) error {
 	switch n.Kind {
 	case plan.KindBackfill:
 		return x.scan(ctx, n, emit)
+	case plan.KindHopWindow:
+		h := n.HopWindow
+		if h == nil || len(n.Inputs) != 1 {
+			return fmt.Errorf("batch: malformed hop_window node")
+		}
+		if err := h.Check(); err != nil {
+			return err
+		}
+		return x.run(ctx, n.Inputs[0], func(ctx context.Context, c *types.Chunk) error {
+			return send(ctx, emit, h.Expand(c, n.Schema))
+		})
 	case plan.KindConnectorSource:
 		return sqlerr.New(sqlerr.FeatureNotSupported, "a source cannot be read by a batch query")
 	case plan.KindValues:

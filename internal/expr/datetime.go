@@ -76,6 +76,7 @@ func registerDatetime(r registry) {
 	}
 	r.add("to_timestamp", sig(tF8), tTstz, unary(toTimestamp))
 	registerExtract(r)
+	registerDateBin(r)
 	registerToChar(r)
 	registerDatetimeMore(r)
 }

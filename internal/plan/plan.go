@@ -23,10 +23,12 @@ const (
 	KindSimpleAgg       Kind = "simple_agg" // global aggregation, no GROUP BY
 	KindTopN            Kind = "top_n"
 	KindUnion           Kind = "union"
-	KindDistinct        Kind = "distinct"
-	KindMaterialize     Kind = "materialize"
-	KindBackfill        Kind = "backfill" // snapshot of an upstream table, then its changes
-	KindMerge           Kind = "merge"    // receives from an upstream fragment
+	// KindHopWindow repeats each row once per hopping window holding it.
+	KindHopWindow   Kind = "hop_window"
+	KindDistinct    Kind = "distinct"
+	KindMaterialize Kind = "materialize"
+	KindBackfill    Kind = "backfill" // snapshot of an upstream table, then its changes
+	KindMerge       Kind = "merge"    // receives from an upstream fragment
 )
 
 // Node is one executor in a fragment's tree. Exactly the field matching
@@ -42,6 +44,7 @@ type Node struct {
 
 	TableSource *TableSource     `json:",omitempty"`
 	Connector   *ConnectorSource `json:",omitempty"`
+	HopWindow   *HopWindow       `json:",omitempty"`
 	Values      *Values          `json:",omitempty"`
 	Project     *Project         `json:",omitempty"`
 	Filter      *Filter          `json:",omitempty"`
@@ -91,6 +94,18 @@ type ConnectorSource struct {
 	// OffsetTable stores each split's offset, committed with each epoch,
 	// so recovery resumes after the last committed row.
 	OffsetTable Table
+}
+
+// HopWindow is HOP(rel, time, slide, size, offset): each row once per
+// window [start, start+size) holding its time, the starts being
+// Origin + k×Slide; window_start and window_end are appended. Size is a
+// multiple of Slide, so every row is in Size/Slide windows. A row whose
+// time is NULL is in none.
+type HopWindow struct {
+	TimeCol int
+	// Slide, Size and Origin are micros; Origin is the Unix epoch plus
+	// the offset, as a timestamp (or timestamptz) value.
+	Slide, Size, Origin int64
 }
 
 // Values emits constant rows once, then only barriers.

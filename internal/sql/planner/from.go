@@ -254,11 +254,14 @@ const maxSeriesRows = 100_000
 
 func (q *query) rangeFunction(f *pg_query.RangeFunction) (*relExpr, error) {
 	if len(f.Functions) != 1 || f.Ordinality || f.Lateral {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only generate_series(start, stop[, step]) is supported in FROM")
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only generate_series(start, stop[, step]), TUMBLE and HOP are supported in FROM")
 	}
 	fc := f.Functions[0].GetList().GetItems()[0].GetFuncCall()
+	if fc != nil && isTimeWindow(funcName(fc)) {
+		return q.timeWindow(f, fc)
+	}
 	if fc == nil || funcName(fc) != "generate_series" || len(fc.Args) < 2 || len(fc.Args) > 3 {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only generate_series(start, stop[, step]) is supported in FROM")
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only generate_series(start, stop[, step]), TUMBLE and HOP are supported in FROM")
 	}
 	b := &binder{q: q, clause: "functions in FROM"}
 	var bounds []int64

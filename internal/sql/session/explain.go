@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -188,6 +189,10 @@ func nodeLine(n *plan.Node) string {
 		info = fmt.Sprintf("rows: %d", len(n.Values.Rows))
 	case plan.KindTableSource:
 		info = fmt.Sprintf("table: %d", n.TableSource.TableID)
+	case plan.KindHopWindow:
+		h := n.HopWindow
+		info = fmt.Sprintf("time: $%d, slide: %v, size: %v", h.TimeCol, time.Duration(h.Slide)*time.Microsecond,
+			time.Duration(h.Size)*time.Microsecond)
 	case plan.KindConnectorSource:
 		c := n.Connector
 		info = fmt.Sprintf("source: %s, connector: %s, splits: %d, append only", c.Name, c.Spec.Connector, c.Splits)

@@ -39,7 +39,7 @@ type builder func(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.
 
 func builderFor(k plan.Kind) (builder, bool) {
 	switch k {
-	case plan.KindProject, plan.KindFilter, plan.KindValues, plan.KindUnion:
+	case plan.KindProject, plan.KindFilter, plan.KindValues, plan.KindUnion, plan.KindHopWindow:
 		return stateless.Build, true
 	case plan.KindMaterialize:
 		return mview.Build, true

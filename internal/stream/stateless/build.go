@@ -37,6 +37,12 @@ func Build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 		return newValues(env, n)
 	case plan.KindUnion:
 		return newUnion(g, n, inputs)
+	case plan.KindHopWindow:
+		in, err := singleInput(n, inputs)
+		if err != nil {
+			return nil, err
+		}
+		return newHopWindow(n, in)
 	}
 	return nil, fmt.Errorf("stateless: cannot build a %q node", n.Kind)
 }

@@ -1,0 +1,66 @@
+package stateless
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// HopWindow repeats each row once per hopping window that holds its time
+// column, with the window's start and end appended (plan.HopWindow). An
+// update pair becomes a delete and an insert per window: the pairs of
+// different windows would otherwise interleave.
+type HopWindow struct {
+	input  stream.Executor
+	schema []types.Type
+	spec   plan.HopWindow
+}
+
+func newHopWindow(n *plan.Node, input stream.Executor) (*HopWindow, error) {
+	h := n.HopWindow
+	if h == nil {
+		return nil, fmt.Errorf("stateless: hop_window node without HopWindow")
+	}
+	in := input.Schema()
+	if h.TimeCol < 0 || h.TimeCol >= len(in) {
+		return nil, fmt.Errorf("stateless: hop window time column %d of %d", h.TimeCol, len(in))
+	}
+	t := in[h.TimeCol]
+	if t.ID != types.Timestamp && t.ID != types.Timestamptz {
+		return nil, fmt.Errorf("stateless: hop window over a %s column", t)
+	}
+	if err := h.Check(); err != nil {
+		return nil, fmt.Errorf("stateless: %w", err)
+	}
+	schema := append(append([]types.Type(nil), in...), t, t)
+	if err := checkSchema(n, schema); err != nil {
+		return nil, err
+	}
+	return &HopWindow{input: input, schema: schema, spec: *h}, nil
+}
+
+// Schema is the input's columns, then window_start and window_end.
+func (h *HopWindow) Schema() []types.Type { return h.schema }
+
+// Next expands the next chunk; barriers and watermarks of the input's
+// columns pass unchanged.
+func (h *HopWindow) Next(ctx context.Context) (stream.Message, error) {
+	for {
+		msg, err := h.input.Next(ctx)
+		if err != nil {
+			return stream.Message{}, err
+		}
+		if msg.Fresh != nil {
+			return stream.Message{}, fmt.Errorf("stateless: fresh rows reached a hop window")
+		}
+		if msg.Chunk == nil {
+			return msg, nil
+		}
+		if c := h.spec.Expand(msg.Chunk, h.schema); c != nil {
+			return stream.ChunkMsg(c), nil
+		}
+	}
+}
