@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -35,6 +36,7 @@ type nexmarkConfig struct {
 	events  int64
 	splits  int
 	timeout time.Duration
+	profile string // directory for one CPU profile per query
 }
 
 // nexmarkRun is what one query's run measured.
@@ -64,6 +66,7 @@ func parseNexmarkFlags(args []string, stderr io.Writer) (nexmarkConfig, error) {
 	fs.Int64Var(&c.events, "events", 1_000_000, "events of the combined stream each query reads (1:3:46 people, auctions, bids)")
 	fs.IntVar(&c.splits, "splits", 0, "splits per source (0: the parallelism, or the number of cores)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "give up on a query after this long")
+	fs.StringVar(&c.profile, "cpuprofile-dir", "", "write each query's engine CPU profile to DIR/<query>.pprof")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -118,7 +121,11 @@ func runNexmark(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // runNexmarkQuery runs q in a fresh serve child.
 func runNexmarkQuery(ctx context.Context, c nexmarkConfig, q nexmarkQuery, stderr io.Writer) (nexmarkRun, error) {
 	fmt.Fprintf(stderr, "nexmark: %s over %d events in %d splits\n", q.name, c.events, c.splits)
-	srv, err := startServerProcess(ctx, c.engine, "", stderr, "-watch-sources")
+	prof := ""
+	if c.profile != "" {
+		prof = filepath.Join(c.profile, strings.NewReplacer("(", "-", ")", "", "+", "-").Replace(q.name)+".pprof")
+	}
+	srv, err := startServerProcess(ctx, c.engine, prof, stderr, "-watch-sources")
 	if err != nil {
 		return nexmarkRun{}, err
 	}

@@ -17,24 +17,49 @@ import (
 // Postgres.
 
 func registerToChar(r registry) {
-	r.add("to_char", sig(tTs, types.TVarchar), types.TVarchar, nary(true, func(_ *Context, a []types.Datum) (types.Datum, error) {
-		ts := a[0].(types.DTimestamp)
-		if !ts.IsFinite() {
-			return nil, nil
-		}
-		return formatTemplate(ts.Time(), a[1].(string))
+	r.add("to_char", sig(tTs, types.TVarchar), types.TVarchar, toCharBuild(func(_ *Context, d types.Datum) (time.Time, bool, error) {
+		ts := d.(types.DTimestamp)
+		return ts.Time(), ts.IsFinite(), nil
 	}))
-	r.add("to_char", sig(tTstz, types.TVarchar), types.TVarchar, nary(true, func(c *Context, a []types.Datum) (types.Datum, error) {
-		ts := a[0].(types.DTimestamptz)
+	r.add("to_char", sig(tTstz, types.TVarchar), types.TVarchar, toCharBuild(func(c *Context, d types.Datum) (time.Time, bool, error) {
+		ts := d.(types.DTimestamptz)
 		if ts == types.TimestamptzInfinity || ts == types.TimestamptzNegInfinity {
-			return nil, nil
+			return time.Time{}, false, nil
 		}
 		w, err := wallFromTz(ts, c.loc())
-		if err != nil {
-			return nil, err
-		}
-		return formatTemplate(types.DTimestamp(w).Time(), a[1].(string))
+		return types.DTimestamp(w).Time(), true, err
 	}))
+}
+
+// toCharBuild builds to_char over a time read by wall (false: infinite,
+// giving NULL). A constant template is compiled once, when the
+// expression is built (a view's template errors at CREATE); any other is
+// compiled per row.
+func toCharBuild(wall func(*Context, types.Datum) (time.Time, bool, error)) buildFn {
+	return func(args []Expr, ret types.Type) (Expr, error) {
+		var prog []tcItem
+		if lit, ok := args[1].(*literalExpr); ok {
+			if s, ok := lit.val.(string); ok {
+				var err error
+				if prog, err = compileTemplate(s); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return &naryExpr{args: args, typ: ret, strict: true, fn: func(c *Context, a []types.Datum) (types.Datum, error) {
+			t, finite, err := wall(c, a[0])
+			if err != nil || !finite {
+				return nil, err
+			}
+			items := prog
+			if items == nil {
+				if items, err = compileTemplate(a[1].(string)); err != nil {
+					return nil, err
+				}
+			}
+			return runTemplate(t, items), nil
+		}}, nil
+	}
 }
 
 // tcPattern is one template pattern: what it writes for t; fm drops the
@@ -96,9 +121,46 @@ var tcLower = map[string]bool{"HH24": true, "HH12": true, "HH": true, "MI": true
 var tcUnsupported = []string{"Y,YYY", "SSSSS", "SSSS", "IDDD", "IYYY", "IYY", "A.D.", "B.C.", "FF1", "FF2", "FF3", "FF4",
 	"FF5", "FF6", "TZH", "TZM", "IY", "ID", "IW", "WW", "CC", "AD", "BC", "FX", "OF", "RM", "TZ", "TM", "TH", "SP", "I", "J", "W"}
 
+// tcItem is one step of a compiled template: a pattern (with FM) or
+// literal text.
+type tcItem struct {
+	p   *tcPattern
+	fm  bool
+	lit string
+}
+
 // formatTemplate writes t by tmpl.
 func formatTemplate(t time.Time, tmpl string) (types.Datum, error) {
+	items, err := compileTemplate(tmpl)
+	if err != nil {
+		return nil, err
+	}
+	return runTemplate(t, items), nil
+}
+
+func runTemplate(t time.Time, items []tcItem) string {
 	var b strings.Builder
+	for _, it := range items {
+		if it.p != nil {
+			b.WriteString(it.p.fmt(t, it.fm))
+		} else {
+			b.WriteString(it.lit)
+		}
+	}
+	return b.String()
+}
+
+// compileTemplate reads tmpl into steps (never nil: an empty template
+// writes the empty string).
+func compileTemplate(tmpl string) ([]tcItem, error) {
+	items := []tcItem{}
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			items = append(items, tcItem{lit: lit.String()})
+			lit.Reset()
+		}
+	}
 	for i := 0; i < len(tmpl); {
 		fm := false
 		if strings.HasPrefix(tmpl[i:], "FM") || strings.HasPrefix(tmpl[i:], "fm") {
@@ -110,7 +172,8 @@ func formatTemplate(t time.Time, tmpl string) (types.Datum, error) {
 			}
 		}
 		if p, ok := matchPattern(tmpl[i:]); ok {
-			b.WriteString(p.fmt(t, fm))
+			flush()
+			items = append(items, tcItem{p: p, fm: fm})
 			i += len(p.name)
 			continue
 		}
@@ -121,29 +184,32 @@ func formatTemplate(t time.Time, tmpl string) (types.Datum, error) {
 		case c == '"':
 			end := strings.IndexByte(tmpl[i+1:], '"')
 			if end < 0 {
-				b.WriteString(tmpl[i+1:])
-				return b.String(), nil
+				lit.WriteString(tmpl[i+1:])
+				flush()
+				return items, nil
 			}
-			b.WriteString(strings.ReplaceAll(tmpl[i+1:i+1+end], `\"`, `"`))
+			lit.WriteString(strings.ReplaceAll(tmpl[i+1:i+1+end], `\"`, `"`))
 			i += end + 2
 		case c == '\\' && i+1 < len(tmpl) && tmpl[i+1] == '"':
-			b.WriteByte('"')
+			lit.WriteByte('"')
 			i += 2
 		default:
-			b.WriteByte(c)
+			lit.WriteByte(c)
 			i++
 		}
 	}
-	return b.String(), nil
+	flush()
+	return items, nil
 }
 
-func matchPattern(s string) (tcPattern, bool) {
-	for _, p := range tcPatterns {
+func matchPattern(s string) (*tcPattern, bool) {
+	for i := range tcPatterns {
+		p := &tcPatterns[i]
 		if strings.HasPrefix(s, p.name) || tcLower[p.name] && strings.HasPrefix(s, strings.ToLower(p.name)) {
 			return p, true
 		}
 	}
-	return tcPattern{}, false
+	return nil, false
 }
 
 func pad(v, width int, fm bool) string {
