@@ -39,6 +39,14 @@ var differentialQueries = []struct{ name, view, compare string }{
 		"bidder, n, top, total"},
 	{"auction bids", "SELECT a.id, a.seller, count(*) AS bids, min(b.price) AS low FROM auction a JOIN bid b ON a.id = b.auction " +
 		"GROUP BY a.id, a.seller", "id, seller, bids, low"},
+	{"q9 winning bids", "SELECT id, item_name, seller, category, auction, bidder, price, bid_date_time FROM (" +
+		"SELECT a.*, b.auction, b.bidder, b.price, b.date_time AS bid_date_time, ROW_NUMBER() OVER (PARTITION BY a.id " +
+		"ORDER BY b.price DESC, b.date_time ASC, b.bidder) AS rownum FROM auction a, bid b WHERE a.id = b.auction " +
+		"AND b.date_time BETWEEN a.date_time AND a.expires) tmp WHERE rownum <= 1", "id, auction, bidder, price, bid_date_time"},
+	// Ties broken by every column: equal rows are indistinguishable.
+	{"q18 last bid", "SELECT auction, bidder, price, channel, date_time FROM (SELECT *, ROW_NUMBER() OVER (" +
+		"PARTITION BY bidder, auction ORDER BY date_time DESC, price DESC, channel, url, extra) AS rank_number FROM bid) t " +
+		"WHERE rank_number <= 1", "auction, bidder, price, channel, date_time"},
 	// q5, q7 and q8 with their windows scaled down a hundredfold: the
 	// events span two seconds of event time.
 	{"q5 hot items", "SELECT ab.auction, ab.num, ab.starttime FROM (SELECT auction, count(*) AS num, window_start AS starttime " +

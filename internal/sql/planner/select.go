@@ -59,11 +59,30 @@ func (q *query) selectStmt(s *pg_query.SelectStmt, top bool) (*relExpr, *orderin
 	return q.simpleSelect(s, top)
 }
 
+// fromAndWhere plans s's FROM (a ROW_NUMBER top-N, row_number.go, or
+// as usual) and returns what of WHERE is left to filter by.
+func (q *query) fromAndWhere(s *pg_query.SelectStmt) (*relExpr, *pg_query.Node, error) {
+	r, rest, ok, err := q.rowNumberTopN(s)
+	if err != nil || !ok {
+		if err != nil {
+			return nil, nil, err
+		}
+		return q.fromClause(s.FromClause, s.WhereClause)
+	}
+	if len(rest) == 0 {
+		return r, nil, nil
+	}
+	if len(rest) == 1 {
+		return r, rest[0], nil
+	}
+	return r, &pg_query.Node{Node: &pg_query.Node_BoolExpr{BoolExpr: &pg_query.BoolExpr{Boolop: pg_query.BoolExprType_AND_EXPR, Args: rest}}}, nil
+}
+
 func (q *query) simpleSelect(s *pg_query.SelectStmt, top bool) (*relExpr, *ordering, error) {
 	if len(s.WindowClause) > 0 {
 		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, "window functions are not supported")
 	}
-	from, where, err := q.fromClause(s.FromClause, s.WhereClause)
+	from, where, err := q.fromAndWhere(s)
 	if err != nil {
 		return nil, nil, err
 	}
