@@ -187,6 +187,7 @@ func (r *nexmarkRun) await(ctx context.Context, srv *serverProcess, timeout time
 			r.barriers, _ = strconv.Atoi(f[2])
 			return nil
 		case err := <-srv.done:
+			srv.done <- err // for Close, which waits for it
 			return fmt.Errorf("the server exited: %v", err)
 		case <-timer.C:
 			return fmt.Errorf("not done after %v", timeout)

@@ -60,10 +60,12 @@ func dateBin(stride types.DInterval, source, origin int64) (int64, error) {
 	}
 	delta := diff / width * width
 	if diff%width < 0 {
-		delta -= width // floor, not truncation toward zero
+		if delta, ok = subNoOverflow(delta, width); !ok { // floor, not truncation toward zero
+			return 0, sqlerr.New(sqlerr.DatetimeFieldOverflow, "timestamp out of range")
+		}
 	}
 	out, ok := addNoOverflow(origin, delta)
-	if !ok || infSign(out) != 0 {
+	if !ok || out < types.MinTimestampMicros || out >= types.EndTimestampMicros {
 		return 0, sqlerr.New(sqlerr.DatetimeFieldOverflow, "timestamp out of range")
 	}
 	return out, nil

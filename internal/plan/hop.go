@@ -42,6 +42,9 @@ func (h *HopWindow) Expand(in *types.Chunk, schema []types.Type) *types.Chunk {
 		op := in.Op(i).Normalize()
 		for k := range copies {
 			start := last - int64(k)*h.Slide
+			if !inRange(start) || !inRange(start+h.Size) || start+h.Size < start {
+				continue // a window reaching past the timestamps' range is none
+			}
 			for c, src := range in.Cols {
 				cols[c].AppendFrom(src, i)
 			}
@@ -69,6 +72,11 @@ func sameKind(like types.Datum, micros int64) types.Datum {
 		return types.DTimestamptz(micros)
 	}
 	return types.DTimestamp(micros)
+}
+
+// inRange reports a finite timestamp in the representable range.
+func inRange(us int64) bool {
+	return us >= types.MinTimestampMicros && us < types.EndTimestampMicros
 }
 
 // floorDiv is ⌊a/b⌋ for b > 0.

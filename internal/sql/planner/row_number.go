@@ -43,19 +43,21 @@ func (q *query) rowNumberTopN(s *pg_query.SelectStmt) (r *relExpr, rest []*pg_qu
 		return nil, nil, false, errAt(q.st, sqlerr.FeatureNotSupported, over.Location,
 			"ROW_NUMBER() is supported as a top-N only: filter it in the outer query, as in WHERE %s <= 10", rn)
 	}
-	if refersTo(s, rn) {
+	if refersTo(s, rn) || mentions(rest, rn) {
 		return nil, nil, false, errAt(q.st, sqlerr.FeatureNotSupported, over.Location,
-			"the row number %q can only be filtered (WHERE %s <= N), not selected or sorted by", rn, rn)
+			"the row number %q can only be filtered once (WHERE %s <= N), not selected, sorted by or compared again", rn, rn)
 	}
 	if len(inner.DistinctClause) > 0 {
 		return nil, nil, false, errAt(q.st, sqlerr.FeatureNotSupported, over.Location, "ROW_NUMBER() beside DISTINCT is not supported")
 	}
-	// The subquery without its row number, as a relation, selecting the
+	// The subquery with its row number replaced by a constant (so column
+	// aliases and ordinals still point where they did), selecting the
 	// window's PARTITION BY and ORDER BY expressions too (last, under
 	// names of their own), so they mean what they meant in it.
 	stripped := proto.Clone(sub).(*pg_query.RangeSubselect)
 	body := stripped.Subquery.GetSelectStmt()
-	body.TargetList = slices.Delete(body.TargetList, at, at+1)
+	body.TargetList[at].GetResTarget().Val = &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{
+		Val: &pg_query.A_Const_Ival{Ival: &pg_query.Integer{Ival: 0}}}}}
 	exprs := slices.Clone(over.PartitionClause)
 	for _, n := range over.OrderClause {
 		exprs = append(exprs, n.GetSortBy().Node)
@@ -86,7 +88,7 @@ func rowNumberTarget(s *pg_query.SelectStmt) (int, string, *pg_query.WindowDef) 
 	for i, t := range s.TargetList {
 		rt := t.GetResTarget()
 		fc := rt.GetVal().GetFuncCall()
-		if fc == nil || fc.Over == nil || funcName(fc) != "row_number" || len(fc.Args) > 0 {
+		if fc == nil || fc.Over == nil || funcName(fc) != "row_number" || len(fc.Args) > 0 || fc.AggFilter != nil {
 			continue
 		}
 		name := rt.Name
@@ -182,6 +184,11 @@ func refersTo(s *pg_query.SelectStmt, name string) bool {
 // window's PARTITION BY then ORDER BY expressions.
 func windowColumn(i int) string { return "?window_" + strconv.Itoa(i) }
 
+// mentions reports whether any of ns names column name.
+func mentions(ns []*pg_query.Node, name string) bool {
+	return refersTo(&pg_query.SelectStmt{TargetList: ns}, name)
+}
+
 // overColumns finds PARTITION BY and ORDER BY among the subquery's added
 // columns.
 func (q *query) overColumns(r *relExpr, w *pg_query.WindowDef) ([]int, []plan.ColumnOrder, error) {
@@ -262,4 +269,3 @@ func (q *query) groupTopN(r *relExpr, groups []int, by []plan.ColumnOrder, limit
 		TopN: &plan.TopN{OrderBy: kept, Limit: limit, GroupKeys: groups, Table: t}}
 	return &relExpr{node: n, cols: r.cols}
 }
-

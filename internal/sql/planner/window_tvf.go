@@ -61,6 +61,10 @@ func (q *query) timeWindow(f *pg_query.RangeFunction, fc *pg_query.FuncCall) (*r
 	if len(r.cols) > 0 {
 		qual = r.cols[0].qual
 	}
+	if f.Alias != nil && len(f.Alias.Colnames) > 0 {
+		return nil, errAt(q.st, sqlerr.FeatureNotSupported, fc.Location,
+			"column aliases for %s are not supported; rename its columns in the select list", strings.ToUpper(name))
+	}
 	if f.Alias != nil {
 		qual = f.Alias.Aliasname
 		for i := range out.cols {
