@@ -180,15 +180,7 @@ func (s *aggScope) bindCall(f *pg_query.FuncCall) (*aggCall, error) {
 			if err != nil {
 				return nil, err
 			}
-			ord := codec.Order{Desc: sb.SortbyDir == pg_query.SortByDir_SORTBY_DESC}
-			ord.NullsFirst = ord.Desc
-			switch sb.SortbyNulls {
-			case pg_query.SortByNulls_SORTBY_NULLS_FIRST:
-				ord.NullsFirst = true
-			case pg_query.SortByNulls_SORTBY_NULLS_LAST:
-				ord.NullsFirst = false
-			}
-			c.order, c.orders = append(c.order, t), append(c.orders, ord)
+			c.order, c.orders = append(c.order, t), append(c.orders, sortOrder(sb))
 		}
 	}
 	return c, nil

@@ -10,7 +10,6 @@ import (
 
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/sqlerr"
-	"github.com/sluice-db/sluice/internal/types/codec"
 )
 
 // The group top-N as SQL writes it:
@@ -218,15 +217,7 @@ func (q *query) overColumns(r *relExpr, w *pg_query.WindowDef) ([]int, []plan.Co
 		if err != nil {
 			return nil, nil, err
 		}
-		o := codec.Order{Desc: sb.SortbyDir == pg_query.SortByDir_SORTBY_DESC}
-		o.NullsFirst = o.Desc
-		switch sb.SortbyNulls {
-		case pg_query.SortByNulls_SORTBY_NULLS_FIRST:
-			o.NullsFirst = true
-		case pg_query.SortByNulls_SORTBY_NULLS_LAST:
-			o.NullsFirst = false
-		}
-		by = append(by, plan.ColumnOrder{Column: c, Order: o})
+		by = append(by, plan.ColumnOrder{Column: c, Order: sortOrder(sb)})
 	}
 	return groups, by, nil
 }
@@ -238,23 +229,7 @@ func (q *query) groupTopN(r *relExpr, groups []int, by []plan.ColumnOrder, limit
 	if len(groups) == 0 {
 		return q.topN(r, by, limit, 0)
 	}
-	pk := slices.Clone(groups)
-	orders := make([]codec.Order, len(groups))
-	var kept []plan.ColumnOrder
-	for _, o := range by {
-		if !slices.Contains(pk, o.Column) {
-			pk = append(pk, o.Column)
-			orders = append(orders, o.Order)
-			kept = append(kept, o)
-		}
-	}
-	for _, k := range r.node.StreamKey {
-		if !slices.Contains(pk, k) {
-			pk = append(pk, k)
-			orders = append(orders, codec.Order{})
-		}
-	}
-	t := plan.Table{Types: r.node.Schema, PK: pk, Orders: orders, DistKey: slices.Clone(groups)}
+	t, kept := topNTable(r.node, groups, by)
 	// The output is keyed by the group too: a row whose update moves it to
 	// another group leaves one actor and enters another, and downstream
 	// may see the insert before the delete. Under (group, key) they are

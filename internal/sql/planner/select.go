@@ -378,17 +378,23 @@ func (q *query) orderBy(b *binder, outs []outCol, sorts []*pg_query.Node, distin
 		if err != nil {
 			return nil, nil, err
 		}
-		o := codec.Order{Desc: sb.SortbyDir == pg_query.SortByDir_SORTBY_DESC}
-		o.NullsFirst = o.Desc
-		switch sb.SortbyNulls {
-		case pg_query.SortByNulls_SORTBY_NULLS_FIRST:
-			o.NullsFirst = true
-		case pg_query.SortByNulls_SORTBY_NULLS_LAST:
-			o.NullsFirst = false
-		}
-		by = append(by, plan.ColumnOrder{Column: col, Order: o})
+		by = append(by, plan.ColumnOrder{Column: col, Order: sortOrder(sb)})
 	}
 	return outs, by, nil
+}
+
+// sortOrder is an ORDER BY item's direction and NULL placement, with
+// Postgres's default: NULLs sort as larger than any value.
+func sortOrder(sb *pg_query.SortBy) codec.Order {
+	o := codec.Order{Desc: sb.SortbyDir == pg_query.SortByDir_SORTBY_DESC}
+	o.NullsFirst = o.Desc
+	switch sb.SortbyNulls {
+	case pg_query.SortByNulls_SORTBY_NULLS_FIRST:
+		o.NullsFirst = true
+	case pg_query.SortByNulls_SORTBY_NULLS_LAST:
+		o.NullsFirst = false
+	}
+	return o
 }
 
 func (q *query) sortColumn(b *binder, outs *[]outCol, n *pg_query.Node, distinct bool) (int, error) {

@@ -26,9 +26,18 @@ func distinctTable(in []types.Type, keys []int) plan.Table {
 // topN keeps the rows ranked offset+1 … offset+limit by `by`. Its table is
 // keyed by the order columns then the stream key, without duplicates.
 func (q *query) topN(r *relExpr, by []plan.ColumnOrder, limit, offset int64) *relExpr {
-	var pk []int
-	var orders []codec.Order
-	var kept []plan.ColumnOrder
+	t, kept := topNTable(r.node, nil, by)
+	n := &plan.Node{Kind: plan.KindTopN, Inputs: []*plan.Node{r.node}, Schema: r.node.Schema, StreamKey: r.node.StreamKey,
+		TopN: &plan.TopN{OrderBy: kept, Limit: limit, Offset: offset, Table: t}}
+	return &relExpr{node: n, cols: r.cols}
+}
+
+// topNTable is a top-N's state table over in: keyed by the group, the
+// order columns not already in it, then the stream key, and spread by the
+// group. kept is by without its repeated columns.
+func topNTable(in *plan.Node, groups []int, by []plan.ColumnOrder) (t plan.Table, kept []plan.ColumnOrder) {
+	pk := slices.Clone(groups)
+	orders := make([]codec.Order, len(groups))
 	for _, o := range by {
 		if !slices.Contains(pk, o.Column) {
 			pk = append(pk, o.Column)
@@ -36,16 +45,13 @@ func (q *query) topN(r *relExpr, by []plan.ColumnOrder, limit, offset int64) *re
 			kept = append(kept, o)
 		}
 	}
-	for _, k := range r.node.StreamKey {
+	for _, k := range in.StreamKey {
 		if !slices.Contains(pk, k) {
 			pk = append(pk, k)
 			orders = append(orders, codec.Order{})
 		}
 	}
-	t := plan.Table{Types: r.node.Schema, PK: pk, Orders: orders}
-	n := &plan.Node{Kind: plan.KindTopN, Inputs: []*plan.Node{r.node}, Schema: r.node.Schema, StreamKey: r.node.StreamKey,
-		TopN: &plan.TopN{OrderBy: kept, Limit: limit, Offset: offset, Table: t}}
-	return &relExpr{node: n, cols: r.cols}
+	return plan.Table{Types: in.Schema, PK: pk, Orders: orders, DistKey: slices.Clone(groups)}, kept
 }
 
 // sideTable holds one join input keyed by (join keys, stream key).
