@@ -41,15 +41,15 @@ func dateBinBuild(args []Expr, ret types.Type) (Expr, error) {
 
 // dateBin bins source (micros) by stride from origin (micros).
 func dateBin(stride types.DInterval, source, origin int64) (int64, error) {
+	if infSign(source) != 0 {
+		return source, nil // before the stride is looked at, as in Postgres
+	}
 	if stride.Months != 0 {
 		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "timestamps cannot be binned into intervals containing months or years")
 	}
 	width, ok := fixedMicros(stride)
 	if !ok || width <= 0 {
 		return 0, sqlerr.New(sqlerr.InvalidParameterValue, "stride must be greater than zero")
-	}
-	if infSign(source) != 0 {
-		return source, nil
 	}
 	if infSign(origin) != 0 {
 		return 0, sqlerr.New(sqlerr.DatetimeFieldOverflow, "origin out of range")

@@ -48,8 +48,8 @@ func toCharBuild(wall func(*Context, types.Datum) (time.Time, bool, error)) buil
 		}
 		return &naryExpr{args: args, typ: ret, strict: true, fn: func(c *Context, a []types.Datum) (types.Datum, error) {
 			t, finite, err := wall(c, a[0])
-			if err != nil || !finite {
-				return nil, err
+			if err != nil || !finite || a[1].(string) == "" {
+				return nil, err // an empty template gives NULL, as in Postgres
 			}
 			items := prog
 			if items == nil {
@@ -182,14 +182,7 @@ func compileTemplate(tmpl string) ([]tcItem, error) {
 		}
 		switch c := tmpl[i]; {
 		case c == '"':
-			end := strings.IndexByte(tmpl[i+1:], '"')
-			if end < 0 {
-				lit.WriteString(tmpl[i+1:])
-				flush()
-				return items, nil
-			}
-			lit.WriteString(strings.ReplaceAll(tmpl[i+1:i+1+end], `\"`, `"`))
-			i += end + 2
+			i = quotedText(tmpl, i+1, &lit)
 		case c == '\\' && i+1 < len(tmpl) && tmpl[i+1] == '"':
 			lit.WriteByte('"')
 			i += 2
@@ -200,6 +193,24 @@ func compileTemplate(tmpl string) ([]tcItem, error) {
 	}
 	flush()
 	return items, nil
+}
+
+// quotedText copies the text of a double-quoted piece starting at i (just
+// after the opening quote) into lit, a backslash escaping a quote, and
+// returns the position after the closing quote (or the end).
+func quotedText(tmpl string, i int, lit *strings.Builder) int {
+	for ; i < len(tmpl); i++ {
+		switch {
+		case tmpl[i] == '\\' && i+1 < len(tmpl) && tmpl[i+1] == '"':
+			lit.WriteByte('"')
+			i++
+		case tmpl[i] == '"':
+			return i + 1
+		default:
+			lit.WriteByte(tmpl[i])
+		}
+	}
+	return i
 }
 
 func matchPattern(s string) (*tcPattern, bool) {
