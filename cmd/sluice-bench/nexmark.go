@@ -174,6 +174,9 @@ func (r *nexmarkRun) await(ctx context.Context, srv *serverProcess, timeout time
 	for {
 		select {
 		case line := <-srv.lines:
+			if msg, failed := strings.CutPrefix(line, sourcesFailed+"\t"); failed {
+				return fmt.Errorf("the server could not read its sources' progress: %s", msg)
+			}
 			rest, ok := strings.CutPrefix(line, sourcesDone+"\t")
 			if !ok {
 				continue

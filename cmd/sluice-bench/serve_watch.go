@@ -14,11 +14,23 @@ import (
 // followed by the barrier latencies seen meanwhile: p50, p99 (ms), count.
 const sourcesDone = "sluice-bench sources done"
 
+// sourcesFailed is the line it prints, with the error, when it cannot
+// read the progress: the parent stops waiting at once.
+const sourcesFailed = "sluice-bench sources failed"
+
 // watchSources polls e every interval. From the first time it sees a
 // connector source it records the commit latency of each new committed
 // epoch; when every source is bounded and done it prints sourcesDone and
 // returns.
 func watchSources(ctx context.Context, e *engine.Engine, interval time.Duration, stdout io.Writer) error {
+	err := pollSources(ctx, e, interval, stdout)
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintf(stdout, "%s\t%v\n", sourcesFailed, err)
+	}
+	return err
+}
+
+func pollSources(ctx context.Context, e *engine.Engine, interval time.Duration, stdout io.Writer) error {
 	var lat []time.Duration
 	var last uint64
 	seen := false

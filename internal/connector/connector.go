@@ -60,10 +60,10 @@ type Source interface {
 
 // Reader reads one split. It is used by one goroutine at a time.
 type Reader interface {
-	// Read returns up to max rows ready now and the split's offset after
+	// Read returns up to limit rows ready now and the split's offset after
 	// them. With no row ready it returns a nil chunk and Ready says when
 	// to ask again.
-	Read(max int) (*types.Chunk, int64, Ready, error)
+	Read(limit int) (*types.Chunk, int64, Ready, error)
 }
 
 // Ready is when a reader that returned no rows may have rows again.

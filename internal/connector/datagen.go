@@ -223,7 +223,7 @@ type datagenReader struct {
 	startOff int64
 }
 
-func (r *datagenReader) Read(max int) (*types.Chunk, int64, Ready, error) {
+func (r *datagenReader) Read(limit int) (*types.Chunk, int64, Ready, error) {
 	s := r.s
 	// This split's rows are those with index split + k×splits < rows.
 	total, ok := s.End(int(r.split))
@@ -240,7 +240,7 @@ func (r *datagenReader) Read(max int) (*types.Chunk, int64, Ready, error) {
 	// Each split runs at rate/splits rows per second.
 	perSec := float64(s.rate) / float64(s.splits)
 	due := r.startOff + int64(now.Sub(r.start).Seconds()*perSec) + 1
-	n := int(min(int64(max), total-r.offset, max64(due-r.offset, 0)))
+	n := int(min(int64(limit), total-r.offset, max(due-r.offset, 0)))
 	if n == 0 {
 		at := r.start.Add(time.Duration(float64(r.offset-r.startOff) / perSec * float64(time.Second)))
 		return nil, r.offset, Ready{At: at}, nil
@@ -260,13 +260,6 @@ func (r *datagenReader) Read(max int) (*types.Chunk, int64, Ready, error) {
 	}
 	r.offset += int64(n)
 	return insertChunk(cols, n), r.offset, Ready{}, nil
-}
-
-func max64(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // value is the field's value in row i.

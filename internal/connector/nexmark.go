@@ -231,9 +231,9 @@ type nexmarkReader struct {
 // return: a Person source returns one event in fifty.
 const scanFactor = 64
 
-func (r *nexmarkReader) Read(max int) (*types.Chunk, int64, Ready, error) {
+func (r *nexmarkReader) Read(limit int) (*types.Chunk, int64, Ready, error) {
 	s := r.s
-	max = min(max, s.maxChunk)
+	limit = min(limit, s.maxChunk)
 	due := s.eventNum
 	if s.gapNanos > 0 {
 		now := time.Now()
@@ -245,12 +245,12 @@ func (r *nexmarkReader) Read(max int) (*types.Chunk, int64, Ready, error) {
 	if r.pos >= due {
 		return nil, r.offset(), r.wait(), nil
 	}
-	cols, err := newColumns(s.schema, max)
+	cols, err := newColumns(s.schema, limit)
 	if err != nil {
 		return nil, 0, Ready{}, err
 	}
-	n, limit := 0, int64(max)*scanFactor
-	for ; n < max && r.pos < due && limit > 0; r.pos, limit = r.pos+s.splits, limit-1 {
+	n, scan := 0, int64(limit)*scanFactor
+	for ; n < limit && r.pos < due && scan > 0; r.pos, scan = r.pos+s.splits, scan-1 {
 		num := s.gen.Number(r.pos)
 		if s.gen.KindOf(num) != s.kind {
 			continue

@@ -88,12 +88,10 @@ func (o *options) invalid(name, v, want string) error {
 }
 
 func rangeText(lo, hi int64) string {
-	switch {
-	case hi == math.MaxInt64:
+	if hi == math.MaxInt64 {
 		return "an integer ≥ " + strconv.FormatInt(lo, 10)
-	default:
-		return "an integer from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10)
 	}
+	return "an integer from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10)
 }
 
 // unused returns an error naming the first option (by name) no lookup

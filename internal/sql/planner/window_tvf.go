@@ -31,11 +31,11 @@ func isTimeWindow(name string) bool { return name == "tumble" || name == "hop" }
 func (q *query) timeWindow(f *pg_query.RangeFunction, fc *pg_query.FuncCall) (*relExpr, error) {
 	name := funcName(fc)
 	hop := name == "hop"
-	min, max := 3, 4
+	least := 3 // relation, time, size
 	if hop {
-		min, max = 4, 5
+		least = 4 // relation, time, slide, size
 	}
-	if len(fc.Args) < min || len(fc.Args) > max {
+	if len(fc.Args) < least || len(fc.Args) > least+1 {
 		return nil, errAt(q.st, sqlerr.UndefinedFunction, fc.Location, "%s takes (relation, time column, %s[, offset])",
 			strings.ToUpper(name), map[bool]string{false: "size", true: "slide, size"}[hop])
 	}

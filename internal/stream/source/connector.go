@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sluice-db/sluice/internal/connector"
@@ -79,7 +80,7 @@ func NewConnectorSource(env *stream.Env, cs *plan.ConnectorSource, schema []type
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
-	if want := cs.Spec.Schema(); !typesEqual(want, schema) {
+	if want := cs.Spec.Schema(); !slices.Equal(want, schema) {
 		return nil, fmt.Errorf("source: connector source schema %v, node says %v", want, schema)
 	}
 	if src.Splits() != cs.Splits {
@@ -99,18 +100,6 @@ func NewConnectorSource(env *stream.Env, cs *plan.ConnectorSource, schema []type
 	}
 	return &ConnectorSource{src: src, schema: schema, barriers: env.Barriers, throttle: env.Throttle,
 		chunkSize: env.ChunkSizeOrDefault(), offsets: offsets, owned: owned}, nil
-}
-
-func typesEqual(a, b []types.Type) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].ID != b[i].ID {
-			return false
-		}
-	}
-	return true
 }
 
 // Schema returns the source's column types.
