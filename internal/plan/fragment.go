@@ -120,8 +120,8 @@ func (f *fragmenter) exchange(in *Node, req Dist, fr *Fragment) (*Node, error) {
 		d = Dispatch{Kind: DispatchHash, DistKey: in.StreamKey, Downstream: fr.ID}
 	}
 	child.Outputs = append(child.Outputs, d)
-	return &Node{Kind: KindMerge, Schema: in.Schema, StreamKey: in.StreamKey,
-		Merge: &Merge{UpstreamFragment: child.ID}, dist: &req}, nil
+	return &Node{Kind: KindMerge, Schema: in.Schema, StreamKey: in.StreamKey, Watermarks: in.Watermarks,
+		AppendOnly: in.AppendOnly, Merge: &Merge{UpstreamFragment: child.ID}, dist: &req}, nil
 }
 
 func (f *fragmenter) noteLeaf(n *Node, fr *Fragment) error {

@@ -87,3 +87,20 @@ func floorDiv(a, b int64) int64 {
 	}
 	return q
 }
+
+// Watermarks returns the watermarks on window_start and window_end that a
+// watermark wm on the time column implies: every later row's time t ≥ wm
+// is in no window starting before the last window start at or before wm
+// minus the windows it overlaps (Size - Slide). ok is false outside the
+// timestamps' range.
+func (h *HopWindow) Watermarks(wm types.Datum) (start, end types.Datum, ok bool) {
+	t := timeMicros(wm)
+	if !inRange(t) {
+		return nil, nil, false
+	}
+	first := h.Origin + floorDiv(t-h.Origin, h.Slide)*h.Slide - h.Size + h.Slide
+	if !inRange(first) || !inRange(first+h.Size) {
+		return nil, nil, false
+	}
+	return sameKind(wm, first), sameKind(wm, first+h.Size), true
+}

@@ -40,3 +40,25 @@ func TestHopWindowExpand(t *testing.T) {
 		t.Error("a size that is no multiple of the slide passed the check")
 	}
 }
+
+// TestHopWindowWatermarks: a watermark w on the time column bounds
+// window_start by the first window holding a time at or after w.
+func TestHopWindowWatermarks(t *testing.T) {
+	h := &HopWindow{TimeCol: 0, Slide: 10, Size: 30, Origin: 5}
+	for _, c := range []struct{ wm, start int64 }{{35, 15}, {34, 5}, {5, -15}, {-1, -25}} {
+		start, end, ok := h.Watermarks(types.DTimestamp(c.wm))
+		if !ok || start != types.DTimestamp(c.start) || end != types.DTimestamp(c.start+30) {
+			t.Errorf("watermark %d: start %v end %v ok %v, want %d", c.wm, start, end, ok, c.start)
+		}
+		// No window holding a time ≥ wm starts before the bound.
+		for tm := c.wm; tm < c.wm+40; tm++ {
+			last := h.Origin + floorDiv(tm-h.Origin, h.Slide)*h.Slide
+			if first := last - h.Size + h.Slide; first < c.start {
+				t.Errorf("time %d is in a window starting at %d, below the watermark %d", tm, first, c.start)
+			}
+		}
+	}
+	if _, _, ok := h.Watermarks(types.DTimestamp(types.MinTimestampMicros)); ok {
+		t.Error("a watermark whose windows start before the range must be none")
+	}
+}

@@ -37,6 +37,10 @@ func MapExprs(n *Node, f func(expr.Desc) expr.Desc) *Node {
 			v.Rows[i] = mapAll(row, f)
 		}
 		out.Values = &v
+	case n.WatermarkFilter != nil:
+		w := *n.WatermarkFilter
+		w.Expr = f(w.Expr)
+		out.WatermarkFilter = &w
 	case n.Agg != nil:
 		a := *n.Agg
 		a.Calls = append([]AggCall(nil), n.Agg.Calls...)

@@ -24,11 +24,13 @@ const (
 	KindTopN            Kind = "top_n"
 	KindUnion           Kind = "union"
 	// KindHopWindow repeats each row once per hopping window holding it.
-	KindHopWindow   Kind = "hop_window"
-	KindDistinct    Kind = "distinct"
-	KindMaterialize Kind = "materialize"
-	KindBackfill    Kind = "backfill" // snapshot of an upstream table, then its changes
-	KindMerge       Kind = "merge"    // receives from an upstream fragment
+	KindHopWindow Kind = "hop_window"
+	// KindWatermarkFilter drops late rows and emits watermarks.
+	KindWatermarkFilter Kind = "watermark_filter"
+	KindDistinct        Kind = "distinct"
+	KindMaterialize     Kind = "materialize"
+	KindBackfill        Kind = "backfill" // snapshot of an upstream table, then its changes
+	KindMerge           Kind = "merge"    // receives from an upstream fragment
 )
 
 // Node is one executor in a fragment's tree. Exactly the field matching
@@ -41,20 +43,26 @@ type Node struct {
 	// StreamKey lists the output columns that identify a row uniquely in
 	// the stream (what a Delete refers to).
 	StreamKey []int
+	// Watermarks lists the output columns that carry watermarks (set by
+	// DeriveStreamProps): no row below the latest one will follow.
+	Watermarks []int `json:",omitempty"`
+	// AppendOnly: the node emits only inserts (EMIT ON WINDOW CLOSE).
+	AppendOnly bool `json:",omitempty"`
 
-	TableSource *TableSource     `json:",omitempty"`
-	Connector   *ConnectorSource `json:",omitempty"`
-	HopWindow   *HopWindow       `json:",omitempty"`
-	Values      *Values          `json:",omitempty"`
-	Project     *Project         `json:",omitempty"`
-	Filter      *Filter          `json:",omitempty"`
-	HashJoin    *HashJoin        `json:",omitempty"`
-	Agg         *Agg             `json:",omitempty"` // hash_agg and simple_agg
-	TopN        *TopN            `json:",omitempty"`
-	Distinct    *Distinct        `json:",omitempty"`
-	Materialize *Materialize     `json:",omitempty"`
-	Backfill    *Backfill        `json:",omitempty"`
-	Merge       *Merge           `json:",omitempty"`
+	TableSource     *TableSource     `json:",omitempty"`
+	Connector       *ConnectorSource `json:",omitempty"`
+	HopWindow       *HopWindow       `json:",omitempty"`
+	WatermarkFilter *WatermarkFilter `json:",omitempty"`
+	Values          *Values          `json:",omitempty"`
+	Project         *Project         `json:",omitempty"`
+	Filter          *Filter          `json:",omitempty"`
+	HashJoin        *HashJoin        `json:",omitempty"`
+	Agg             *Agg             `json:",omitempty"` // hash_agg and simple_agg
+	TopN            *TopN            `json:",omitempty"`
+	Distinct        *Distinct        `json:",omitempty"`
+	Materialize     *Materialize     `json:",omitempty"`
+	Backfill        *Backfill        `json:",omitempty"`
+	Merge           *Merge           `json:",omitempty"`
 
 	// dist is set on Merge nodes made by Fragmentize: what the exchange
 	// delivers.
@@ -197,6 +205,10 @@ type Agg struct {
 	Calls     []AggCall
 	// ResultTable keeps each group's current output row and row count.
 	ResultTable Table
+	// EmitOnWindowClose emits each group once, as an insert, when a
+	// watermark on the first group key passes it, instead of its changes
+	// at every barrier.
+	EmitOnWindowClose bool `json:",omitempty"`
 }
 
 // ColumnOrder is one ORDER BY item.

@@ -54,6 +54,8 @@ func (n *Node) tables() []*Table {
 		return []*Table{&n.Backfill.ProgressTable}
 	case n.Values != nil:
 		return []*Table{n.Values.Table}
+	case n.WatermarkFilter != nil:
+		return []*Table{&n.WatermarkFilter.Table}
 	}
 	return nil
 }

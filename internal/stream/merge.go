@@ -21,6 +21,8 @@ type Merge struct {
 	// read marks the columns the chain above reads (nil: all); the others
 	// of decoded fresh rows are left NULL. See ReadOnly.
 	read []bool
+	// wm takes the least of the upstream actors' watermarks.
+	wm *WatermarkMin
 }
 
 // NewMerge returns a merge over inputs, whose messages have schema.
@@ -29,7 +31,7 @@ func NewMerge(schema []types.Type, inputs []*Input) *Merge {
 	for i, in := range inputs {
 		chans[i] = in.ch
 	}
-	return &Merge{schema: schema, al: newAligner(chans)}
+	return &Merge{schema: schema, al: newAligner(chans), wm: NewWatermarkMin(len(chans))}
 }
 
 // Next returns the next chunk or aligned barrier.
@@ -38,7 +40,18 @@ func (m *Merge) Next(ctx context.Context) (Message, error) {
 		<-ctx.Done()
 		return Message{}, ctx.Err()
 	}
-	_, msg, err := m.al.nextMsg(ctx)
+	var i int
+	var msg Message
+	var err error
+	for {
+		i, msg, err = m.al.nextMsg(ctx)
+		if err != nil || msg.Watermark == nil {
+			break
+		}
+		if w, ok := m.wm.Observe(i, msg.Watermark); ok {
+			return Message{Watermark: w}, nil
+		}
+	}
 	if err != nil || msg.Fresh == nil || (m.fresh != nil && m.fresh()) {
 		return msg, err
 	}

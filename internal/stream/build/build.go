@@ -49,7 +49,7 @@ func builderFor(k plan.Kind) (builder, bool) {
 		return agg.Build, true
 	case plan.KindTopN:
 		return topn.Build, true
-	case plan.KindTableSource, plan.KindBackfill, plan.KindConnectorSource:
+	case plan.KindTableSource, plan.KindBackfill, plan.KindConnectorSource, plan.KindWatermarkFilter:
 		return source.Build, true
 	}
 	return nil, false

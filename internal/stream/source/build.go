@@ -33,6 +33,11 @@ func Build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 			return nil, fmt.Errorf("source: connector_source takes no input, got %d", len(inputs))
 		}
 		return NewConnectorSource(env, n.Connector, n.Schema)
+	case plan.KindWatermarkFilter:
+		if len(inputs) != 1 || inputs[0] == nil {
+			return nil, fmt.Errorf("source: watermark_filter takes 1 input, got %d", len(inputs))
+		}
+		return NewWatermarkFilter(env, n, inputs[0])
 	case plan.KindBackfill:
 		if n.Backfill == nil {
 			return nil, fmt.Errorf("source: backfill node without Backfill")

@@ -17,6 +17,9 @@ type HopWindow struct {
 	input  stream.Executor
 	schema []types.Type
 	spec   plan.HopWindow
+	// wms: the window_start and window_end watermarks implied by the time
+	// column's last watermark, returned after it.
+	wms []*stream.Watermark
 }
 
 func newHopWindow(n *plan.Node, input stream.Executor) (*HopWindow, error) {
@@ -46,15 +49,27 @@ func newHopWindow(n *plan.Node, input stream.Executor) (*HopWindow, error) {
 func (h *HopWindow) Schema() []types.Type { return h.schema }
 
 // Next expands the next chunk; barriers and watermarks of the input's
-// columns pass unchanged.
+// columns pass unchanged, a watermark on the time column followed by
+// those it implies on window_start and window_end.
 func (h *HopWindow) Next(ctx context.Context) (stream.Message, error) {
 	for {
+		if len(h.wms) > 0 {
+			w := h.wms[0]
+			h.wms = h.wms[1:]
+			return stream.Message{Watermark: w}, nil
+		}
 		msg, err := h.input.Next(ctx)
 		if err != nil {
 			return stream.Message{}, err
 		}
 		if msg.Fresh != nil {
 			return stream.Message{}, fmt.Errorf("stateless: fresh rows reached a hop window")
+		}
+		if w := msg.Watermark; w != nil && w.Col == h.spec.TimeCol && w.Value != nil {
+			if start, end, ok := h.spec.Watermarks(w.Value); ok {
+				n := len(h.schema) - 2
+				h.wms = append(h.wms, &stream.Watermark{Col: n, Value: start}, &stream.Watermark{Col: n + 1, Value: end})
+			}
 		}
 		if msg.Chunk == nil {
 			return msg, nil

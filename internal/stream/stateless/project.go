@@ -19,8 +19,15 @@ type Project struct {
 	exprCtx *expr.Context
 	schema  []types.Type
 	// passCol[i] is the output column that is input column i unchanged, or
-	// -1: a watermark on input column i survives only through it.
+	// -1 (for identity).
 	passCol []int
+	// monotone[i] lists the output columns whose expression never
+	// decreases as input column i grows (plan.MonotoneIn): a watermark
+	// on i becomes one on each, the expression of the watermark.
+	monotone [][]int
+	// wms holds watermarks derived from one input watermark, not yet
+	// returned.
+	wms []*stream.Watermark
 	// identity: the output is the input's columns in order (SELECT *),
 	// so fresh rows pass unchanged (PassFresh).
 	identity bool
@@ -31,7 +38,7 @@ func newProject(env *stream.Env, n *plan.Node, input stream.Executor) (*Project,
 		return nil, fmt.Errorf("stateless: project node without Project")
 	}
 	in := input.Schema()
-	p := &Project{input: input, exprCtx: exprContext(env), passCol: make([]int, len(in))}
+	p := &Project{input: input, exprCtx: exprContext(env), passCol: make([]int, len(in)), monotone: make([][]int, len(in))}
 	for i := range p.passCol {
 		p.passCol[i] = -1
 	}
@@ -44,6 +51,9 @@ func newProject(env *stream.Env, n *plan.Node, input stream.Executor) (*Project,
 		p.schema = append(p.schema, e.Type())
 		if d.Kind == expr.KindInput && p.passCol[d.Index] < 0 {
 			p.passCol[d.Index] = i
+		}
+		if c, ok := plan.MonotoneIn(d); ok && c >= 0 && c < len(in) {
+			p.monotone[c] = append(p.monotone[c], i)
 		}
 	}
 	if err := checkSchema(n, p.schema); err != nil {
@@ -70,6 +80,11 @@ func (p *Project) Schema() []types.Type { return p.schema }
 // Next projects the next chunk; barriers pass unchanged.
 func (p *Project) Next(ctx context.Context) (stream.Message, error) {
 	for {
+		if len(p.wms) > 0 {
+			w := p.wms[0]
+			p.wms = p.wms[1:]
+			return stream.Message{Watermark: w}, nil
+		}
 		msg, err := p.input.Next(ctx)
 		if err != nil {
 			return stream.Message{}, err
@@ -84,8 +99,8 @@ func (p *Project) Next(ctx context.Context) (stream.Message, error) {
 		case msg.Fresh != nil && !p.identity:
 			return stream.Message{}, fmt.Errorf("stateless: fresh rows reached a projection that changes them")
 		case msg.Watermark != nil:
-			if w, ok := p.mapWatermark(msg.Watermark); ok {
-				return stream.Message{Watermark: w}, nil
+			if err := p.mapWatermark(msg.Watermark); err != nil {
+				return stream.Message{}, err
 			}
 			continue
 		}
@@ -111,12 +126,36 @@ func (p *Project) project(in *types.Chunk) (*types.Chunk, error) {
 	return out, nil
 }
 
-// mapWatermark renames a watermark's column to where it is passed through.
-// It reports false when the column is not projected as is: an expression
-// of a watermarked column need not be monotone, so the watermark is dropped.
-func (p *Project) mapWatermark(w *stream.Watermark) (*stream.Watermark, bool) {
-	if w.Col < 0 || w.Col >= len(p.passCol) || p.passCol[w.Col] < 0 {
-		return nil, false
+// mapWatermark queues the watermarks an input watermark implies: one on
+// each output column monotone in its column, valued the expression of
+// the watermark (the expression of every later row is at least that).
+func (p *Project) mapWatermark(w *stream.Watermark) error {
+	if w.Col < 0 || w.Col >= len(p.monotone) || w.Value == nil {
+		return nil
 	}
-	return &stream.Watermark{Col: p.passCol[w.Col], Value: w.Value}, true
+	outs := p.monotone[w.Col]
+	if len(outs) == 0 {
+		return nil
+	}
+	in := p.input.Schema()
+	cols := make([]types.Column, len(in))
+	for i, t := range in {
+		cols[i] = types.MustColumn(t, 1)
+		if i == w.Col {
+			cols[i].Append(w.Value)
+		} else {
+			cols[i].Append(nil)
+		}
+	}
+	row := types.NewChunk(cols, nil)
+	for _, o := range outs {
+		col, err := p.exprs[o].Eval(p.exprCtx, row)
+		if err != nil {
+			return fmt.Errorf("stateless: project watermark of expression %d: %w", o, err)
+		}
+		if v := col.Get(0); v != nil {
+			p.wms = append(p.wms, &stream.Watermark{Col: o, Value: v})
+		}
+	}
+	return nil
 }

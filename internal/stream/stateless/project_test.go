@@ -94,6 +94,34 @@ func TestProjectWatermarks(t *testing.T) {
 	checkOutput(t, drain(t, context.Background(), e), []string{"barrier 1", "watermark 1 7", "barrier 2 stop"})
 }
 
+// TestProjectDerivesWatermarks: an output monotone in a watermarked column
+// (a constant added or subtracted, date_bin, date_trunc) gets the
+// watermark's image; one decreasing in it (constant minus column) none.
+func TestProjectDerivesWatermarks(t *testing.T) {
+	ts := types.TTimestamp
+	schema := []types.Type{i64, ts}
+	hour := lit(types.DInterval{Micros: 3600_000_000}, types.TInterval)
+	bin := expr.Func("date_bin", hour, in(1, ts), lit(types.DTimestamp(0), ts))
+	bin.Type = ts
+	plus := expr.Func("+", bin, hour)
+	plus.Type = ts
+	trunc := expr.Func("date_trunc", lit("day", types.TVarchar), in(1, ts))
+	trunc.Type = ts
+	src := stream.NewMockSource(schema,
+		stream.NewBarrier(1),
+		stream.Message{Watermark: &stream.Watermark{Col: 1, Value: types.DTimestamp(5400_000_000)}}, // 2000-01-01 01:30
+		stream.Message{Watermark: &stream.Watermark{Col: 0, Value: int64(10)}},
+		stream.NewStopBarrier(2, testActor))
+	node := projectNode(bin, plus, trunc, expr.Func("-", lit(int64(100), i64), in(0, i64)), expr.Func("-", in(0, i64), lit(int64(1), i64)))
+	e, err := Build(&stream.Env{}, nil, node, []stream.Executor{src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOutput(t, drain(t, context.Background(), e), []string{"barrier 1",
+		"watermark 0 3600000000", "watermark 1 7200000000", "watermark 2 0", // 01:00, 02:00, 00:00 in micros
+		"watermark 4 9", "barrier 2 stop"})
+}
+
 func TestProjectZeroColumnsKeepsRows(t *testing.T) {
 	schema := []types.Type{i64}
 	src := stream.NewMockSource(schema, stream.NewBarrier(1),

@@ -20,7 +20,7 @@ type Union struct {
 	// al is started on the first Next, because its pumps need a context
 	// and a context is never stored at construction.
 	al *stream.Aligned
-	wm watermarks
+	wm *stream.WatermarkMin
 }
 
 func newUnion(g *task.Group, n *plan.Node, inputs []stream.Executor) (*Union, error) {
@@ -42,7 +42,7 @@ func newUnion(g *task.Group, n *plan.Node, inputs []stream.Executor) (*Union, er
 	if err := checkSchema(n, schema); err != nil {
 		return nil, err
 	}
-	return &Union{g: g, inputs: inputs, schema: schema, wm: newWatermarks(len(inputs))}, nil
+	return &Union{g: g, inputs: inputs, schema: schema, wm: stream.NewWatermarkMin(len(inputs))}, nil
 }
 
 func sameSchema(want, got []types.Type) error {
@@ -71,52 +71,11 @@ func (u *Union) Next(ctx context.Context) (stream.Message, error) {
 			return stream.Message{}, fmt.Errorf("stateless: union: %w", err)
 		}
 		if msg.Watermark != nil {
-			if msg.Watermark.Value == nil {
-				continue // a NULL watermark bounds nothing
-			}
-			if w, ok := u.wm.observe(i, msg.Watermark); ok {
+			if w, ok := u.wm.Observe(i, msg.Watermark); ok {
 				return stream.Message{Watermark: w}, nil
 			}
 			continue
 		}
 		return msg, nil
 	}
-}
-
-// watermarks combines the inputs' watermarks per column: the union's
-// watermark is the least of its inputs', so it is emitted only once every
-// input has sent one, and only when that minimum advances.
-type watermarks struct {
-	n       int
-	perCol  map[int][]types.Datum // column → each input's latest value (nil = none yet)
-	emitted map[int]types.Datum
-}
-
-func newWatermarks(n int) watermarks {
-	return watermarks{n: n, perCol: map[int][]types.Datum{}, emitted: map[int]types.Datum{}}
-}
-
-func (w *watermarks) observe(input int, wm *stream.Watermark) (*stream.Watermark, bool) {
-	vals := w.perCol[wm.Col]
-	if vals == nil {
-		vals = make([]types.Datum, w.n)
-		w.perCol[wm.Col] = vals
-	}
-	if vals[input] == nil || types.Compare(wm.Value, vals[input]) > 0 {
-		vals[input] = wm.Value
-	}
-	low := vals[0]
-	for _, v := range vals {
-		if v == nil {
-			return nil, false
-		}
-		if types.Compare(v, low) < 0 {
-			low = v
-		}
-	}
-	if prev, ok := w.emitted[wm.Col]; ok && types.Compare(low, prev) <= 0 {
-		return nil, false
-	}
-	w.emitted[wm.Col] = low
-	return &stream.Watermark{Col: wm.Col, Value: low}, true
 }

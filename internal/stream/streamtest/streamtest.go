@@ -47,7 +47,8 @@ func OpenStoreWith(t TB, opts storage.Options) *storage.Store {
 // are barriers with epochs firstEpoch, firstEpoch+1, ... ("stop" stops
 // actor); "chunk" forces a chunk boundary; blank lines and lines starting
 // with # are skipped; every other line is a row, in chunk text form, of
-// the chunk the next barrier or "chunk" closes.
+// the chunk the next barrier or "chunk" closes; "watermark COL VALUE" is
+// a watermark on column COL (VALUE in the column's text form).
 func Script(in []types.Type, text string, firstEpoch uint64, actor stream.ActorID) []stream.Message {
 	var msgs []stream.Message
 	var rows []string
@@ -72,12 +73,33 @@ func Script(in []types.Type, text string, firstEpoch uint64, actor stream.ActorI
 			epoch++
 		case line == "chunk":
 			flush()
+		case strings.HasPrefix(line, "watermark "):
+			flush()
+			msgs = append(msgs, stream.Message{Watermark: parseWatermark(in, line)})
 		default:
 			rows = append(rows, line)
 		}
 	}
 	flush()
 	return msgs
+}
+
+// parseWatermark reads "watermark COL VALUE"; a malformed line panics (a
+// broken test script).
+func parseWatermark(in []types.Type, line string) *stream.Watermark {
+	f := strings.SplitN(line, " ", 3)
+	var col int
+	if len(f) != 3 {
+		panic("streamtest: " + line)
+	}
+	if _, err := fmt.Sscan(f[1], &col); err != nil || col < 0 || col >= len(in) {
+		panic("streamtest: " + line)
+	}
+	v, err := types.ParseDatum(f[2], in[col])
+	if err != nil {
+		panic(fmt.Sprintf("streamtest: %s: %v", line, err))
+	}
+	return &stream.Watermark{Col: col, Value: v}
 }
 
 // Render prints a message as expectations spell it: a chunk's rows (hidden
