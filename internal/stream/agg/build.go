@@ -61,6 +61,10 @@ func checkSchema(n *plan.Node, got []types.Type) error {
 func NewAgg(env *stream.Env, input stream.Executor, node *plan.Agg) (*Agg, error) {
 	in := input.Schema()
 	a := &Agg{input: input, groupKeys: node.GroupKeys, simple: len(node.GroupKeys) == 0}
+	if node.EmitOnWindowClose && a.simple {
+		return nil, fmt.Errorf("agg: EMIT ON WINDOW CLOSE without group keys")
+	}
+	a.win.onClose = node.EmitOnWindowClose
 	a.ectx = exprContext(env)
 	a.chunkSize = env.ChunkSizeOrDefault()
 	var groupTypes []types.Type

@@ -74,6 +74,23 @@
 // sum, numeric sum, NaN, +Inf, -Inf, trues, falses). The output columns let
 // a reloaded group emit the right U- without recomputing the old value.
 //
+// # Watermarks
+//
+// A watermark on the input column of group key j goes out as one on
+// output column j, after the epoch's changes and before the barrier: the
+// changes of groups below it are all out by then. The first group key
+// (the planner puts a watermarked key first) also closes groups: at each
+// barrier the groups below the watermark of the previous barrier are
+// final, and their rows in every state table are deleted (ScanBelow, one
+// range per owned vnode; value rows written fresh are met once they
+// commit). So a windowed aggregation keeps only its open windows.
+//
+// With EMIT ON WINDOW CLOSE (plan.Agg.EmitOnWindowClose) the flush emits
+// nothing for the dirty groups; after them it emits each group below the
+// current watermark once, as an insert of its final output, and deletes
+// its result row in the same epoch, so a rebuilt actor that sees the
+// watermark again does not emit it twice. The output is append-only.
+//
 // # Recovery
 //
 // Nothing in memory is needed for correctness: after a rebuild the cache is

@@ -28,6 +28,9 @@ func (a *Agg) beginFlush(ctx context.Context, b *stream.Barrier) error {
 		a.simpleLoaded = true
 	}
 	a.sawBarrier = true
+	if err := a.dropClosed(ctx); err != nil {
+		return err
+	}
 	a.flush.pending = b
 	a.flush.pos = 0
 	return nil
@@ -62,7 +65,9 @@ func (a *Agg) continueFlush(ctx context.Context) (stream.Message, error) {
 			if err != nil {
 				return stream.Message{}, err
 			}
-			a.flush.stash = rows
+			if !a.win.onClose {
+				a.flush.stash = rows // on close, a group is emitted when closed
+			}
 		}
 		// Keep an update pair in one chunk: start a new chunk if it does
 		// not fit in this one.
@@ -80,6 +85,36 @@ func (a *Agg) continueFlush(ctx context.Context) (stream.Message, error) {
 	if c := bld.Take(); c != nil {
 		return stream.ChunkMsg(c), nil
 	}
+	return a.flushTail(ctx)
+}
+
+// flushTail returns, after the dirty groups, the groups closed by the
+// watermark (EMIT ON WINDOW CLOSE), then the watermarks to pass on, then
+// the barrier.
+func (a *Agg) flushTail(ctx context.Context) (stream.Message, error) {
+	if !a.flush.tail {
+		a.flush.tail = true
+		if err := a.beginClose(ctx); err != nil {
+			return stream.Message{}, err
+		}
+	}
+	c, err := a.nextClosed(ctx, a.flush.builder)
+	if err != nil {
+		return stream.Message{}, err
+	}
+	if c == nil {
+		c = a.flush.builder.Take()
+	}
+	if c != nil {
+		return stream.ChunkMsg(c), nil
+	}
+	if len(a.win.wms) > 0 {
+		w := a.win.wms[0]
+		a.win.wms = a.win.wms[1:]
+		return stream.Message{Watermark: w}, nil
+	}
+	a.flush.tail = false
+	a.closeFlush()
 	return a.endFlush(ctx)
 }
 

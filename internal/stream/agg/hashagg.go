@@ -30,6 +30,9 @@ type Agg struct {
 	flush struct {
 		pending *stream.Barrier
 		pos     int
+		// tail: the dirty groups are done; closed groups and
+		// watermarks follow (flushTail).
+		tail    bool
 		stash   []outRow
 		builder *types.Builder
 		// Scratch reused across groups: stashBuf backs stash (at most an
@@ -38,6 +41,7 @@ type Agg struct {
 		rowBuf     types.Row
 		cmpX, cmpY []byte
 	}
+	win          windows
 	simpleLoaded bool
 	// sawBarrier is set once the first barrier has passed.
 	sawBarrier bool
@@ -76,8 +80,9 @@ func (a *Agg) Next(ctx context.Context) (stream.Message, error) {
 			if err := a.beginFlush(ctx, msg.Barrier); err != nil {
 				return stream.Message{}, err
 			}
+		case msg.Watermark != nil:
+			a.onWatermark(msg.Watermark)
 		}
-		// Watermarks are dropped: the output has no column they bound.
 	}
 }
 

@@ -49,6 +49,17 @@
 //
 // Nothing in memory is needed for correctness: the caches only mirror the
 // state tables, so after recovery the executor is rebuilt on the committed
-// state and continues. Watermarks are dropped for now (no watermark
-// derivation or state cleaning yet).
+// state and continues.
+//
+// # Watermarks
+//
+// An inner join tracks, per key pair, each side's latest watermark on its
+// key column. Once both sides have one, the lesser is the join's
+// watermark on that key: it goes out as a watermark on every output
+// column that is the pair's left or right column (an output row's key is
+// at least both sides' watermarks). On the first key pair (the planner
+// puts a watermarked pair first) it also closes state: at the next
+// barrier both sides' rows below it are deleted, with their cache
+// entries, since no later row of either side can match or retract them.
+// Outer joins drop watermarks: they keep unmatched rows to pad.
 package join

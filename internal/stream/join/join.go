@@ -32,6 +32,7 @@ type HashJoin struct {
 	outRow  types.Row
 	// barrier is an aligned barrier to pass on once ready is drained.
 	barrier *stream.Barrier
+	wm      watermarks
 }
 
 type inputChunk struct {
@@ -63,8 +64,12 @@ func (j *HashJoin) Next(ctx context.Context) (stream.Message, error) {
 		if err := ctx.Err(); err != nil {
 			return stream.Message{}, err
 		}
+		if q := j.wm.queue; len(q) > 0 {
+			j.wm.queue = q[1:]
+			return stream.Message{Watermark: q[0]}, nil
+		}
 		if j.barrier != nil {
-			return j.passBarrier()
+			return j.passBarrier(ctx)
 		}
 		if err := j.step(ctx); err != nil {
 			return stream.Message{}, err
@@ -94,17 +99,20 @@ func (j *HashJoin) pull(ctx context.Context) error {
 	case msg.Barrier != nil:
 		j.flush()
 		j.barrier = msg.Barrier
+	case msg.Watermark != nil:
+		j.onWatermark(i, msg.Watermark)
 	}
-	// Watermarks are dropped: the join derives no output watermark and
-	// cleans no state by watermark (listed as a gap in the stop's note).
 	return nil
 }
 
 // passBarrier seals every state table for the barrier's epoch (all output
 // of the epoch has been returned by now) and passes the barrier on.
-func (j *HashJoin) passBarrier() (stream.Message, error) {
+func (j *HashJoin) passBarrier(ctx context.Context) (stream.Message, error) {
 	b := j.barrier
 	j.barrier = nil
+	if err := j.cleanState(ctx); err != nil {
+		return stream.Message{}, err
+	}
 	for _, s := range j.sides {
 		if err := s.seal(b.Epoch); err != nil {
 			return stream.Message{}, err

@@ -31,6 +31,14 @@ func (t storeTable) Scan(ctx context.Context, prefix types.Row) (rowIterator, er
 	return storeIter{it}, nil
 }
 
+func (t storeTable) ScanBelow(ctx context.Context, bound types.Datum) (rowIterator, error) {
+	it, err := t.StateTable.ScanBelow(ctx, bound)
+	if err != nil {
+		return nil, err
+	}
+	return storeIter{it}, nil
+}
+
 type storeIter struct{ storage.Iterator }
 
 // Close releases the iterator. Closing a read-only iterator cannot lose
