@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/sluice-db/sluice/internal/connector"
+	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/storage"
@@ -76,6 +77,8 @@ type Relation struct {
 	// Connector is the connector of a source, or of a table that takes
 	// rows from one (nil: none).
 	Connector *connector.Spec `json:",omitempty"`
+	// Watermark is the WATERMARK FOR of a source or append-only table.
+	Watermark *Watermark `json:",omitempty"`
 	// DependsOn lists relations this one reads.
 	DependsOn []uint32 `json:",omitempty"`
 	Job       JobRecord
@@ -84,6 +87,16 @@ type Relation struct {
 	// gives them (privileges.go).
 	Owner  string              `json:",omitempty"`
 	Grants map[string][]string `json:",omitempty"`
+}
+
+// Watermark is `WATERMARK FOR column AS expression`: the relation's rows
+// arrive with event time in column Col, and no row below the largest
+// Expr seen so far is let through (plan.WatermarkFilter).
+type Watermark struct {
+	Col  int
+	Expr expr.Desc
+	// Text is the expression as written.
+	Text string
 }
 
 // ConnectorOnlyError is the error for DML into a table whose rows come

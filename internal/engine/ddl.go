@@ -35,6 +35,8 @@ type TableSpec struct {
 	// Connector, if set, feeds the table from a connector (its Columns
 	// are the table's declared columns, RowID set without a key).
 	Connector *connector.Spec
+	// Watermark, if set, filters late rows before they are stored.
+	Watermark *catalog.Watermark
 }
 
 // ViewSpec describes a materialized view to create. Plan is the logical
@@ -103,19 +105,21 @@ func (e *Engine) CreateTable(ctx context.Context, spec TableSpec) (*catalog.Rela
 	}
 	ts := columnTypes(cols)
 	rel := &catalog.Relation{ID: ids.Next(), Name: spec.Name, Kind: catalog.KindTable, Columns: cols, PK: pk,
-		AppendOnly: spec.AppendOnly, Definition: spec.Definition, Owner: spec.Owner,
+		AppendOnly: spec.AppendOnly, Definition: spec.Definition, Owner: spec.Owner, Watermark: spec.Watermark,
 		Table: plan.Table{ID: ids.Next(), Types: ts, PK: pk, DistKey: pk}}
 	if spec.Connector != nil {
 		src, err := e.connectorInput(rel, *spec.Connector, ids)
 		if err != nil {
 			return nil, err
 		}
-		return rel, e.createJob(ctx, rel, src, ids, false)
+		return rel, e.createJob(ctx, rel, withWatermark(rel, src, ids.Next()), ids, false)
 	}
+	// Fresh rows pass a table source's inserts to the materialize still
+	// encoded, which a watermark filter between them cannot read.
 	src := &plan.Node{Kind: plan.KindTableSource, Schema: ts, StreamKey: pk,
 		TableSource: &plan.TableSource{TableID: rel.Table.ID, OffsetTable: source.OffsetTable(ids.Next()),
-			FreshRows: hasRowID(rel)}}
-	return rel, e.createJob(ctx, rel, src, ids, false)
+			FreshRows: hasRowID(rel) && rel.Watermark == nil}}
+	return rel, e.createJob(ctx, rel, withWatermark(rel, src, ids.Next()), ids, false)
 }
 
 // CreateMaterializedView creates a view maintained by a new job and, unless
@@ -162,6 +166,7 @@ func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *pl
 		StreamKey: rel.PK, Materialize: &plan.Materialize{Table: rel.Table, View: rel.Kind == catalog.KindMaterializedView,
 			FreshInserts:  rel.Kind == catalog.KindTable && hasRowID(rel) && rel.Connector == nil,
 			CheckedWrites: checkedWrites(rel)}}
+	plan.DeriveStreamProps(root)
 	job, err := plan.Fragmentize(rel.ID, root, plan.FragmentOptions{
 		Parallelism: e.opts.Parallelism, NextFragmentID: ids.Next, Upstream: e.upstream})
 	if err != nil {

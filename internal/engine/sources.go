@@ -18,6 +18,7 @@ type SourceSpec struct {
 	// Columns are the declared columns; a hidden _row_id is added.
 	Columns    []catalog.Column
 	Connector  connector.Spec
+	Watermark  *catalog.Watermark
 	Definition string
 	Owner      string
 }
@@ -42,7 +43,7 @@ func (e *Engine) CreateSource(ctx context.Context, spec SourceSpec) (*catalog.Re
 	}
 	rel := &catalog.Relation{ID: ids.Next(), Name: spec.Name, Kind: catalog.KindSource, State: catalog.StateCreated,
 		Columns: cols, PK: []int{len(cols) - 1}, AppendOnly: true, Definition: spec.Definition, Owner: spec.Owner,
-		Connector: &conn}
+		Connector: &conn, Watermark: spec.Watermark}
 	if err := e.catalog.Put(ctx, rel); err != nil {
 		return nil, err
 	}
@@ -50,12 +51,30 @@ func (e *Engine) CreateSource(ctx context.Context, spec SourceSpec) (*catalog.Re
 }
 
 // ConnectorNode is the plan node reading source rel (all its columns,
-// _row_id last). Its offset table has id 0 until the planner assigns ids.
+// _row_id last), under its watermark filter if it has a watermark. Its
+// tables have id 0 until the planner assigns ids.
 func ConnectorNode(rel *catalog.Relation) (*plan.Node, error) {
 	if rel.Connector == nil {
 		return nil, fmt.Errorf("engine: %s has no connector", rel.Name)
 	}
-	return connectorNode(rel.Name, *rel.Connector, columnTypes(rel.Columns), rel.PK, 0)
+	n, err := connectorNode(rel.Name, *rel.Connector, columnTypes(rel.Columns), rel.PK, 0)
+	if err != nil {
+		return nil, err
+	}
+	return withWatermark(rel, n, 0), nil
+}
+
+// withWatermark puts rel's watermark filter, if it has one, over in; its
+// table gets id tableID.
+func withWatermark(rel *catalog.Relation, in *plan.Node, tableID uint32) *plan.Node {
+	w := rel.Watermark
+	if w == nil {
+		return in
+	}
+	n := &plan.Node{Kind: plan.KindWatermarkFilter, Inputs: []*plan.Node{in}, Schema: in.Schema, StreamKey: in.StreamKey,
+		WatermarkFilter: &plan.WatermarkFilter{Col: w.Col, Expr: w.Expr, Table: plan.WatermarkTable(tableID, in.Schema[w.Col])}}
+	plan.DeriveStreamProps(n)
+	return n
 }
 
 func connectorNode(name string, spec connector.Spec, ts []types.Type, key []int, offsetID uint32) (*plan.Node, error) {

@@ -57,9 +57,26 @@ func offsetTable(r *catalog.Relation) (plan.Table, bool) {
 		return plan.Table{}, false
 	}
 	for _, f := range r.Job.Plan.Fragments {
-		if f.Root != nil && f.Root.Kind == plan.KindTableSource && f.Root.TableSource != nil {
-			return f.Root.TableSource.OffsetTable, true
+		if n := findTableSource(f.Root); n != nil {
+			return n.TableSource.OffsetTable, true
 		}
 	}
 	return plan.Table{}, false
+}
+
+// findTableSource returns the table source node under n (a fragment's
+// root, or a watermark filter or union above the source), or nil.
+func findTableSource(n *plan.Node) *plan.Node {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == plan.KindTableSource && n.TableSource != nil {
+		return n
+	}
+	for _, in := range n.Inputs {
+		if s := findTableSource(in); s != nil {
+			return s
+		}
+	}
+	return nil
 }

@@ -76,6 +76,26 @@ func gracefulDrop(w []word) (span struct{ start, end int }, ok bool) {
 	return span, true
 }
 
+// emitOnWindowClose finds the trailing EMIT ON WINDOW CLOSE of a CREATE
+// MATERIALIZED VIEW, explained or not.
+func emitOnWindowClose(w []word) (span struct{ start, end int }, ok bool) {
+	n := len(w)
+	if n < 8 || !is(w, n-4, "emit", "on", "window", "close") {
+		return span, false
+	}
+	k := 0
+	if is(w, 0, "explain") {
+		for k < n-4 && !is(w, k, "create", "materialized", "view") {
+			k++
+		}
+	}
+	if !is(w, k, "create", "materialized", "view") {
+		return span, false
+	}
+	span.start, span.end = w[n-4].start, w[n-1].end
+	return span, true
+}
+
 // dropSource finds the word SOURCE of DROP SOURCE, which is parsed as
 // DROP TABLE (the words have the same length).
 func dropSource(w []word) (span struct{ start, end int }, ok bool) {

@@ -68,11 +68,16 @@ type Statement struct {
 	// SOURCE's column list; HasWith is set when the clause is there,
 	// even empty. Format, Encode and EncodeOptions are FORMAT … ENCODE …
 	// (…), upper-cased.
-	With          []Option
-	HasWith       bool
-	Format        string
-	Encode        string
-	EncodeOptions []Option
+	With    []Option
+	HasWith bool
+	// Watermark is the column list's WATERMARK FOR … AS …, if any.
+	Watermark *WatermarkDef
+	// EmitOnWindowClose is set for a CREATE MATERIALIZED VIEW ending in
+	// EMIT ON WINDOW CLOSE.
+	EmitOnWindowClose bool
+	Format            string
+	Encode            string
+	EncodeOptions     []Option
 
 	// Fields of the custom statements.
 
@@ -239,6 +244,10 @@ func preparePiece(sql string, p piece, st *Statement, text []byte) (std bool, er
 	if at, ok := dropSource(words); ok {
 		st.Source = true
 		copy(text[at.start:at.end], "table ")
+	}
+	if at, ok := emitOnWindowClose(words); ok {
+		st.EmitOnWindowClose = true
+		blank(text, at.start, at.end)
 	}
 	if at, ok := gracefulDrop(words); ok {
 		st.Graceful = true

@@ -33,6 +33,13 @@ func sourceClauses(st *Statement, w []word, text []byte) error {
 	if !ok {
 		return nil // no column list: pg_query reports what is wrong
 	}
+	open := i
+	for w[open].raw != "(" {
+		open++
+	}
+	if err := watermarkClause(st, w, open, end, text); err != nil {
+		return err
+	}
 	k := end + 1
 	if is(w, k, "append", "only") {
 		k += 2

@@ -291,6 +291,9 @@ func (q *query) aggregate(from *relExpr, s *pg_query.SelectStmt) (*relExpr, *bin
 			sc.groups = append(sc.groups, t)
 		}
 	}
+	if q.streaming {
+		watermarkedFirst(from, sc.groups)
+	}
 	sc.from.clause = "WHERE"
 	b := &binder{q: q, scope: from, schema: sc.schema, hook: sc.hook, grouped: sc.grouped}
 	// Bind everything above the aggregation once to collect its calls;

@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/sql/parser"
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/types"
@@ -100,6 +101,9 @@ func (p *Planner) createTable(st *parser.Statement, cs *pg_query.CreateStmt) (Re
 		spec.PK = append(spec.PK, i)
 		spec.Columns[i].NotNull = true
 	}
+	if spec.Watermark, err = q.watermarkOf(spec, conn != nil); err != nil {
+		return nil, err
+	}
 	if conn != nil {
 		return withConnector(st, spec, conn, cs.IfNotExists)
 	}
@@ -140,6 +144,12 @@ func (p *Planner) createView(ctx context.Context, st *parser.Statement, cs *pg_q
 		return nil, err
 	}
 	r = q.visibleFirst(r)
+	if st.EmitOnWindowClose {
+		if err := emitOnWindowClose(r.node); err != nil {
+			return nil, err
+		}
+	}
+	plan.DeriveStreamProps(r.node)
 	if err := p.assignIDs(ctx, r.node); err != nil {
 		return nil, err
 	}

@@ -260,6 +260,8 @@ func (q *query) keyColumns(in *relExpr, ks []typed) (*relExpr, []int) {
 }
 
 func (q *query) hashJoin(left, right *relExpr, jt plan.JoinType, keys []equiKey, residual []expr.Desc) *relExpr {
+	keys = slices.Clone(keys)
+	watermarkedKeyFirst(left, right, jt, keys)
 	var lk, rk []typed
 	nullSafe := make([]bool, len(keys))
 	anyNullSafe := false

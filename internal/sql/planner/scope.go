@@ -114,8 +114,24 @@ func (q *query) scanRelation(rel *catalog.Relation, qual string) (*relExpr, erro
 		return out, nil
 	}
 	out.node = &plan.Node{Kind: plan.KindBackfill, Schema: slices.Clone(rel.Table.Types), StreamKey: slices.Clone(rel.PK),
-		Backfill: &plan.Backfill{Upstream: rel.Table, Columns: cols, ProgressTable: source.ProgressTable(0)}}
+		Watermarks: relationWatermarks(rel),
+		Backfill:   &plan.Backfill{Upstream: rel.Table, Columns: cols, ProgressTable: source.ProgressTable(0)}}
 	return out, nil
+}
+
+// relationWatermarks returns the columns of rel's rows that carry
+// watermarks: those its job's materialize passes on (a table's
+// WATERMARK FOR column, a view's window columns). A backfill passes them
+// on once its snapshot is read.
+func relationWatermarks(rel *catalog.Relation) []int {
+	if rel.Job.Plan == nil {
+		return nil
+	}
+	f := rel.Job.Plan.Fragment(rel.Job.MaterializeFragment)
+	if f == nil || f.Root == nil {
+		return nil
+	}
+	return slices.Clone(f.Root.Watermarks)
 }
 
 // resolve finds the column qual.name (qual may be empty) in r. Visible

@@ -106,7 +106,7 @@ func withConnector(st *parser.Statement, spec engine.TableSpec, conn *connector.
 	}
 	if st.Source {
 		return &CreateSource{IfNotExists: ifNotExists, Spec: engine.SourceSpec{Name: spec.Name, Columns: spec.Columns,
-			Connector: *conn, Definition: spec.Definition}}, nil
+			Connector: *conn, Watermark: spec.Watermark, Definition: spec.Definition}}, nil
 	}
 	spec.Connector = conn
 	return &CreateTable{Spec: spec, IfNotExists: ifNotExists}, nil

@@ -174,6 +174,9 @@ func nodeLine(n *plan.Node) string {
 			calls = append(calls, aggString(c))
 		}
 		info = fmt.Sprintf("group keys: %s, aggs: [%s]", keyList(n.Agg.GroupKeys), strings.Join(calls, ", "))
+		if n.Agg.EmitOnWindowClose {
+			info += ", emit on window close"
+		}
 	case plan.KindTopN:
 		info = fmt.Sprintf("order: %s, limit: %d, offset: %d", orderList(n.TopN.OrderBy), n.TopN.Limit, n.TopN.Offset)
 		if len(n.TopN.GroupKeys) > 0 {
@@ -196,12 +199,28 @@ func nodeLine(n *plan.Node) string {
 	case plan.KindConnectorSource:
 		c := n.Connector
 		info = fmt.Sprintf("source: %s, connector: %s, splits: %d, append only", c.Name, c.Spec.Connector, c.Splits)
+	case plan.KindWatermarkFilter:
+		w := n.WatermarkFilter
+		info = fmt.Sprintf("column: $%d, watermark: %s", w.Col, descString(w.Expr))
+	}
+	if len(n.Watermarks) > 0 {
+		info = joinInfo(info, "output watermarks: "+keyList(n.Watermarks))
+	}
+	if n.AppendOnly && n.Kind != plan.KindConnectorSource {
+		info = joinInfo(info, "append only")
 	}
 	name := kindName(n.Kind)
 	if info == "" {
 		return name
 	}
 	return name + " { " + info + " }"
+}
+
+func joinInfo(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + ", " + b
 }
 
 func kindName(k plan.Kind) string {
