@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
 	"github.com/sluice-db/sluice/internal/task"
+	"github.com/sluice-db/sluice/internal/types"
 )
 
 // Recoverer rebuilds the graph: it stops every actor, drops uncommitted
@@ -138,7 +139,8 @@ func (c *Coordinator) performOne(ctx context.Context, a barrier.Action) {
 
 func (c *Coordinator) inject(a barrier.Inject) {
 	// The horizon is taken before any source can see the barrier.
-	b := &stream.Barrier{Epoch: a.Epoch.Curr, Checkpoint: a.Checkpoint, DMLHorizon: c.store.DMLHorizon()}
+	b := &stream.Barrier{Epoch: a.Epoch.Curr, Checkpoint: a.Checkpoint, DMLHorizon: c.store.DMLHorizon(),
+		Time: types.TimestamptzFromTime(a.Time)}
 	switch mut := a.Mutation.(type) {
 	case barrier.Add:
 		job := uint32(mut.Job.ID)

@@ -15,7 +15,7 @@ func distOf(n *Node) Dist {
 		return backfillDist(n)
 	case KindProject:
 		return projectDist(n)
-	case KindFilter, KindWatermarkFilter:
+	case KindFilter, KindWatermarkFilter, KindTemporalFilter:
 		return inputDist(n, 0)
 	case KindHashJoin:
 		return joinDist(n)

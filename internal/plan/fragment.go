@@ -227,6 +227,11 @@ func required(n *Node, i int) Dist {
 			return Dist{DistHash, n.TopN.GroupKeys}
 		}
 		return Dist{Kind: DistSingleton}
+	case KindTemporalFilter:
+		if n.TemporalFilter != nil && len(n.TemporalFilter.Table.DistKey) > 0 {
+			return Dist{DistHash, n.TemporalFilter.Table.DistKey}
+		}
+		return Dist{Kind: DistSingleton}
 	case KindMaterialize:
 		if n.Materialize != nil && len(n.Materialize.Table.DistKey) > 0 {
 			return Dist{DistHash, n.Materialize.Table.DistKey}

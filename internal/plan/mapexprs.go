@@ -41,6 +41,10 @@ func MapExprs(n *Node, f func(expr.Desc) expr.Desc) *Node {
 		w := *n.WatermarkFilter
 		w.Expr = f(w.Expr)
 		out.WatermarkFilter = &w
+	case n.TemporalFilter != nil:
+		tf := *n.TemporalFilter
+		tf.Bound = f(tf.Bound)
+		out.TemporalFilter = &tf
 	case n.Agg != nil:
 		a := *n.Agg
 		a.Calls = append([]AggCall(nil), n.Agg.Calls...)

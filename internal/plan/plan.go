@@ -27,10 +27,13 @@ const (
 	KindHopWindow Kind = "hop_window"
 	// KindWatermarkFilter drops late rows and emits watermarks.
 	KindWatermarkFilter Kind = "watermark_filter"
-	KindDistinct        Kind = "distinct"
-	KindMaterialize     Kind = "materialize"
-	KindBackfill        Kind = "backfill" // snapshot of an upstream table, then its changes
-	KindMerge           Kind = "merge"    // receives from an upstream fragment
+	// KindTemporalFilter compares a column with a bound that moves with
+	// the barriers' time (now()).
+	KindTemporalFilter Kind = "temporal_filter"
+	KindDistinct       Kind = "distinct"
+	KindMaterialize    Kind = "materialize"
+	KindBackfill       Kind = "backfill" // snapshot of an upstream table, then its changes
+	KindMerge          Kind = "merge"    // receives from an upstream fragment
 )
 
 // Node is one executor in a fragment's tree. Exactly the field matching
@@ -53,6 +56,7 @@ type Node struct {
 	Connector       *ConnectorSource `json:",omitempty"`
 	HopWindow       *HopWindow       `json:",omitempty"`
 	WatermarkFilter *WatermarkFilter `json:",omitempty"`
+	TemporalFilter  *TemporalFilter  `json:",omitempty"`
 	Values          *Values          `json:",omitempty"`
 	Project         *Project         `json:",omitempty"`
 	Filter          *Filter          `json:",omitempty"`

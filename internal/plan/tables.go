@@ -56,6 +56,8 @@ func (n *Node) tables() []*Table {
 		return []*Table{n.Values.Table}
 	case n.WatermarkFilter != nil:
 		return []*Table{&n.WatermarkFilter.Table}
+	case n.TemporalFilter != nil:
+		return []*Table{&n.TemporalFilter.Table}
 	}
 	return nil
 }

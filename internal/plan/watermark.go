@@ -185,3 +185,30 @@ func joinWatermarks(n *Node) []int {
 	}
 	return out
 }
+
+// TemporalFilter keeps the rows whose Col compares by Op (">", ">=", "<"
+// or "<=") with Bound, an expression of now() and constants of Col's
+// type. now() is the time of the last barrier, so the bound moves with
+// time: with > or >= rows leave as the bound passes them (WHERE ts >
+// now() - INTERVAL '1 hour'), with < or <= they arrive. Table holds the
+// rows that may still change side, keyed by Col first
+// (TemporalFilterTable).
+type TemporalFilter struct {
+	Col   int
+	Op    string
+	Bound expr.Desc
+	Table Table
+}
+
+// TemporalFilterTable is the shape of TemporalFilter.Table over rows of
+// schema: every column, keyed by col then the stream key, distributed by
+// the stream key.
+func TemporalFilterTable(id uint32, schema []types.Type, col int, streamKey []int) Table {
+	pk := []int{col}
+	for _, k := range streamKey {
+		if k != col {
+			pk = append(pk, k)
+		}
+	}
+	return Table{ID: id, Types: slices.Clone(schema), PK: pk, DistKey: slices.Clone(streamKey)}
+}

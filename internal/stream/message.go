@@ -55,6 +55,9 @@ type Barrier struct {
 	// first barrier whose horizon covers it. nil (a barrier of a test)
 	// gates nothing.
 	DMLHorizon map[uint32]uint64
+	// Time is when the barrier was injected: now() for the epoch it
+	// closes (temporal filters). Zero in barriers of tests.
+	Time types.DTimestamptz
 }
 
 func (b *Barrier) String() string {

@@ -3,6 +3,7 @@ package barrier
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Action is one thing the performer must do. The coordinator only describes
@@ -35,7 +36,10 @@ func (Add) mutation()        {}
 // Inject sends a barrier into the Sources. Every actor in Expected must
 // collect it (call Collected) before the epoch can commit.
 type Inject struct {
-	Epoch      Epoch
+	Epoch Epoch
+	// Time is when the machine injected it (its injected clock): the
+	// barrier's now(), for temporal filters.
+	Time       time.Time
 	Checkpoint bool
 	Mutation   Mutation // nil for a plain barrier
 	Reason     string   // why it was injected: tick, recovery, add-job, or a requester's reasons

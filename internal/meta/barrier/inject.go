@@ -170,6 +170,7 @@ func (m *Machine) inject(now time.Time, epoch uint64, checkpoint bool, mut Mutat
 	m.inflight = append(m.inflight, e)
 	m.emit(Inject{
 		Epoch:      e.epoch,
+		Time:       now,
 		Checkpoint: checkpoint,
 		Mutation:   mut,
 		Reason:     reason,

@@ -150,6 +150,9 @@ func (p *Planner) createView(ctx context.Context, st *parser.Statement, cs *pg_q
 		}
 	}
 	plan.DeriveStreamProps(r.node)
+	if err := checkNoNow(r.node); err != nil {
+		return nil, err
+	}
 	if err := p.assignIDs(ctx, r.node); err != nil {
 		return nil, err
 	}

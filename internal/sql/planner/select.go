@@ -481,9 +481,19 @@ func (q *query) filter(b *binder, in *relExpr, cond *pg_query.Node, what string)
 	if err != nil {
 		return nil, err
 	}
-	n := &plan.Node{Kind: plan.KindFilter, Inputs: []*plan.Node{in.node}, Schema: in.node.Schema,
-		StreamKey: in.node.StreamKey, Filter: &plan.Filter{Cond: t.d}}
-	return &relExpr{node: n, cols: in.cols}, nil
+	rest := &t.d
+	var tfs []plan.TemporalFilter
+	if q.streaming && what == "WHERE" && usesNow(t.d) {
+		if rest, tfs, err = temporalFilters(t.d); err != nil {
+			return nil, withPos(q.st, err, location(cond))
+		}
+	}
+	n := in.node
+	if rest != nil {
+		n = &plan.Node{Kind: plan.KindFilter, Inputs: []*plan.Node{in.node}, Schema: in.node.Schema,
+			StreamKey: in.node.StreamKey, Filter: &plan.Filter{Cond: *rest}}
+	}
+	return &relExpr{node: temporalNodes(n, tfs), cols: in.cols}, nil
 }
 
 // distinct removes duplicate rows over all of r's columns.

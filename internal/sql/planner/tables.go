@@ -119,6 +119,8 @@ func stateTables(n *plan.Node) []*plan.Table {
 			out = append(out, &n.Connector.OffsetTable)
 		case n.WatermarkFilter != nil:
 			out = append(out, &n.WatermarkFilter.Table)
+		case n.TemporalFilter != nil:
+			out = append(out, &n.TemporalFilter.Table)
 		case n.Values != nil:
 			// In a streaming job the rows are emitted once, ever: the flag
 			// table keeps a rebuilt actor from emitting them again.

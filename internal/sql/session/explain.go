@@ -199,6 +199,9 @@ func nodeLine(n *plan.Node) string {
 	case plan.KindConnectorSource:
 		c := n.Connector
 		info = fmt.Sprintf("source: %s, connector: %s, splits: %d, append only", c.Name, c.Spec.Connector, c.Splits)
+	case plan.KindTemporalFilter:
+		tf := n.TemporalFilter
+		info = fmt.Sprintf("$%d %s %s", tf.Col, tf.Op, descString(tf.Bound))
 	case plan.KindWatermarkFilter:
 		w := n.WatermarkFilter
 		info = fmt.Sprintf("column: $%d, watermark: %s", w.Col, descString(w.Expr))

@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-db/sluice/internal/stream/mview"
 	"github.com/sluice-db/sluice/internal/stream/source"
 	"github.com/sluice-db/sluice/internal/stream/stateless"
+	"github.com/sluice-db/sluice/internal/stream/temporal"
 	"github.com/sluice-db/sluice/internal/stream/topn"
 	"github.com/sluice-db/sluice/internal/task"
 )
@@ -49,6 +50,8 @@ func builderFor(k plan.Kind) (builder, bool) {
 		return agg.Build, true
 	case plan.KindTopN:
 		return topn.Build, true
+	case plan.KindTemporalFilter:
+		return temporal.Build, true
 	case plan.KindTableSource, plan.KindBackfill, plan.KindConnectorSource, plan.KindWatermarkFilter:
 		return source.Build, true
 	}
