@@ -123,7 +123,9 @@ func outputWatermarks(n *Node) []int {
 		}
 	case KindHashAgg:
 		for j, k := range n.Agg.GroupKeys {
-			if slices.Contains(in, k) {
+			// Emitting on window close, a group goes out when the first
+			// key closes it, whatever its other keys.
+			if slices.Contains(in, k) && (j == 0 || !n.Agg.EmitOnWindowClose) {
 				out = append(out, j)
 			}
 		}

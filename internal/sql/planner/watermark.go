@@ -33,9 +33,12 @@ func (q *query) watermarkOf(spec engine.TableSpec, withConnector bool) (*catalog
 		e.Position = parser.Position(q.st.Input, w.Offset)
 		return e
 	}
-	if !q.st.Source && !spec.AppendOnly && (!withConnector || len(spec.PK) > 0) {
-		return nil, at(sqlerr.FeatureNotSupported, "WATERMARK FOR needs a source or an APPEND ONLY table: "+
-			"an update or delete could bring back a row behind the watermark")
+	// A connector table with a key upserts, APPEND ONLY or not; one
+	// without takes no DML at all.
+	appendOnly := spec.AppendOnly && !withConnector || withConnector && len(spec.PK) == 0
+	if !q.st.Source && !appendOnly {
+		return nil, at(sqlerr.FeatureNotSupported, "WATERMARK FOR needs a source or an APPEND ONLY table without a connector "+
+			"(or a connector table without a primary key): an update or delete could bring back a row behind the watermark")
 	}
 	i := slices.IndexFunc(spec.Columns, func(c catalog.Column) bool { return c.Name == w.Column })
 	if i < 0 {
@@ -58,10 +61,22 @@ func (q *query) watermarkOf(spec engine.TableSpec, withConnector bool) (*catalog
 	if err != nil {
 		return nil, at(sqlerr.CodeOf(err), "WATERMARK FOR %s: %v", w.Column, err)
 	}
+	if usesNow(d.d) || hasVolatile(d.d) {
+		return nil, at(sqlerr.FeatureNotSupported, "WATERMARK FOR %s AS %s: the expression must depend on the row only", w.Column, w.Expr)
+	}
 	if d.t != t {
 		return nil, at(sqlerr.DatatypeMismatch, "WATERMARK FOR %s AS %s is %s; it must be %s, the column's type", w.Column, w.Expr, d.t, t)
 	}
 	return &catalog.Watermark{Col: i, Expr: d.d, Text: w.Expr}, nil
+}
+
+// hasVolatile reports a call whose value is not a function of its
+// arguments (random()).
+func hasVolatile(d expr.Desc) bool {
+	if d.Kind == expr.KindFunc && (d.Name == "random" || d.Name == "gen_random_uuid" || d.Name == "clock_timestamp") {
+		return true
+	}
+	return slices.ContainsFunc(d.Args, hasVolatile)
 }
 
 // watermarkedFirst moves to the front of the group keys the first one

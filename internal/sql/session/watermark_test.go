@@ -120,13 +120,18 @@ func TestWatermarkErrors(t *testing.T) {
 	c := connect(t, p)
 	exec(t, c, "CREATE TABLE plain (ts TIMESTAMP, v INT)")
 	for sql, code := range map[string]string{
-		"CREATE TABLE t1 (ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)":                    "0A000",
-		"CREATE TABLE t2 (ts TIMESTAMP, WATERMARK FOR nope AS ts) APPEND ONLY":                            "42703",
-		"CREATE TABLE t3 (ts VARCHAR, WATERMARK FOR ts AS ts) APPEND ONLY":                                "42804",
-		"CREATE TABLE t4 (ts TIMESTAMP, WATERMARK FOR ts AS 1) APPEND ONLY":                               "42804",
-		"CREATE TABLE t5 (ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND, v INT) APPEND ONLY": "",
-		"CREATE MATERIALIZED VIEW v1 AS SELECT v, count(*) FROM plain GROUP BY v EMIT ON WINDOW CLOSE":    "0A000",
-		"CREATE MATERIALIZED VIEW v2 AS SELECT v FROM plain EMIT ON WINDOW CLOSE":                         "0A000",
+		"CREATE TABLE t1 (ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)":                          "0A000",
+		"CREATE TABLE t2 (ts TIMESTAMP, WATERMARK FOR nope AS ts) APPEND ONLY":                                  "42703",
+		"CREATE TABLE t3 (ts VARCHAR, WATERMARK FOR ts AS ts) APPEND ONLY":                                      "42804",
+		"CREATE TABLE t4 (ts TIMESTAMP, WATERMARK FOR ts AS 1) APPEND ONLY":                                     "42804",
+		"CREATE TABLE t5 (ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND, v INT) APPEND ONLY":       "",
+		"CREATE MATERIALIZED VIEW v1 AS SELECT v, count(*) FROM plain GROUP BY v EMIT ON WINDOW CLOSE":          "0A000",
+		"CREATE TABLE t6 (ts TIMESTAMP, WATERMARK FOR ts AS ts - (random() * INTERVAL '1 second')) APPEND ONLY": "0A000",
+		"CREATE TABLE t7 (ts TIMESTAMP, WATERMARK FOR ts AS now()::timestamp) APPEND ONLY":                      "0A000",
+		// A connector table with a key upserts: its rows can move back.
+		`CREATE TABLE t8 (auction BIGINT PRIMARY KEY, date_time TIMESTAMP, WATERMARK FOR date_time AS date_time) APPEND ONLY
+			WITH (connector = 'nexmark', nexmark.table.type = 'Bid', nexmark.event.num = '10')`: "0A000",
+		"CREATE MATERIALIZED VIEW v2 AS SELECT v FROM plain EMIT ON WINDOW CLOSE": "0A000",
 	} {
 		if code == "" {
 			exec(t, c, sql)
@@ -134,7 +139,7 @@ func TestWatermarkErrors(t *testing.T) {
 		}
 		wantCode(t, c, sql, code)
 	}
-	for _, name := range []string{"t1", "t2", "t3", "t4", "v1", "v2"} {
+	for _, name := range []string{"t1", "t2", "t3", "t4", "t6", "t7", "t8", "v1", "v2"} {
 		if _, ok := p.Engine.Catalog().ByName(name); ok {
 			t.Errorf("%s was created by a failed statement", name)
 		}

@@ -177,6 +177,7 @@ const freshBatchRows = 16 << 10
 // Should the table refuse a batch (it never should: the keys are distinct
 // and rise), the batch goes through AddCount instead.
 func (a *Agg) writeFresh(ctx context.Context, ci int, call *callSpec, groups []*group, epoch uint64) error {
+	a.win.freshEpoch = epoch
 	w := newFreshWriter(call.vt)
 	enc, err := w.sortGroups(groups)
 	if err != nil {

@@ -24,6 +24,11 @@ type windows struct {
 	// cur was at the last barrier: the groups below it were emitted
 	// final by that barrier's flush, and are deleted at the next.
 	cur, closed types.Datum
+	// dropped: the state below closed is all deleted (until the
+	// watermark moves). freshEpoch is the last epoch whose flush wrote
+	// value rows as fresh rows, which a scan sees only once committed.
+	dropped    bool
+	freshEpoch uint64
 	// closing iterates the groups the flush emits as closed (onClose).
 	closing storage.Iterator
 	wms     []*stream.Watermark // to return before the barrier
@@ -35,7 +40,9 @@ func (a *Agg) onWatermark(w *stream.Watermark) {
 		return
 	}
 	for j, k := range a.groupKeys {
-		if k != w.Col {
+		if k != w.Col || (j > 0 && a.win.onClose) {
+			// On close, groups go out when the first key closes them:
+			// a watermark on another key would run ahead of them.
 			continue
 		}
 		if a.win.pass == nil {
@@ -55,7 +62,7 @@ func (a *Agg) onWatermark(w *stream.Watermark) {
 // emitted. It runs at the start of a flush, when no value table holds
 // rows of this epoch not yet sealed (pending.go writes them at its end).
 func (a *Agg) dropClosed(ctx context.Context) error {
-	if a.win.closed == nil {
+	if a.win.closed == nil || a.win.dropped {
 		return nil
 	}
 	for _, t := range a.tables {
@@ -63,6 +70,9 @@ func (a *Agg) dropClosed(ctx context.Context) error {
 			return err
 		}
 	}
+	// Fresh value rows not committed yet are left out of the scan: look
+	// again at the next flush while any may be.
+	a.win.dropped = a.win.freshEpoch <= a.groups.result.CommittedEpoch()
 	return nil
 }
 
@@ -112,8 +122,10 @@ func (a *Agg) forget(row types.Row, nG int) error {
 // groups below the watermark, each emitted once as an insert; then the
 // watermarks to pass on.
 func (a *Agg) beginClose(ctx context.Context) error {
-	for j, v := range a.win.pass {
-		a.win.wms = append(a.win.wms, &stream.Watermark{Col: j, Value: v})
+	for j := range len(a.groupKeys) {
+		if v, ok := a.win.pass[j]; ok {
+			a.win.wms = append(a.win.wms, &stream.Watermark{Col: j, Value: v})
+		}
 	}
 	clear(a.win.pass)
 	if !a.win.onClose || a.win.cur == nil {
@@ -170,5 +182,7 @@ func (a *Agg) closeFlush() {
 		_ = a.win.closing.Close()
 		a.win.closing = nil
 	}
-	a.win.closed = a.win.cur
+	if a.win.cur != a.win.closed {
+		a.win.closed, a.win.dropped = a.win.cur, false
+	}
 }

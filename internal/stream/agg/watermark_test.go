@@ -129,3 +129,27 @@ barrier 4`
 		t.Fatalf("after recovery:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestAggEmitOnWindowCloseSecondKey: emitting on window close, a
+// watermark on a later group key is not passed on: the groups it would
+// bound go out only when the first key closes them.
+func TestAggEmitOnWindowCloseSecondKey(t *testing.T) {
+	st := streamtest.OpenStore(t)
+	in := tsch(i64, i64)
+	node := planAgg(in, []int{0, 1}, []plan.AggCall{ac(plan.AggCountStar, i64)}, 1)
+	node.EmitOnWindowClose = true
+	text := "barrier\n+ 10 1030\nwatermark 0 10\nwatermark 1 1045\nbarrier\nwatermark 0 11\nwatermark 1 1100\nbarrier"
+	a, err := NewAgg(testEnv(st, 100), stream.NewMockSource(in, script(in, text, 1)...), node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `barrier 1
+watermark 0 10
+barrier 2
++ 10 1030 1
+watermark 0 11
+barrier 3`
+	if got := renderUntil(t, a, 3); got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
