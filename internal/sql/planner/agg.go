@@ -48,6 +48,9 @@ type aggScope struct {
 	from   *binder
 	groups []typed
 	calls  []*aggCall
+	// extra are the columns joined onto the aggregation's output after
+	// it (scalar subqueries), which expressions above it may read.
+	extra []types.Type
 }
 
 func (s *aggScope) schema() []types.Type {
@@ -58,10 +61,13 @@ func (s *aggScope) schema() []types.Type {
 	for _, c := range s.calls {
 		ts = append(ts, c.typ)
 	}
-	return ts
+	return append(ts, s.extra...)
 }
 
 func (s *aggScope) hook(n *pg_query.Node) (typed, bool, error) {
+	if n.GetSubLink() != nil {
+		return typed{}, false, nil // a scalar subquery: joined onto the aggregation's output
+	}
 	if f := n.GetFuncCall(); f != nil && aggNames[funcName(f)] && f.Over == nil {
 		i, err := s.register(f)
 		if err != nil {
@@ -295,6 +301,10 @@ func (q *query) aggregate(from *relExpr, s *pg_query.SelectStmt) (*relExpr, *bin
 		watermarkedFirst(from, sc.groups)
 	}
 	sc.from.clause = "WHERE"
+	sorts := sortNodes(s)
+	if err := q.preplanScalars(slices.Concat(s.TargetList, []*pg_query.Node{s.HavingClause}, sorts)...); err != nil {
+		return nil, nil, err
+	}
 	b := &binder{q: q, scope: from, schema: sc.schema, hook: sc.hook, grouped: sc.grouped}
 	// Bind everything above the aggregation once to collect its calls;
 	// the caller binds them again, finding the calls registered.
@@ -320,6 +330,12 @@ func (q *query) aggregate(from *relExpr, s *pg_query.SelectStmt) (*relExpr, *bin
 		_, _ = b.bind(n.GetSortBy().Node)
 	}
 	r := q.aggNode(from, sc)
+	width := len(r.cols)
+	r, err := q.attachScalars(r, scalarSubLinks(slices.Concat(s.TargetList, []*pg_query.Node{s.HavingClause}, sorts)...))
+	if err != nil {
+		return nil, nil, err
+	}
+	sc.extra = colTypes(r.cols[width:])
 	if s.HavingClause != nil {
 		var err error
 		if r, err = q.filter(b, r, s.HavingClause, "HAVING"); err != nil {

@@ -92,7 +92,7 @@ func (b *binder) bind(n *pg_query.Node) (typed, error) {
 	case *pg_query.Node_AIndirection:
 		return b.indirection(x.AIndirection)
 	case *pg_query.Node_SubLink:
-		return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, x.SubLink.Location, "subqueries in expressions are not supported")
+		return b.bindSubLink(x.SubLink)
 	case *pg_query.Node_ParamRef:
 		return b.param(x.ParamRef)
 	}

@@ -260,6 +260,13 @@ func (q *query) keyColumns(in *relExpr, ks []typed) (*relExpr, []int) {
 }
 
 func (q *query) hashJoin(left, right *relExpr, jt plan.JoinType, keys []equiKey, residual []expr.Desc) *relExpr {
+	r, _ := q.hashJoinAt(left, right, jt, keys, residual)
+	return r
+}
+
+// hashJoinAt is hashJoin, also returning where the right side's columns
+// start in the result (the left side may have gained key columns).
+func (q *query) hashJoinAt(left, right *relExpr, jt plan.JoinType, keys []equiKey, residual []expr.Desc) (*relExpr, int) {
 	keys = slices.Clone(keys)
 	watermarkedKeyFirst(left, right, jt, keys)
 	var lk, rk []typed
@@ -309,7 +316,7 @@ func (q *query) hashJoin(left, right *relExpr, jt plan.JoinType, keys []equiKey,
 	out := &relExpr{cols: slices.Concat(left.cols, right.cols)}
 	out.node = &plan.Node{Kind: plan.KindHashJoin, Inputs: []*plan.Node{left.node, right.node},
 		Schema: colTypes(out.cols), StreamKey: sk, HashJoin: hj}
-	return out
+	return out, nl
 }
 
 // joinStreamKey is the left side's key then the right side's, each

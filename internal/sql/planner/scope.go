@@ -3,6 +3,8 @@ package planner
 import (
 	"slices"
 
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/plan"
@@ -69,6 +71,8 @@ type query struct {
 	// params, for a prepared statement, types its parameters; nil when
 	// the statement may have none.
 	params *paramSet
+	// scalars are the statement's scalar subqueries (subquery.go).
+	scalars map[*pg_query.SubLink]*scalarSub
 }
 
 type cte struct {
@@ -114,8 +118,8 @@ func (q *query) scanRelation(rel *catalog.Relation, qual string) (*relExpr, erro
 		return out, nil
 	}
 	out.node = &plan.Node{Kind: plan.KindBackfill, Schema: slices.Clone(rel.Table.Types), StreamKey: slices.Clone(rel.PK),
-		Watermarks: relationWatermarks(rel),
-		Backfill:   &plan.Backfill{Upstream: rel.Table, Columns: cols, ProgressTable: source.ProgressTable(0)}}
+		Watermarks: relationWatermarks(rel), AppendOnly: rel.AppendOnly && rel.Connector == nil,
+		Backfill: &plan.Backfill{Upstream: rel.Table, Columns: cols, ProgressTable: source.ProgressTable(0)}}
 	return out, nil
 }
 

@@ -87,6 +87,20 @@ func (q *query) simpleSelect(s *pg_query.SelectStmt, top bool) (*relExpr, *order
 		return nil, nil, err
 	}
 	if where != nil {
+		if from, where, err = q.predicateSubqueries(from, where); err != nil {
+			return nil, nil, err
+		}
+	}
+	sorts := sortNodes(s)
+	aggregated := len(s.GroupClause) > 0 || s.HavingClause != nil || anyAggregate(slices.Concat(s.TargetList, sorts)...)
+	scalarsHere := []*pg_query.Node{where}
+	if !aggregated {
+		scalarsHere = slices.Concat(scalarsHere, s.TargetList, sorts)
+	}
+	if from, err = q.attachScalars(from, scalarSubLinks(scalarsHere...)); err != nil {
+		return nil, nil, err
+	}
+	if where != nil {
 		b := &binder{q: q, scope: from, clause: "WHERE"}
 		from, err = q.filter(b, from, where, "WHERE")
 		if err != nil {
@@ -94,11 +108,7 @@ func (q *query) simpleSelect(s *pg_query.SelectStmt, top bool) (*relExpr, *order
 		}
 	}
 	var b *binder
-	sortNodes := make([]*pg_query.Node, len(s.SortClause))
-	for i, sb := range s.SortClause {
-		sortNodes[i] = sb.GetSortBy().Node
-	}
-	if len(s.GroupClause) > 0 || s.HavingClause != nil || anyAggregate(append(slices.Clone(s.TargetList), sortNodes...)...) {
+	if aggregated {
 		from, b, err = q.aggregate(from, s)
 		if err != nil {
 			return nil, nil, err
@@ -124,6 +134,15 @@ func (q *query) simpleSelect(s *pg_query.SelectStmt, top bool) (*relExpr, *order
 		r = q.distinct(r)
 	}
 	return q.finish(r, s, by, nVisible, true, top)
+}
+
+// sortNodes returns the expressions of s's ORDER BY.
+func sortNodes(s *pg_query.SelectStmt) []*pg_query.Node {
+	out := make([]*pg_query.Node, len(s.SortClause))
+	for i, sb := range s.SortClause {
+		out[i] = sb.GetSortBy().Node
+	}
+	return out
 }
 
 // finish applies LIMIT/OFFSET (and the ORDER BY they need): as a top-N
