@@ -49,6 +49,7 @@ func newRegistry() registry {
 	registerArith(r)
 	registerCompare(r)
 	registerStrings(r)
+	registerRegexp(r)
 	registerDatetime(r)
 	registerMath(r)
 	registerRandom(r)
