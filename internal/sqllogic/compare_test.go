@@ -106,6 +106,11 @@ func TestSemanticComparison(t *testing.T) {
 		{[]string{"100000000000000000000"}, []uint32{oidFloat8}, "1e+20", Semantic},
 		{[]string{"0.30000000000000004"}, []uint32{oidFloat8}, "0.3", Mismatch},
 		{[]string{"NaN", "Infinity"}, []uint32{oidNumeric, oidNumeric}, "NaN Infinity", Exact},
+		// A quotient cut at Postgres's scale against one printed longer.
+		{[]string{"263196.666666666667"}, []uint32{oidNumeric}, "263196.66666666666666666666667", Semantic},
+		{[]string{"263196.666666666666"}, []uint32{oidNumeric}, "263196.66666666666666666666667", Mismatch},
+		{[]string{"2.67"}, []uint32{oidNumeric}, "2.666666666", Mismatch},
+		{[]string{"0.6666666666666667"}, []uint32{oidFloat8}, "0.66666666666666666666", Mismatch},
 		{[]string{"Infinity"}, []uint32{oidFloat8}, "-Infinity", Mismatch},
 		{[]string{"2002-02-02 02:00:00+00"}, []uint32{oidTimestampTZ}, "2002-02-02 02:00:00+00:00", Semantic},
 		{[]string{"2002-02-02 04:00:00+02"}, []uint32{oidTimestampTZ}, "2002-02-02 02:00:00+00:00", Semantic},

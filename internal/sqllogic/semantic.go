@@ -39,8 +39,10 @@ func semanticEqual(actual, expected string, oid uint32) bool {
 	switch oid {
 	case oidText, oidVarchar, oidBPChar, oidName, oidChar:
 		return false
-	case oidInt2, oidInt4, oidInt8, oidFloat4, oidFloat8, oidNumeric:
+	case oidInt2, oidInt4, oidInt8, oidFloat4, oidFloat8:
 		return numbersEqual(actual, expected)
+	case oidNumeric:
+		return numbersEqual(actual, expected) || quotientsEqual(actual, expected)
 	case oidBool:
 		return boolsEqual(actual, expected)
 	case oidTimestamp, oidTimestampTZ, oidDate:
@@ -67,6 +69,34 @@ func numbersEqual(a, b string) bool {
 		return x.Form == y.Form && x.Negative == y.Negative
 	}
 	return x.Cmp(y) == 0
+}
+
+// quotientsEqual accepts a numeric quotient printed to a different number
+// of digits: Postgres gives avg(bigint) 263196.666666666667 where
+// RisingWave prints 263196.66666666666666666666667. The longer spelling,
+// rounded half up to the shorter's fractional digits, must equal it, and
+// the shorter must have at least 6 of them, so that only a repeating
+// quotient cut short qualifies, never a value rounded to cents.
+func quotientsEqual(a, b string) bool {
+	x, _, errA := apd.NewFromString(a)
+	y, _, errB := apd.NewFromString(b)
+	if errA != nil || errB != nil || x.Form != apd.Finite || y.Form != apd.Finite {
+		return false
+	}
+	if -x.Exponent > -y.Exponent {
+		x, y = y, x // x is the shorter
+	}
+	digits := -x.Exponent
+	if digits < 6 || digits == -y.Exponent {
+		return false
+	}
+	var r apd.Decimal
+	c := apd.BaseContext.WithPrecision(200)
+	c.Rounding = apd.RoundHalfUp
+	if _, err := c.Quantize(&r, y, x.Exponent); err != nil {
+		return false
+	}
+	return r.Cmp(x) == 0
 }
 
 func boolsEqual(a, b string) bool {
