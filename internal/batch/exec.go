@@ -274,7 +274,10 @@ func (x *executor) topN(ctx context.Context, n *plan.Node, emit emitFunc) error 
 	sk := n.Inputs[0].StreamKey
 	bld := types.NewBuilder(n.Schema, x.size)
 	for _, k := range order {
-		for _, r := range topOf(groups[k], t, sk) {
+		for i, r := range topOf(groups[k], t, sk) {
+			if t.Rank {
+				r = append(slices.Clip(r), t.Offset+int64(i)+1)
+			}
 			if err := send(ctx, emit, bld.Append(types.Insert, r)); err != nil {
 				return err
 			}

@@ -229,7 +229,10 @@ type TopN struct {
 	Offset    int64
 	GroupKeys []int `json:",omitempty"`
 	WithTies  bool  `json:",omitempty"`
-	Table     Table
+	// Rank appends each output row's rank in its group (bigint, from
+	// Offset+1: ROW_NUMBER's value) to the input's columns.
+	Rank  bool `json:",omitempty"`
+	Table Table
 }
 
 // Distinct removes duplicate rows over Keys, counting duplicates in Table

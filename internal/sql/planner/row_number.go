@@ -8,8 +8,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
 )
 
 // The group top-N as SQL writes it:
@@ -19,8 +21,8 @@ import (
 //
 // is planned as the subquery without rn under a top-N per partition
 // (plan.TopN with GroupKeys), then the rest of the outer query. The row
-// number itself is not computed: the outer query may filter on it, not
-// select or sort by it (0A000 until an over-window executor exists).
+// number is computed by the top-N (plan.TopN.Rank) only when the outer
+// query reads it; it may be filtered only once.
 
 // rowNumberTopN plans s's FROM and WHERE when they have that shape; ok is
 // false when they do not (the caller plans them as usual).
@@ -42,10 +44,11 @@ func (q *query) rowNumberTopN(s *pg_query.SelectStmt) (r *relExpr, rest []*pg_qu
 		return nil, nil, false, errAt(q.st, sqlerr.FeatureNotSupported, over.Location,
 			"ROW_NUMBER() is supported as a top-N only: filter it in the outer query, as in WHERE %s <= 10", rn)
 	}
-	if refersTo(s, rn) || mentions(rest, rn) {
+	if mentions(rest, rn) {
 		return nil, nil, false, errAt(q.st, sqlerr.FeatureNotSupported, over.Location,
-			"the row number %q can only be filtered once (WHERE %s <= N), not selected, sorted by or compared again", rn, rn)
+			"the row number %q can be filtered only once (WHERE %s <= N), not compared again", rn, rn)
 	}
+	ranked := refersTo(s, rn)
 	if len(inner.DistinctClause) > 0 {
 		return nil, nil, false, errAt(q.st, sqlerr.FeatureNotSupported, over.Location, "ROW_NUMBER() beside DISTINCT is not supported")
 	}
@@ -75,7 +78,30 @@ func (q *query) rowNumberTopN(s *pg_query.SelectStmt) (r *relExpr, rest []*pg_qu
 	if limit <= 0 {
 		return nil, nil, false, errAt(q.st, sqlerr.FeatureNotSupported, over.Location, "a row number filter that keeps no row is not supported")
 	}
-	return q.groupTopN(r, groups, by, limit), rest, true, nil
+	top := q.groupTopN(r, groups, by, limit)
+	if ranked {
+		top = q.withRank(top, r.visible()[at])
+	}
+	return top, rest, true, nil
+}
+
+// withRank makes a top-N output each row's rank, in place of the
+// constant standing in for the row number at column col.
+func (q *query) withRank(top *relExpr, col int) *relExpr {
+	n := top.node
+	n.TopN.Rank = true
+	n.Schema = append(slices.Clip(n.Schema), types.TInt64)
+	rank := len(top.cols)
+	cols := append(slices.Clip(top.cols), column{name: "_rank", typ: types.TInt64, hidden: true})
+	var outs []outCol
+	for i, c := range top.cols {
+		t := typed{expr.Input(i, c.typ), c.typ}
+		if i == col {
+			t = typed{expr.Input(rank, types.TInt64), types.TInt64}
+		}
+		outs = append(outs, outCol{t: t, name: c.name, qual: c.qual, hidden: c.hidden})
+	}
+	return q.project(&relExpr{node: n, cols: cols}, outs, true)
 }
 
 // rowNumberTarget finds the ROW_NUMBER() OVER (…) column of a subquery:

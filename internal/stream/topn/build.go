@@ -41,7 +41,14 @@ func validate(n *plan.Node, schema []types.Type) (*layout, spec, error) {
 	if t == nil {
 		return nil, spec{}, errors.New("topn: top_n node without TopN")
 	}
-	if n.Schema != nil && !slices.Equal(n.Schema, schema) {
+	out := schema
+	if t.Rank {
+		out = append(slices.Clip(schema), types.TInt64)
+		if t.WithTies || t.Limit < 0 {
+			return nil, spec{}, errors.New("topn: a rank column needs a limit and no ties")
+		}
+	}
+	if n.Schema != nil && !slices.Equal(n.Schema, out) {
 		return nil, spec{}, fmt.Errorf("topn: node schema %v differs from input schema %v", n.Schema, schema)
 	}
 	if t.Offset < 0 {
@@ -80,7 +87,9 @@ func validate(n *plan.Node, schema []types.Type) (*layout, spec, error) {
 			}
 		}
 	}
-	return lay, newSpec(t.Offset, t.Limit, t.WithTies), nil
+	sp := newSpec(t.Offset, t.Limit, t.WithTies)
+	sp.rank = t.Rank
+	return lay, sp, nil
 }
 
 // configFor sizes the caches from the Env: each group keeps its window plus

@@ -17,6 +17,8 @@ type groupChunk struct {
 	cache   *groupCache
 	before  window
 	changed map[string]*change
+	// ranked is the window's rows before the chunk, with plan.TopN.Rank.
+	ranked []entry
 }
 
 type change struct {

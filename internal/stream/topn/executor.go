@@ -3,6 +3,7 @@ package topn
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
@@ -54,8 +55,14 @@ func newExecutor(input stream.Executor, table stateTable, lay *layout, sp spec, 
 	}
 }
 
-// Schema is the input's schema: top-N passes rows through.
-func (e *Executor) Schema() []types.Type { return e.lay.schema }
+// Schema is the input's schema (top-N passes rows through), then the
+// rank with plan.TopN.Rank.
+func (e *Executor) Schema() []types.Type {
+	if e.spec.rank {
+		return append(slices.Clip(e.lay.schema), types.TInt64)
+	}
+	return e.lay.schema
+}
 
 // Next returns the next output message.
 func (e *Executor) Next(ctx context.Context) (stream.Message, error) {
@@ -120,7 +127,9 @@ func (e *Executor) handleChunk(ctx context.Context, c *types.Chunk) error {
 		if err != nil {
 			return err
 		}
-		if dels, ins, err = g.diff(ctx, after, e.lay.schema, dels, ins); err != nil {
+		if e.spec.rank {
+			dels, ins = rankDiff(g.ranked, windowRows(g.cache, after), int64(e.spec.offset)+1, e.lay.schema, dels, ins)
+		} else if dels, ins, err = g.diff(ctx, after, e.lay.schema, dels, ins); err != nil {
 			return err
 		}
 		e.trim(g.cache, after)
@@ -143,7 +152,11 @@ func (e *Executor) beginGroup(ctx context.Context, prefix types.Row, gkey string
 	if err != nil {
 		return nil, err
 	}
-	return &groupChunk{prefix: prefix, cache: c, before: before, changed: make(map[string]*change)}, nil
+	g := &groupChunk{prefix: prefix, cache: c, before: before, changed: make(map[string]*change)}
+	if e.spec.rank {
+		g.ranked = windowRows(c, before)
+	}
+	return g, nil
 }
 
 func (e *Executor) loader(prefix types.Row) loadFunc {
@@ -202,7 +215,7 @@ func (e *Executor) trim(c *groupCache, w window) {
 // pair) first, then every insert, so a row that moves between groups is
 // removed downstream before it is added again.
 func (e *Executor) queue(dels, ins []outRow) {
-	b := types.NewBuilder(e.lay.schema, e.cfg.chunkSize)
+	b := types.NewBuilder(e.Schema(), e.cfg.chunkSize)
 	for _, rows := range [][]outRow{dels, ins} {
 		for _, r := range rows {
 			op := r.op

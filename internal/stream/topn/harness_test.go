@@ -1,6 +1,7 @@
 package topn
 
 import (
+	"slices"
 	"context"
 	"errors"
 	"fmt"
@@ -79,6 +80,8 @@ func topNArgs(t *testing.T, d *datadriven.TestData) ([]types.Type, *plan.TopN) {
 			n.Offset = int64(ints(t, a.Vals)[0])
 		case "ties":
 			n.WithTies = true
+		case "rank":
+			n.Rank = true
 		}
 	}
 	n.Table = tableFor(schema, n.GroupKeys, n.OrderBy, key)
@@ -170,5 +173,8 @@ func (h *harness) push(t *testing.T, d *datadriven.TestData) {
 }
 
 func topNNode(schema []types.Type, tn *plan.TopN) *plan.Node {
+	if tn.Rank {
+		schema = append(slices.Clip(schema), types.TInt64)
+	}
 	return &plan.Node{Kind: plan.KindTopN, Schema: schema, TopN: tn}
 }

@@ -65,6 +65,7 @@ type spec struct {
 	offset   int
 	limit    int // < 0: no limit
 	withTies bool
+	rank     bool // output each row's rank (rank.go)
 }
 
 // newSpec clamps the plan's int64s to int; a limit or offset beyond what
