@@ -35,8 +35,10 @@ type nexmarkConfig struct {
 	queries []nexmarkQuery
 	events  int64
 	splits  int
-	timeout time.Duration
-	profile string // directory for one CPU profile per query
+	// watermark is the delay of each source's watermark (0: none).
+	watermark time.Duration
+	timeout   time.Duration
+	profile   string // directory for one CPU profile per query
 }
 
 // nexmarkRun is what one query's run measured.
@@ -65,6 +67,8 @@ func parseNexmarkFlags(args []string, stderr io.Writer) (nexmarkConfig, error) {
 	fs.BoolVar(&all, "all", false, "run every query Sluice can run")
 	fs.Int64Var(&c.events, "events", 1_000_000, "events of the combined stream each query reads (1:3:46 people, auctions, bids)")
 	fs.IntVar(&c.splits, "splits", 0, "splits per source (0: the parallelism, or the number of cores)")
+	fs.DurationVar(&c.watermark, "watermark", 4*time.Second,
+		"declare WATERMARK FOR date_time AS date_time - this on every source, as RisingWave's benchmark does (0: none)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "give up on a query after this long")
 	fs.StringVar(&c.profile, "cpuprofile-dir", "", "write each query's engine CPU profile to DIR/<query>.pprof")
 	if err := fs.Parse(args); err != nil {
@@ -136,7 +140,7 @@ func runNexmarkQuery(ctx context.Context, c nexmarkConfig, q nexmarkQuery, stder
 	}
 	defer func() { _ = conn.Close(context.Background()) }()
 	for _, s := range q.sources {
-		if _, err := conn.Exec(ctx, sourceDDL(s, c.events, c.splits)); err != nil {
+		if _, err := conn.Exec(ctx, sourceDDL(s, c.events, c.splits, c.watermark)); err != nil {
 			return nexmarkRun{}, fmt.Errorf("%s: create source %s: %w", q.name, s, err)
 		}
 	}
@@ -225,8 +229,12 @@ func checkQ0(ctx context.Context, conn *pgx.Conn, events int64) error {
 }
 
 func writeNexmarkRuns(w io.Writer, c nexmarkConfig, runs []nexmarkRun) error {
-	fmt.Fprintf(w, "sluice-bench nexmark\n  events:      %d per query\n  splits:      %d per source\n  cores:       %d\n  load:        %s\n\n",
-		c.events, c.splits, runtime.NumCPU(), loadAverage())
+	wm := "none"
+	if c.watermark > 0 {
+		wm = "date_time - " + c.watermark.String()
+	}
+	fmt.Fprintf(w, "sluice-bench nexmark\n  events:      %d per query\n  splits:      %d per source\n  watermark:   %s\n  cores:       %d\n  load:        %s\n\n",
+		c.events, c.splits, wm, runtime.NumCPU(), loadAverage())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "query\tevents/s\tevents/CPU-s\tCPU s\tof ceiling\tpeak RSS\tbarrier p50\tbarrier p99")
 	for _, r := range runs {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // nexmarkQuery is one Nexmark query as a materialized view over the
@@ -76,8 +77,9 @@ func ceilingQuery(sources []string) nexmarkQuery {
 }
 
 // sourceDDL declares a Nexmark source of kind, as RisingWave's benchmark
-// does, over events events in splits splits, unpaced.
-func sourceDDL(kind string, events int64, splits int) string {
+// does, over events events in splits splits, unpaced, with a watermark
+// wm behind the newest date_time (none when 0).
+func sourceDDL(kind string, events int64, splits int, wm time.Duration) string {
 	cols := map[string]string{
 		"bid": "auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP, extra VARCHAR",
 		"auction": "id BIGINT, item_name VARCHAR, description VARCHAR, initial_bid BIGINT, reserve BIGINT, date_time TIMESTAMP, " +
@@ -85,6 +87,9 @@ func sourceDDL(kind string, events int64, splits int) string {
 		"person": "id BIGINT, name VARCHAR, email_address VARCHAR, credit_card VARCHAR, city VARCHAR, state VARCHAR, " +
 			"date_time TIMESTAMP, extra VARCHAR",
 	}[kind]
+	if wm > 0 {
+		cols += fmt.Sprintf(", WATERMARK FOR date_time AS date_time - INTERVAL '%d milliseconds'", wm.Milliseconds())
+	}
 	return fmt.Sprintf("CREATE SOURCE %s (%s) WITH (connector = 'nexmark', nexmark.table.type = '%s', "+
 		"nexmark.event.num = '%d', nexmark.split.num = '%d', nexmark.min.event.gap.in.ns = '0')",
 		kind, cols, strings.ToUpper(kind[:1])+kind[1:], events, splits)

@@ -144,10 +144,12 @@ func (s *stall) amp(background bool) *catalog.Relation {
 }
 
 // stuck waits until the barrier is stuck and returns the committed epoch it
-// is stuck at: the oldest barrier in flight is older than three intervals,
-// and the committed epoch has not moved for three more.
+// is stuck at: the oldest barrier in flight is older than ten intervals,
+// and the committed epoch has not moved for three more. (Three intervals
+// were too few under the race detector, where the first epochs of a job
+// fed by a source crawl through at 700 ms each before the queue fills.)
 func (s *stall) stuck() uint64 {
-	waitFor(s.t, "a stuck barrier", func() bool { return s.status().Barrier.OldestInFlightAge > 3*stallInterval })
+	waitFor(s.t, "a stuck barrier", func() bool { return s.status().Barrier.OldestInFlightAge > 10*stallInterval })
 	before := s.status().Barrier
 	time.Sleep(3 * stallInterval)
 	s.assertStuckAt(before.Committed)

@@ -17,7 +17,13 @@ import (
 // after a generous deadline.
 func waitRow(t *testing.T, c *pgx.Conn, sql, want string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	waitRowFor(t, c, sql, want, 30*time.Second)
+}
+
+// waitRowFor is waitRow with its own deadline.
+func waitRowFor(t *testing.T, c *pgx.Conn, sql, want string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	var got []string
 	for time.Now().Before(deadline) {
 		if got = queryStrings(t, c, sql); len(got) == 1 && got[0] == want {

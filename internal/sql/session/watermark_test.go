@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -51,8 +52,10 @@ func stateKeys(t *testing.T, p *Playground, view string) int {
 func TestWatermarkWindows(t *testing.T) {
 	p := startPlayground(t)
 	c := connect(t, p)
-	const events = 60000
-	bidSource(t, c, "bid", events, "WATERMARK FOR date_time AS date_time - INTERVAL '1' SECOND")
+	// 30 000 events span 3 s of event time: 30 windows of 100 ms, the
+	// last 5 or so open behind the 500 ms watermark delay.
+	const events = 30000
+	bidSource(t, c, "bid", events, "WATERMARK FOR date_time AS date_time - INTERVAL '500 milliseconds'")
 	bidSource(t, c, "bidnw", events, "")
 	tumble := `SELECT window_start, count(*) AS n, max(price) AS top, sum(price) AS total
 		FROM TUMBLE(%s, date_time, INTERVAL '100 milliseconds') GROUP BY window_start`
@@ -61,33 +64,35 @@ func TestWatermarkWindows(t *testing.T) {
 	exec(t, c, "CREATE MATERIALIZED VIEW tn AS "+fmt.Sprintf(tumble, "bidnw"))
 	hot := `SELECT a.auction, a.num, a.starttime FROM
 		(SELECT auction, count(*) AS num, window_start AS starttime
-		 FROM HOP(%[1]s, date_time, INTERVAL '100 milliseconds', INTERVAL '500 milliseconds') GROUP BY window_start, auction) a
+		 FROM HOP(%[1]s, date_time, INTERVAL '100 milliseconds', INTERVAL '300 milliseconds') GROUP BY window_start, auction) a
 		JOIN (SELECT max(num) AS maxn, starttime_c FROM
 		 (SELECT count(*) AS num, window_start AS starttime_c
-		  FROM HOP(%[1]s, date_time, INTERVAL '100 milliseconds', INTERVAL '500 milliseconds') GROUP BY auction, window_start) cb
+		  FROM HOP(%[1]s, date_time, INTERVAL '100 milliseconds', INTERVAL '300 milliseconds') GROUP BY auction, window_start) cb
 		 GROUP BY starttime_c) m
 		ON a.starttime = m.starttime_c AND a.num >= m.maxn`
 	exec(t, c, "CREATE MATERIALIZED VIEW hw AS "+fmt.Sprintf(hot, "bid"))
 	exec(t, c, "CREATE MATERIALIZED VIEW hn AS "+fmt.Sprintf(hot, "bidnw"))
 	bids, _ := bidTotals(t, events)
-	waitRow(t, c, "SELECT sum(n) FROM tn", fmt.Sprint(bids))
-	waitRow(t, c, "SELECT sum(n) FROM tc", fmt.Sprint(bids))
-	waitRow(t, c, "SELECT count(*) FROM (SELECT * FROM hw EXCEPT SELECT * FROM hn) d", "0")
-	waitRow(t, c, "SELECT count(*) FROM (SELECT * FROM hn EXCEPT SELECT * FROM hw) d", "0")
-	waitRow(t, c, "SELECT count(*) FROM (SELECT * FROM tc EXCEPT SELECT * FROM tn) d", "0")
+	// Five views read 210 000 events between them: slow under -race.
+	const long = 3 * time.Minute
+	waitRowFor(t, c, "SELECT sum(n) FROM tn", fmt.Sprint(bids), long)
+	waitRowFor(t, c, "SELECT sum(n) FROM tc", fmt.Sprint(bids), long)
+	waitRowFor(t, c, "SELECT count(*) FROM (SELECT * FROM hw EXCEPT SELECT * FROM hn) d", "0", long)
+	waitRowFor(t, c, "SELECT count(*) FROM (SELECT * FROM hn EXCEPT SELECT * FROM hw) d", "0", long)
+	waitRowFor(t, c, "SELECT count(*) FROM (SELECT * FROM tc EXCEPT SELECT * FROM tn) d", "0", long)
 
-	// The last second of event time is behind no watermark yet: its
+	// The last 500 ms of event time are behind no watermark yet: their
 	// windows are open, the earlier ones closed and emitted once each.
 	last := queryStrings(t, c, "SELECT max(window_start) FROM tn")[0]
-	closed := mustAtoi(t, queryStrings(t, c, "SELECT count(*) FROM tn WHERE window_start < TIMESTAMP '"+last+"' - INTERVAL '1.1' SECOND")[0])
-	open := mustAtoi(t, queryStrings(t, c, "SELECT count(*) FROM tn WHERE window_start >= TIMESTAMP '"+last+"' - INTERVAL '1' SECOND")[0])
+	closed := mustAtoi(t, queryStrings(t, c, "SELECT count(*) FROM tn WHERE window_start < TIMESTAMP '"+last+"' - INTERVAL '0.6' SECOND")[0])
+	open := mustAtoi(t, queryStrings(t, c, "SELECT count(*) FROM tn WHERE window_start >= TIMESTAMP '"+last+"' - INTERVAL '0.5' SECOND")[0])
 	if closed == 0 || open == 0 {
 		t.Fatalf("%d closed windows and %d open: the test's events span too little time", closed, open)
 	}
 	if got := mustAtoi(t, queryStrings(t, c, "SELECT count(*) FROM tw")[0]); got < closed || got >= closed+open {
 		t.Fatalf("EMIT ON WINDOW CLOSE emitted %d windows; %d are closed, %d open", got, closed, open)
 	}
-	waitRow(t, c, "SELECT count(*) FROM (SELECT * FROM tw EXCEPT SELECT * FROM tn) d", "0")
+	waitRowFor(t, c, "SELECT count(*) FROM (SELECT * FROM tw EXCEPT SELECT * FROM tn) d", "0", long)
 
 	// State: the watermarked views keep their open windows; the others
 	// every window they ever saw.
