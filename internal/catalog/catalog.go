@@ -151,7 +151,8 @@ type Catalog struct {
 		// version counts the changes to relations since Open.
 		version uint64
 	}
-	users users // users.go
+	users     users     // users.go
+	functions functions // functions.go
 }
 
 // Version changes whenever a relation is created, changed or deleted: a
@@ -190,6 +191,9 @@ func Open(ctx context.Context, store *storage.Store) (*Catalog, error) {
 		c.mu.byID[r.ID] = &r
 	}
 	if err := c.loadUsers(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.loadFunctions(ctx); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -173,6 +173,9 @@ func (b *binder) funcCall(f *pg_query.FuncCall) (typed, error) {
 		}
 		args[i] = t
 	}
+	if t, ok, err := b.userFunction(name, args, f.Location); ok || err != nil {
+		return t, err
+	}
 	return b.call(name, f.Location, args...)
 }
 

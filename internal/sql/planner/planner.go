@@ -16,6 +16,8 @@ import (
 // Catalog finds relations by name. *catalog.Catalog implements it.
 type Catalog interface {
 	ByName(name string) (*catalog.Relation, bool)
+	// Function finds a SQL function (CREATE FUNCTION … LANGUAGE SQL).
+	Function(name string) (catalog.Function, bool)
 }
 
 // IDAllocator hands out fresh ids for a view's state tables.
@@ -108,7 +110,12 @@ func (p *Planner) Plan(ctx context.Context, st *parser.Statement) (Result, error
 	case *pg_query.Node_DeleteStmt:
 		return p.delete(st, n.DeleteStmt, nil)
 	case *pg_query.Node_DropStmt:
+		if n.DropStmt.RemoveType == pg_query.ObjectType_OBJECT_FUNCTION {
+			return p.dropFunction(n.DropStmt)
+		}
 		return p.drop(st, n.DropStmt)
+	case *pg_query.Node_CreateFunctionStmt:
+		return p.createFunction(st, n.CreateFunctionStmt)
 	}
 	return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "statement not supported: %s", nodeName(st.Node))
 }

@@ -73,6 +73,8 @@ type query struct {
 	params *paramSet
 	// scalars are the statement's scalar subqueries (subquery.go).
 	scalars map[*pg_query.SubLink]*scalarSub
+	// inlining counts nested SQL function calls being inlined.
+	inlining int
 }
 
 type cte struct {

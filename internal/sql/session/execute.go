@@ -159,6 +159,10 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 		return w.Complete("CREATE MATERIALIZED VIEW")
 	case *planner.Drop:
 		return s.drop(ctx, r, false, w)
+	case *planner.CreateFunction:
+		return s.createFunction(ctx, r, w)
+	case *planner.DropFunction:
+		return s.dropFunction(ctx, r, w)
 	case *planner.Query:
 		return s.query(ctx, r, w, true)
 	case *planner.Insert:
