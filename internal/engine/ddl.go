@@ -112,14 +112,14 @@ func (e *Engine) CreateTable(ctx context.Context, spec TableSpec) (*catalog.Rela
 		if err != nil {
 			return nil, err
 		}
-		return rel, e.createJob(ctx, rel, withWatermark(rel, src, ids.Next()), ids, false)
+		return rel, e.createJob(ctx, rel, withWatermark(rel, src, ids), ids, false)
 	}
 	// Fresh rows pass a table source's inserts to the materialize still
 	// encoded, which a watermark filter between them cannot read.
 	src := &plan.Node{Kind: plan.KindTableSource, Schema: ts, StreamKey: pk, AppendOnly: rel.AppendOnly,
 		TableSource: &plan.TableSource{TableID: rel.Table.ID, OffsetTable: source.OffsetTable(ids.Next()),
 			FreshRows: hasRowID(rel) && rel.Watermark == nil}}
-	return rel, e.createJob(ctx, rel, withWatermark(rel, src, ids.Next()), ids, false)
+	return rel, e.createJob(ctx, rel, withWatermark(rel, src, ids), ids, false)
 }
 
 // CreateMaterializedView creates a view maintained by a new job and, unless

@@ -61,15 +61,19 @@ func ConnectorNode(rel *catalog.Relation) (*plan.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withWatermark(rel, n, 0), nil
+	return withWatermark(rel, n, nil), nil
 }
 
 // withWatermark puts rel's watermark filter, if it has one, over in; its
-// table gets id tableID.
-func withWatermark(rel *catalog.Relation, in *plan.Node, tableID uint32) *plan.Node {
+// table takes an id of ids (nil: id 0, assigned later by the planner).
+func withWatermark(rel *catalog.Relation, in *plan.Node, ids *IDBlock) *plan.Node {
 	w := rel.Watermark
 	if w == nil {
 		return in
+	}
+	var tableID uint32
+	if ids != nil {
+		tableID = ids.Next()
 	}
 	n := &plan.Node{Kind: plan.KindWatermarkFilter, Inputs: []*plan.Node{in}, Schema: in.Schema, StreamKey: in.StreamKey,
 		WatermarkFilter: &plan.WatermarkFilter{Col: w.Col, Expr: w.Expr, Table: plan.WatermarkTable(tableID, in.Schema[w.Col])}}

@@ -59,7 +59,7 @@ func (q *query) rowNumberTopN(s *pg_query.SelectStmt) (r *relExpr, rest []*pg_qu
 	stripped := proto.Clone(sub).(*pg_query.RangeSubselect)
 	body := stripped.Subquery.GetSelectStmt()
 	body.TargetList[at].GetResTarget().Val = &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{
-		Val: &pg_query.A_Const_Ival{Ival: &pg_query.Integer{Ival: 0}}}}}
+		Val: &pg_query.A_Const_Ival{Ival: &pg_query.Integer{Ival: rowNumberStandIn}}}}}
 	exprs := slices.Clone(over.PartitionClause)
 	for _, n := range over.OrderClause {
 		exprs = append(exprs, n.GetSortBy().Node)
@@ -80,9 +80,38 @@ func (q *query) rowNumberTopN(s *pg_query.SelectStmt) (r *relExpr, rest []*pg_qu
 	}
 	top := q.groupTopN(r, groups, by, limit)
 	if ranked {
-		top = q.withRank(top, r.visible()[at])
+		col, ok := standInColumn(r)
+		if !ok {
+			return nil, nil, false, errAt(q.st, sqlerr.FeatureNotSupported, over.Location,
+				"the row number %q cannot be selected from this subquery", rn)
+		}
+		top = q.withRank(top, col)
 	}
 	return top, rest, true, nil
+}
+
+// rowNumberStandIn is the constant standing in for the row number in the
+// planned subquery, odd enough to be found again among its columns (a *
+// before it makes its position unknowable from the select list).
+const rowNumberStandIn = -1_907_202_611
+
+// standInColumn finds the stand-in's column in the planned subquery.
+func standInColumn(r *relExpr) (int, bool) {
+	n := r.node
+	for n.Kind == plan.KindTopN || n.Kind == plan.KindFilter {
+		n = n.Inputs[0]
+	}
+	if n.Kind != plan.KindProject || len(n.Project.Exprs) != len(r.cols) {
+		return 0, false
+	}
+	want := strconv.Itoa(rowNumberStandIn)
+	for _, i := range r.visible() {
+		d := n.Project.Exprs[i]
+		if d.Kind == expr.KindLiteral && d.Value != nil && *d.Value == want {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // withRank makes a top-N output each row's rank, in place of the
