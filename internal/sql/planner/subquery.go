@@ -5,7 +5,6 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
@@ -441,31 +440,4 @@ func strNode(s string) *pg_query.Node {
 
 func resTarget(v *pg_query.Node) *pg_query.Node {
 	return &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Val: v, Location: -1}}}
-}
-
-// walkNodes calls f on every message under n (the Go value of each
-// pg_query node struct), descending where f returns true.
-func walkNodes(n *pg_query.Node, f func(any) bool) {
-	if n == nil {
-		return
-	}
-	var visit func(m protoreflect.Message)
-	visit = func(m protoreflect.Message) {
-		if !f(m.Interface()) {
-			return
-		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.IsList() && fd.Message() != nil:
-				l := v.List()
-				for i := 0; i < l.Len(); i++ {
-					visit(l.Get(i).Message())
-				}
-			case fd.Message() != nil && !fd.IsMap():
-				visit(v.Message())
-			}
-			return true
-		})
-	}
-	visit(n.ProtoReflect())
 }

@@ -9,22 +9,30 @@ import (
 // subquery. It walks the protobuf message generically, so it sees every
 // kind of expression node without listing them.
 func hasAggregate(n *pg_query.Node) bool {
-	if n == nil {
-		return false
-	}
 	found := false
-	var visit func(m protoreflect.Message)
-	visit = func(m protoreflect.Message) {
-		if found {
-			return
-		}
-		switch x := m.Interface().(type) {
+	walkNodes(n, func(x any) bool {
+		switch x := x.(type) {
 		case *pg_query.FuncCall:
 			if aggNames[funcName(x)] && x.Over == nil {
 				found = true
-				return
 			}
 		case *pg_query.SubLink, *pg_query.SelectStmt:
+			return false
+		}
+		return !found
+	})
+	return found
+}
+
+// walkNodes calls f on every message under n (the Go value of each
+// pg_query node struct), descending where f returns true.
+func walkNodes(n *pg_query.Node, f func(any) bool) {
+	if n == nil {
+		return
+	}
+	var visit func(m protoreflect.Message)
+	visit = func(m protoreflect.Message) {
+		if !f(m.Interface()) {
 			return
 		}
 		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
@@ -37,11 +45,10 @@ func hasAggregate(n *pg_query.Node) bool {
 			case fd.Message() != nil && !fd.IsMap():
 				visit(v.Message())
 			}
-			return !found
+			return true
 		})
 	}
 	visit(n.ProtoReflect())
-	return found
 }
 
 // anyAggregate reports whether any of ns contains an aggregate call.

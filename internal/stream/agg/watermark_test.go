@@ -2,7 +2,6 @@ package agg
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/plan"
@@ -14,17 +13,7 @@ import (
 // renderUntil pulls e until the barrier of epoch, rendering every message.
 func renderUntil(t *testing.T, e stream.Executor, epoch uint64) string {
 	t.Helper()
-	var out []string
-	for {
-		msg, err := e.Next(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, streamtest.Render(msg, testActor))
-		if msg.Barrier != nil && msg.Barrier.Epoch == epoch {
-			return strings.Join(out, "\n")
-		}
-	}
+	return streamtest.RenderUntilEpoch(t, e, epoch, testActor)
 }
 
 // windowAgg is count(*), max(v) GROUP BY k (k carries watermarks).

@@ -2,7 +2,6 @@ package source
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/expr"
@@ -32,17 +31,7 @@ func watermarkFilter(t *testing.T, st *storage.Store, script string, first uint6
 
 func renderAll(t *testing.T, e stream.Executor, until uint64) string {
 	t.Helper()
-	var out []string
-	for {
-		msg, err := e.Next(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, streamtest.Render(msg, 3))
-		if msg.Barrier != nil && msg.Barrier.Epoch == until {
-			return strings.Join(out, "\n")
-		}
-	}
+	return streamtest.RenderUntilEpoch(t, e, until, 3)
 }
 
 // TestWatermarkFilter: the watermark is the largest expression seen; rows

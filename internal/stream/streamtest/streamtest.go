@@ -165,3 +165,23 @@ func describe(msgs []stream.Message) string {
 	}
 	return sb.String()
 }
+
+// RenderUntilEpoch pulls e until the barrier of epoch and returns every
+// message rendered (Render), one per line. An error from e fails the test.
+func RenderUntilEpoch(t TB, e stream.Executor, epoch uint64, actor stream.ActorID) string {
+	t.Helper()
+	var out []string
+	for range maxPull {
+		msg, err := e.Next(context.Background())
+		if err != nil {
+			t.Fatalf("Next after %d messages: %v", len(out), err)
+			return ""
+		}
+		out = append(out, Render(msg, actor))
+		if msg.Barrier != nil && msg.Barrier.Epoch == epoch {
+			return strings.Join(out, "\n")
+		}
+	}
+	t.Fatalf("no barrier %d after %d messages", epoch, maxPull)
+	return ""
+}

@@ -2,7 +2,6 @@ package temporal
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/expr"
@@ -41,17 +40,7 @@ func filter(t *testing.T, st *storage.Store, op string, msgs ...stream.Message) 
 
 func run(t *testing.T, f *Filter, until uint64) string {
 	t.Helper()
-	var out []string
-	for {
-		msg, err := f.Next(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, streamtest.Render(msg, 1))
-		if msg.Barrier != nil && msg.Barrier.Epoch == until {
-			return strings.Join(out, "\n")
-		}
-	}
+	return streamtest.RenderUntilEpoch(t, f, until, 1)
 }
 
 // The rows' times are micros after 2000-01-01, where timestamps count
