@@ -14,6 +14,13 @@ import (
 // yet are left out (as ScanWithoutFresh does): a caller deleting closed
 // state meets them in a later call, once they commit.
 func (t *StateTable) ScanBelow(ctx context.Context, bound types.Datum) (Iterator, error) {
+	return t.ScanBetween(ctx, nil, bound)
+}
+
+// ScanBetween is ScanBelow from lo on (inclusive; nil: from the start).
+// A caller deleting closed state passes the bound it last deleted below,
+// so it does not walk the tombstones of what it deleted before.
+func (t *StateTable) ScanBetween(ctx context.Context, lo, bound types.Datum) (Iterator, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -37,7 +44,16 @@ func (t *StateTable) ScanBelow(ctx context.Context, bound types.Datum) (Iterator
 		if err != nil {
 			return nil, err
 		}
-		ranges = append(ranges, keyRange{lo: appendVNodePrefix(nil, t.lay.desc.ID, v), hi: hi})
+		from := appendVNodePrefix(nil, t.lay.desc.ID, v)
+		if lo != nil {
+			if from, err = t.lay.appendKey(nil, v, types.Row{lo}); err != nil {
+				return nil, err
+			}
+		}
+		if string(from) >= string(hi) {
+			continue
+		}
+		ranges = append(ranges, keyRange{lo: from, hi: hi})
 	}
 	return t.newIterFresh(ranges, false)
 }

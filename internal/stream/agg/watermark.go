@@ -29,6 +29,9 @@ type windows struct {
 	// value rows as fresh rows, which a scan sees only once committed.
 	dropped    bool
 	freshEpoch uint64
+	// cleanedTo: every group below it is deleted, so scans start there
+	// (nil: from the start).
+	cleanedTo types.Datum
 	// closing iterates the groups the flush emits as closed (onClose).
 	closing storage.Iterator
 	wms     []*stream.Watermark // to return before the barrier
@@ -66,18 +69,21 @@ func (a *Agg) dropClosed(ctx context.Context) error {
 		return nil
 	}
 	for _, t := range a.tables {
-		if err := a.deleteBelow(ctx, t, a.win.closed, t == a.groups.result); err != nil {
+		if err := a.deleteBelow(ctx, t, a.win.cleanedTo, a.win.closed, t == a.groups.result); err != nil {
 			return err
 		}
 	}
 	// Fresh value rows not committed yet are left out of the scan: look
-	// again at the next flush while any may be.
-	a.win.dropped = a.win.freshEpoch <= a.groups.result.CommittedEpoch()
+	// again at the next flush while any may be. Once none may, what is
+	// below closed is gone, and later scans start there.
+	if a.win.dropped = a.win.freshEpoch <= a.groups.result.CommittedEpoch(); a.win.dropped {
+		a.win.cleanedTo = a.win.closed
+	}
 	return nil
 }
 
-func (a *Agg) deleteBelow(ctx context.Context, t *storage.StateTable, bound types.Datum, result bool) (err error) {
-	it, err := t.ScanBelow(ctx, bound)
+func (a *Agg) deleteBelow(ctx context.Context, t *storage.StateTable, from, bound types.Datum, result bool) (err error) {
+	it, err := t.ScanBetween(ctx, from, bound)
 	if err != nil {
 		return fmt.Errorf("agg: closed groups: %w", err)
 	}
@@ -131,7 +137,9 @@ func (a *Agg) beginClose(ctx context.Context) error {
 	if !a.win.onClose || a.win.cur == nil {
 		return nil
 	}
-	it, err := a.groups.result.ScanBelow(ctx, a.win.cur)
+	// Groups below the previous barrier's watermark were emitted and
+	// deleted then: start there, past their tombstones.
+	it, err := a.groups.result.ScanBetween(ctx, a.win.closed, a.win.cur)
 	if err != nil {
 		return fmt.Errorf("agg: closing groups: %w", err)
 	}

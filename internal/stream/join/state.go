@@ -18,9 +18,9 @@ type stateTable interface {
 	// Scan returns the rows whose primary key starts with prefix, in
 	// primary-key order. It must see every write made before it was called.
 	Scan(ctx context.Context, prefix types.Row) (rowIterator, error)
-	// ScanBelow returns the rows whose first primary-key column is below
-	// bound (storage.StateTable.ScanBelow).
-	ScanBelow(ctx context.Context, bound types.Datum) (rowIterator, error)
+	// ScanBetween returns the rows whose first primary-key column is in
+	// [lo, bound), lo nil: below bound (storage.StateTable.ScanBetween).
+	ScanBetween(ctx context.Context, lo, bound types.Datum) (rowIterator, error)
 	Seal(epoch uint64) error
 }
 

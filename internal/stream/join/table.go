@@ -31,8 +31,8 @@ func (t storeTable) Scan(ctx context.Context, prefix types.Row) (rowIterator, er
 	return storeIter{it}, nil
 }
 
-func (t storeTable) ScanBelow(ctx context.Context, bound types.Datum) (rowIterator, error) {
-	it, err := t.StateTable.ScanBelow(ctx, bound)
+func (t storeTable) ScanBetween(ctx context.Context, lo, bound types.Datum) (rowIterator, error) {
+	it, err := t.StateTable.ScanBetween(ctx, lo, bound)
 	if err != nil {
 		return nil, err
 	}

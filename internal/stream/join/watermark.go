@@ -83,7 +83,7 @@ func (j *HashJoin) cleanState(ctx context.Context) error {
 		return nil
 	}
 	for _, s := range j.sides {
-		if err := s.deleteBelow(ctx, wm.clean); err != nil {
+		if err := s.deleteBelow(ctx, wm.cleaned, wm.clean); err != nil {
 			return err
 		}
 	}
@@ -91,10 +91,10 @@ func (j *HashJoin) cleanState(ctx context.Context) error {
 	return nil
 }
 
-// deleteBelow deletes the side's rows whose first join key is below bound,
-// and their cache entries.
-func (s *side) deleteBelow(ctx context.Context, bound types.Datum) (err error) {
-	it, err := s.rows.ScanBelow(ctx, bound)
+// deleteBelow deletes the side's rows whose first join key is in [from,
+// bound) (from nil: from the start), and their cache entries.
+func (s *side) deleteBelow(ctx context.Context, from, bound types.Datum) (err error) {
+	it, err := s.rows.ScanBetween(ctx, from, bound)
 	if err != nil {
 		return fmt.Errorf("join: closed state: %w", err)
 	}

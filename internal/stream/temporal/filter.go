@@ -31,6 +31,9 @@ type Filter struct {
 	// barrier that moved it.
 	out     []*types.Chunk
 	barrier *stream.Barrier
+	// releasedTo is the end of the last release (valid when released).
+	releasedTo int64
+	released   bool
 }
 
 // expiring reports whether rows leave as the bound rises (> and >=);
@@ -201,7 +204,13 @@ func (f *Filter) advance(ctx context.Context, b *stream.Barrier) error {
 
 // release emits and deletes the stored rows below end.
 func (f *Filter) release(ctx context.Context, end int64) (err error) {
-	it, err := f.table.ScanBelow(ctx, datumOf(end, f.schema[f.col]))
+	// Rows below the last release's end are never stored again (they
+	// pass or are dropped on arrival): start there, past its tombstones.
+	var from types.Datum
+	if f.released {
+		from = datumOf(f.releasedTo, f.schema[f.col])
+	}
+	it, err := f.table.ScanBetween(ctx, from, datumOf(end, f.schema[f.col]))
 	if err != nil {
 		return fmt.Errorf("temporal: scan: %w", err)
 	}
@@ -236,6 +245,7 @@ func (f *Filter) release(ctx context.Context, end int64) (err error) {
 	if c := bld.Take(); c != nil {
 		f.out = append(f.out, c)
 	}
+	f.releasedTo, f.released = end, true
 	return nil
 }
 
