@@ -71,6 +71,12 @@ func (q *query) rowNumberTopN(s *pg_query.SelectStmt) (r *relExpr, rest []*pg_qu
 	if r, err = q.subselect(stripped); err != nil {
 		return nil, nil, false, err
 	}
+	// The window's columns are the planner's, not the query's: SELECT *
+	// must not show them.
+	vis := r.visible()
+	for _, i := range vis[len(vis)-len(exprs):] {
+		r.cols[i].hidden = true
+	}
 	groups, by, err := q.overColumns(r, over)
 	if err != nil {
 		return nil, nil, false, err
