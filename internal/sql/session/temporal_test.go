@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"testing"
 )
 
@@ -13,6 +14,8 @@ func TestTemporalFilter(t *testing.T) {
 	exec(t, c, "CREATE TABLE ev (id INT PRIMARY KEY, ts TIMESTAMPTZ, lts TIMESTAMP)")
 	exec(t, c, "CREATE MATERIALIZED VIEW recent AS SELECT id FROM ev WHERE ts > now() - INTERVAL '1 second' AND id < 100")
 	exec(t, c, "CREATE MATERIALIZED VIEW due AS SELECT id FROM ev WHERE now() >= lts")
+	// A NULL bound keeps no row (and must not fail the job).
+	exec(t, c, "CREATE MATERIALIZED VIEW never AS SELECT id FROM ev WHERE ts > now() - NULL::interval")
 	exec(t, c, `INSERT INTO ev VALUES
 		(1, now() + INTERVAL '1 hour', now()::timestamp - INTERVAL '1 hour'),
 		(2, now() - INTERVAL '1 hour', now()::timestamp + INTERVAL '1 hour'),
@@ -22,6 +25,10 @@ func TestTemporalFilter(t *testing.T) {
 	// 2 stay where they are.
 	waitRow(t, c, "SELECT string_agg(id::text, ',' ORDER BY id) FROM recent", "1")
 	waitRow(t, c, "SELECT string_agg(id::text, ',' ORDER BY id) FROM due", "1,3")
+	waitRow(t, c, "SELECT count(*) FROM never", "0")
+	if st, err := p.Engine.Coordinator().Status(context.Background()); err != nil || st.Recoveries > 1 {
+		t.Fatalf("recoveries beyond startup: %+v, %v", st, err)
+	}
 	exec(t, c, "DELETE FROM ev WHERE id IN (1, 3)")
 	waitRow(t, c, "SELECT count(*) FROM due", "0")
 	waitRow(t, c, "SELECT count(*) FROM recent", "0")

@@ -8,7 +8,7 @@
 //  1. The bound is plan.TemporalFilter.Bound evaluated with now() the time
 //     of the latest barrier. Rows arriving in an epoch are compared with
 //     the bound of the barrier that opened it; no row arrives before the
-//     first barrier.
+//     first barrier. A NULL bound keeps no row.
 //  2. A row on the kept side of the bound passes (an insert as an insert,
 //     a delete as a delete; update pairs are split, since their halves may
 //     fall on different sides). A row with a NULL time never passes.
@@ -17,11 +17,12 @@
 //     not (they arrive). Keyed by the time column first, so the rows that
 //     cross when the bound moves are one range per owned vnode
 //     (storage.StateTable.ScanBelow).
-//  4. On a barrier the bound moves to the barrier's time (never back), and
-//     the stored rows that crossed are emitted, deletes of expired rows or
-//     inserts of arrived ones, and removed from the table; then the table
-//     is sealed and the barrier passed on. The changes belong to the epoch
-//     the barrier closes.
+//  4. On a barrier the table is sealed and the barrier passed on; then
+//     the bound moves to the barrier's time (never back), and the stored
+//     rows that crossed are emitted, deletes of expired rows or inserts of
+//     arrived ones, and removed from the table. The changes belong to the
+//     epoch the barrier opens, so a rebuilt filter's first barrier still
+//     comes first.
 //
 // Nothing in memory is needed after a restart: the table holds exactly
 // the rows on the near side as of the last committed epoch, and the first

@@ -27,6 +27,8 @@ type Filter struct {
 	// as the column's int64 value: a row passes when col op cur.
 	cur int64
 	has bool
+	// nullBound: the last bound was NULL, and no row passes or is kept.
+	nullBound bool
 	// out holds the rows a moved bound releases, emitted before the
 	// barrier that moved it.
 	out     []*types.Chunk
@@ -80,10 +82,10 @@ func NewFilter(env *stream.Env, n *plan.Node, input stream.Executor) (*Filter, e
 func (f *Filter) Schema() []types.Type { return f.schema }
 
 // Next passes each input row that is on the kept side of the bound (and
-// keeps in the table those that may cross it later); at a barrier it
+// keeps in the table those that may cross it later); after a barrier it
 // moves the bound to the barrier's time and emits the rows that crossed
-// it, then the barrier. Watermarks are dropped: expiring rows go out as
-// deletes of old rows, and arriving ones are old rows too.
+// it. Watermarks are dropped: expiring rows go out as deletes of old
+// rows, and arriving ones are old rows too.
 func (f *Filter) Next(ctx context.Context) (stream.Message, error) {
 	for {
 		if len(f.out) > 0 {
@@ -92,11 +94,15 @@ func (f *Filter) Next(ctx context.Context) (stream.Message, error) {
 			return stream.ChunkMsg(c), nil
 		}
 		if b := f.barrier; b != nil {
+			// The bound moves right after the barrier: the rows it
+			// releases (and their deletion from the table) belong to the
+			// epoch the barrier opens, and nothing precedes a first
+			// barrier.
 			f.barrier = nil
-			if err := f.table.Seal(b.Epoch); err != nil {
-				return stream.Message{}, fmt.Errorf("temporal: seal: %w", err)
+			if err := f.advance(ctx, b); err != nil {
+				return stream.Message{}, err
 			}
-			return stream.BarrierMsg(b), nil
+			continue
 		}
 		msg, err := f.input.Next(ctx)
 		if err != nil {
@@ -109,10 +115,11 @@ func (f *Filter) Next(ctx context.Context) (stream.Message, error) {
 				return stream.ChunkMsg(c), err
 			}
 		case msg.Barrier != nil:
-			if err := f.advance(ctx, msg.Barrier); err != nil {
-				return stream.Message{}, err
+			if err := f.table.Seal(msg.Barrier.Epoch); err != nil {
+				return stream.Message{}, fmt.Errorf("temporal: seal: %w", err)
 			}
 			f.barrier = msg.Barrier
+			return msg, nil
 		case msg.Fresh != nil:
 			return stream.Message{}, fmt.Errorf("temporal: fresh rows reached a temporal filter")
 		}
@@ -138,6 +145,9 @@ func (f *Filter) passes(v int64) bool {
 func (f *Filter) filter(c *types.Chunk) (*types.Chunk, error) {
 	if !f.has {
 		return nil, fmt.Errorf("temporal: rows before the first barrier")
+	}
+	if f.nullBound {
+		return nil, nil
 	}
 	b := types.NewUnboundedBuilder(f.schema)
 	col := c.Cols[f.col]
@@ -184,13 +194,16 @@ func (f *Filter) advance(ctx context.Context, b *stream.Barrier) error {
 	}
 	d := v.Get(0)
 	if d == nil {
-		return nil // a NULL bound moves nothing
+		// A NULL bound (or one whose computation failed) keeps no row,
+		// as a comparison with NULL does.
+		f.nullBound, f.has = true, true
+		return nil
 	}
 	next := micros(d)
-	if f.has && next <= f.cur {
+	if f.has && !f.nullBound && next <= f.cur {
 		return nil // time does not go back
 	}
-	f.cur, f.has = next, true
+	f.cur, f.has, f.nullBound = next, true, false
 	// The rows crossing are the stored ones below the bound, and at it
 	// for > (it expires) and <= (it arrives). After a restart the table
 	// holds what the last committed epoch kept, so the first barrier
