@@ -69,6 +69,10 @@ func (s *aggScope) hook(n *pg_query.Node) (typed, bool, error) {
 		return typed{}, false, nil // a scalar subquery: joined onto the aggregation's output
 	}
 	if f := n.GetFuncCall(); f != nil && aggNames[funcName(f)] && f.Over == nil {
+		if len(scalarSubLinks(append(slices.Clone(f.Args), f.AggFilter)...)) > 0 {
+			return typed{}, true, errAt(s.q.st, sqlerr.FeatureNotSupported, f.Location,
+				"a subquery inside an aggregate's argument or FILTER is not supported")
+		}
 		i, err := s.register(f)
 		if err != nil {
 			return typed{}, true, err

@@ -75,9 +75,8 @@ func scalarSubLinks(ns ...*pg_query.Node) []*pg_query.SubLink {
 // a hidden column, which binding the subquery then reads.
 func (q *query) attachScalars(r *relExpr, subs []*pg_query.SubLink) (*relExpr, error) {
 	for _, s := range subs {
-		if sc, ok := q.scalars[s]; ok && sc.attached {
-			continue
-		}
+		// Planned again each time: a CTE referenced twice plans its query,
+		// and so its subqueries, once per reference.
 		sub, t, err := q.scalarPlan(s)
 		if err != nil {
 			return nil, err
@@ -117,8 +116,10 @@ func (q *query) preplanScalars(ns ...*pg_query.Node) error {
 // without GROUP BY).
 func (q *query) scalarPlan(s *pg_query.SubLink) (*relExpr, types.Type, error) {
 	sel := s.Subselect.GetSelectStmt()
-	if sel == nil {
-		return nil, types.Type{}, errAt(q.st, sqlerr.FeatureNotSupported, s.Location, "subquery not supported")
+	oneRow := errAt(q.st, sqlerr.FeatureNotSupported, s.Location,
+		"a scalar subquery must be an aggregate without GROUP BY, HAVING, LIMIT or OFFSET, so that it is always one row")
+	if sel == nil || len(sel.GroupClause) > 0 || sel.HavingClause != nil || sel.LimitCount != nil || sel.LimitOffset != nil {
+		return nil, types.Type{}, oneRow
 	}
 	sub, _, err := q.selectStmt(sel, false)
 	if err != nil {
@@ -133,8 +134,7 @@ func (q *query) scalarPlan(s *pg_query.SubLink) (*relExpr, types.Type, error) {
 		n = n.Inputs[0]
 	}
 	if n.Kind != plan.KindSimpleAgg || sub.node.Kind == plan.KindFilter {
-		return nil, types.Type{}, errAt(q.st, sqlerr.FeatureNotSupported, s.Location,
-			"a scalar subquery must be an aggregate without GROUP BY or HAVING, so that it is always one row")
+		return nil, types.Type{}, oneRow
 	}
 	return sub, sub.cols[vis[0]].typ, nil
 }
@@ -383,7 +383,9 @@ func (q *query) correlation(from *relExpr, sel *pg_query.SelectStmt, s *pg_query
 		if ok && q.bindsIn(r, scope) && !q.bindsIn(l, scope) {
 			l, r = r, l
 		}
-		if !ok || !q.bindsIn(l, scope) || q.bindsIn(r, scope) {
+		// The outer side must use outer columns only: a name the
+		// subquery's own FROM also has would bind to the wrong one.
+		if !ok || !q.bindsIn(l, scope) || q.bindsIn(r, scope) || q.mentionsColumnOf(r, scope) {
 			return nil, nil, nil, errAt(q.st, sqlerr.FeatureNotSupported, location(c),
 				"a subquery may refer to the outer query only in equalities joined by AND (inner = outer)")
 		}
@@ -394,11 +396,29 @@ func (q *query) correlation(from *relExpr, sel *pg_query.SelectStmt, s *pg_query
 		inner, outer = append(inner, l), append(outer, o)
 	}
 	if len(inner) > 0 && (len(sel.GroupClause) > 0 || sel.HavingClause != nil || sel.LimitCount != nil ||
-		anyAggregate(sel.TargetList...)) {
+		sel.LimitOffset != nil || anyAggregate(sel.TargetList...)) {
 		return nil, nil, nil, errAt(q.st, sqlerr.FeatureNotSupported, s.Location,
-			"a correlated EXISTS subquery with GROUP BY, aggregates or LIMIT is not supported")
+			"a correlated EXISTS subquery with GROUP BY, aggregates, LIMIT or OFFSET is not supported")
 	}
 	return inner, outer, rest, nil
+}
+
+// mentionsColumnOf reports whether a column reference in n binds in r.
+func (q *query) mentionsColumnOf(n *pg_query.Node, r *relExpr) bool {
+	found := false
+	walkNodes(n, func(x any) bool {
+		switch x := x.(type) {
+		case *pg_query.ColumnRef:
+			if q.bindsIn(&pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: x}}, r) {
+				found = true
+			}
+			return false
+		case *pg_query.SubLink:
+			return false
+		}
+		return !found
+	})
+	return found
 }
 
 func selWhere(sel *pg_query.SelectStmt) *pg_query.Node {
