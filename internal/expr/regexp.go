@@ -93,23 +93,36 @@ func constString(e Expr) (string, bool) {
 // insensitive), c (case sensitive), n (newline-sensitive), s, g (global,
 // regexp_replace only; checked by the caller's use).
 func compileRegexp(pattern, flags string) (*regexp.Regexp, error) {
-	prefix := "s"
+	fold, newline := false, false // a later flag overrides an earlier one
 	for _, f := range flags {
 		switch f {
 		case 'i':
-			prefix += "i"
-		case 'c', 'g':
+			fold = true
+		case 'c':
+			fold = false
 		case 'n', 'm':
-			prefix = strings.ReplaceAll(prefix, "s", "") + "m"
+			newline = true
 		case 's':
+			newline = false
+		case 'g':
 		default:
 			return nil, sqlerr.Errorf(sqlerr.InvalidParameterValue, "invalid regular expression option: %q", f)
 		}
+	}
+	prefix := "s"
+	if newline {
+		prefix = "m"
+	}
+	if fold {
+		prefix += "i"
 	}
 	re, err := regexp.Compile("(?" + prefix + ")" + pattern)
 	if err != nil {
 		return nil, sqlerr.Errorf(sqlerr.Code("2201B"), "invalid regular expression: %v", err)
 	}
+	// Postgres prefers the longest match where RE2 takes the first
+	// alternative that matches (a|ab against "abcd").
+	re.Longest()
 	return re, nil
 }
 

@@ -98,6 +98,11 @@ func functionBody(cs *pg_query.CreateFunctionStmt) (*pg_query.Node, error) {
 			if l := d.Arg.GetList(); l != nil && len(l.Items) == 1 {
 				text = l.Items[0].GetString_().GetSval()
 			}
+		case "strict":
+			if d.Arg.GetBoolean().GetBoolval() {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+					"STRICT (RETURNS NULL ON NULL INPUT) is not supported: a call is inlined; handle NULLs in the body")
+			}
 		}
 	}
 	if r := cs.SqlBody.GetReturnStmt(); r != nil {
@@ -134,14 +139,33 @@ func (p *Planner) dropFunction(ds *pg_query.DropStmt) (Result, error) {
 	if ds.Behavior == pg_query.DropBehavior_DROP_CASCADE {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DROP FUNCTION … CASCADE is not supported: calls are inlined, nothing depends on a function")
 	}
+	q := &query{p: p}
 	for _, o := range ds.Objects {
 		ow := o.GetObjectWithArgs()
 		if ow == nil {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DROP FUNCTION needs a function name")
 		}
-		d.Names = append(d.Names, lastName(ow.Objname))
+		name := lastName(ow.Objname)
+		if fn, ok := p.cat.Function(name); ok && !ow.ArgsUnspecified && !q.sameArgs(fn, ow.Objargs) {
+			return nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s with these argument types does not exist", name)
+		}
+		d.Names = append(d.Names, name)
 	}
 	return d, nil
+}
+
+// sameArgs reports whether fn takes the argument types named.
+func (q *query) sameArgs(fn catalog.Function, args []*pg_query.Node) bool {
+	if len(args) != len(fn.Args) {
+		return false
+	}
+	for i, a := range args {
+		t, err := typeName(q, a.GetTypeName())
+		if err != nil || t != fn.Args[i].Type {
+			return false
+		}
+	}
+	return true
 }
 
 // userFunction inlines a call of a SQL function, when name is one and no
@@ -164,10 +188,37 @@ func (b *binder) userFunction(name string, args []typed, loc int32) (typed, bool
 		if err != nil {
 			return typed{}, true, err
 		}
+		if hasVolatile(c.d) && paramUses(fn, i) > 1 {
+			return typed{}, true, errAt(b.q.st, sqlerr.FeatureNotSupported, loc,
+				"function %s uses its parameter %d more than once; a volatile argument (random()) would be evaluated each time", fn.Name, i+1)
+		}
 		coerced[i] = c
 	}
 	t, err := b.q.inline(b, fn, coerced, loc)
 	return t, true, err
+}
+
+// paramUses counts the references to parameter i in fn's body.
+func paramUses(fn catalog.Function, i int) int {
+	body, err := parser.ParseExpr(fn.Body)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	walkNodes(body, func(x any) bool {
+		switch x := x.(type) {
+		case *pg_query.ParamRef:
+			if int(x.Number) == i+1 {
+				n++
+			}
+		case *pg_query.ColumnRef:
+			if len(x.Fields) == 1 && fn.Args[i].Name != "" && x.Fields[0].GetString_().GetSval() == fn.Args[i].Name {
+				n++
+			}
+		}
+		return true
+	})
+	return n
 }
 
 // inline binds fn's body with its parameters standing for args (bound by

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 
+	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sql/planner"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -11,8 +12,14 @@ import (
 // createFunction records a SQL function (planner/function.go).
 func (s *Session) createFunction(ctx context.Context, r *planner.CreateFunction, w pgwire.ResultWriter) error {
 	cat := s.e.Catalog()
-	if old, ok := cat.Function(r.Fn.Name); ok && !r.Replace {
-		return sqlerr.Errorf(sqlerr.Code("42723"), "function %q already exists", old.Name)
+	if old, ok := cat.Function(r.Fn.Name); ok {
+		if !sameSignature(old, r.Fn) {
+			return sqlerr.Errorf(sqlerr.FeatureNotSupported,
+				"function %q exists with other argument types; overloading a function name is not supported", old.Name)
+		}
+		if !r.Replace {
+			return sqlerr.Errorf(sqlerr.Code("42723"), "function %q already exists", old.Name)
+		}
 	}
 	r.Fn.Owner = s.user
 	if err := cat.PutFunction(ctx, r.Fn); err != nil {
@@ -40,4 +47,16 @@ func (s *Session) dropFunction(ctx context.Context, r *planner.DropFunction, w p
 		}
 	}
 	return w.Complete("DROP FUNCTION")
+}
+
+func sameSignature(a, b catalog.Function) bool {
+	if len(a.Args) != len(b.Args) {
+		return false
+	}
+	for i := range a.Args {
+		if a.Args[i].Type != b.Args[i].Type {
+			return false
+		}
+	}
+	return true
 }
