@@ -335,7 +335,7 @@ func (q *query) aggregate(from *relExpr, s *pg_query.SelectStmt) (*relExpr, *bin
 	}
 	r := q.aggNode(from, sc)
 	width := len(r.cols)
-	r, err := q.attachScalars(r, scalarSubLinks(slices.Concat(s.TargetList, []*pg_query.Node{s.HavingClause}, sorts)...))
+	r, err := q.attachScalars(r, scalarSubLinks(slices.Concat(s.TargetList, []*pg_query.Node{s.HavingClause}, sorts)...), false)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -97,7 +97,7 @@ func (q *query) simpleSelect(s *pg_query.SelectStmt, top bool) (*relExpr, *order
 	if !aggregated {
 		scalarsHere = slices.Concat(scalarsHere, s.TargetList, sorts)
 	}
-	if from, err = q.attachScalars(from, scalarSubLinks(scalarsHere...)); err != nil {
+	if from, err = q.attachScalars(from, scalarSubLinks(scalarsHere...), true); err != nil {
 		return nil, nil, err
 	}
 	if where != nil {

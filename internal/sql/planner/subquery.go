@@ -72,12 +72,21 @@ func scalarSubLinks(ns ...*pg_query.Node) []*pg_query.SubLink {
 }
 
 // attachScalars plans each scalar subquery in subs and joins it onto r as
-// a hidden column, which binding the subquery then reads.
-func (q *query) attachScalars(r *relExpr, subs []*pg_query.SubLink) (*relExpr, error) {
+// a hidden column, which binding the subquery then reads. With
+// correlatedOK (r is a FROM clause's relation, not an aggregation's
+// output) a subquery referring to r's columns is decorrelated too.
+func (q *query) attachScalars(r *relExpr, subs []*pg_query.SubLink, correlatedOK bool) (*relExpr, error) {
 	for _, s := range subs {
 		// Planned again each time: a CTE referenced twice plans its query,
 		// and so its subqueries, once per reference.
 		sub, t, err := q.scalarPlan(s)
+		if err != nil && correlatedOK && sqlerr.CodeOf(err) == sqlerr.FeatureNotSupported {
+			var col int
+			if r, col, t, err = q.correlatedScalar(r, s, err); err == nil {
+				q.scalarMap()[s] = &scalarSub{t: t, col: col, attached: true}
+				continue
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -395,8 +404,8 @@ func (q *query) correlation(from *relExpr, sel *pg_query.SelectStmt, s *pg_query
 		}
 		inner, outer = append(inner, l), append(outer, o)
 	}
-	if len(inner) > 0 && (len(sel.GroupClause) > 0 || sel.HavingClause != nil || sel.LimitCount != nil ||
-		sel.LimitOffset != nil || anyAggregate(sel.TargetList...)) {
+	if len(inner) > 0 && s.SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK && (len(sel.GroupClause) > 0 ||
+		sel.HavingClause != nil || sel.LimitCount != nil || sel.LimitOffset != nil || anyAggregate(sel.TargetList...)) {
 		return nil, nil, nil, errAt(q.st, sqlerr.FeatureNotSupported, s.Location,
 			"a correlated EXISTS subquery with GROUP BY, aggregates, LIMIT or OFFSET is not supported")
 	}

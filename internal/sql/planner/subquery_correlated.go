@@ -1,0 +1,92 @@
+package planner
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// A correlated scalar subquery, (SELECT agg(x) FROM t2 WHERE t2.k = t1.k
+// AND …), is the aggregate grouped by the inner sides of its correlated
+// equalities, left-joined on them: an outer row with no inner rows meets
+// NULL, which is what an aggregate over no rows gives, except count,
+// which gives 0 (COALESCE'd in). Only one aggregate call as the whole
+// select list is decorrelated; anything else keeps the error it had.
+
+// correlatedScalar joins s, decorrelated, onto from and returns the
+// result, the subquery's column and its type; cause is the error the
+// subquery gave when planned alone, returned when s does not fit.
+func (q *query) correlatedScalar(from *relExpr, s *pg_query.SubLink, cause error) (*relExpr, int, types.Type, error) {
+	sel := s.Subselect.GetSelectStmt()
+	if sel == nil || len(sel.TargetList) != 1 || len(sel.GroupClause) > 0 || sel.HavingClause != nil ||
+		sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.DistinctClause) > 0 || sel.WithClause != nil {
+		return nil, 0, types.Type{}, cause
+	}
+	call := sel.TargetList[0].GetResTarget().GetVal().GetFuncCall()
+	if call == nil || !aggNames[funcName(call)] || call.Over != nil {
+		return nil, 0, types.Type{}, cause
+	}
+	inner, outer, rest, err := q.correlation(from, sel, s)
+	if err != nil {
+		return nil, 0, types.Type{}, err
+	}
+	if len(inner) == 0 {
+		return nil, 0, types.Type{}, cause
+	}
+	decor := proto.Clone(sel).(*pg_query.SelectStmt)
+	decor.WhereClause = andOf(rest)
+	decor.TargetList = nil
+	for _, n := range inner {
+		decor.TargetList = append(decor.TargetList, resTarget(n))
+		decor.GroupClause = append(decor.GroupClause, proto.Clone(n).(*pg_query.Node))
+	}
+	decor.TargetList = append(decor.TargetList, proto.Clone(sel.TargetList[0]).(*pg_query.Node))
+	sub, _, err := q.selectStmt(decor, false)
+	if err != nil {
+		return nil, 0, types.Type{}, err
+	}
+	vis := sub.visible()
+	keys, err := q.correlatedKeys(sub, outer, vis[:len(inner)])
+	if err != nil {
+		return nil, 0, types.Type{}, err
+	}
+	joined, at := q.hashJoinAt(from, hideAll(sub), plan.LeftJoin, keys, nil)
+	col := at + vis[len(inner)]
+	t := sub.cols[vis[len(inner)]].typ
+	if name := funcName(call); name != "count" {
+		return joined, col, t, nil
+	}
+	// count over no rows is 0, not NULL.
+	var outs []outCol
+	for i, c := range joined.cols {
+		outs = append(outs, outCol{t: typed{expr.Input(i, c.typ), c.typ}, name: c.name, qual: c.qual, hidden: c.hidden})
+	}
+	zero := expr.Node(expr.KindCoalesce, expr.Input(col, t), expr.Literal(int64(0), types.TInt64))
+	zero.Type = t
+	outs = append(outs, outCol{t: typed{zero, t}, name: "_count", hidden: true})
+	r := q.project(joined, outs, true)
+	return r, len(joined.cols), t, nil
+}
+
+// correlatedKeys pairs each outer expression with the subquery's key
+// column, in a common type.
+func (q *query) correlatedKeys(sub *relExpr, outer []typed, cols []int) ([]equiKey, error) {
+	b := &binder{q: q, clause: "WHERE"}
+	keys := make([]equiKey, len(outer))
+	for i, x := range outer {
+		c := cols[i]
+		y := typed{expr.Input(c, sub.cols[c].typ), sub.cols[c].typ}
+		ct, ok := expr.CommonType(x.t, y.t)
+		if !ok {
+			return nil, sqlerr.Errorf(sqlerr.DatatypeMismatch, "operator does not exist: %s = %s", x.t, y.t)
+		}
+		x, _ = b.coerce(x, ct, -1)
+		y, _ = b.coerce(y, ct, -1)
+		keys[i] = equiKey{l: x, r: y}
+	}
+	return keys, nil
+}
