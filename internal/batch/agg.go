@@ -3,15 +3,12 @@ package batch
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math/big"
 	"slices"
 	"strings"
 
-	"github.com/cockroachdb/apd/v3"
+	"github.com/sluice-db/sluice/internal/aggval"
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
-	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -24,7 +21,7 @@ type aggregation struct {
 	filter []expr.Expr // per call; nil without FILTER
 	groups map[string]*aggGroup
 	order  []*aggGroup
-	div    expr.Expr // numeric '/', for avg's result scale
+	div    *aggval.Divider // numeric '/', for avg's result scale
 
 	// Partitioning past the memory limit (aggspill.go).
 	groupBytes int64 // what the groups in memory take
@@ -39,17 +36,12 @@ type aggGroup struct {
 
 // accumulator holds one call's running value in one group.
 type accumulator struct {
-	seen map[string]bool // DISTINCT: argument tuples already counted
-	n    int64
-	isum big.Int // exact integer sum
-	fsum float64
-	dsum apd.Decimal
-	// NaN and ±Infinity are counted apart: apd cannot add them the way
-	// Postgres's numeric does (Inf + -Inf is NaN there, an error here).
-	nan, pinf, ninf int64
-	best            types.Datum // min / max
-	trues, falses   int64
-	parts           []types.Row // string_agg: value, delimiter, order columns
+	seen          map[string]bool // DISTINCT: argument tuples already counted
+	n             int64
+	sum           aggval.Sum
+	best          types.Datum // min / max
+	trues, falses int64
+	parts         []types.Row // string_agg: value, delimiter, order columns
 }
 
 func (x *executor) aggregate(ctx context.Context, n *plan.Node, emit emitFunc) error {
@@ -119,8 +111,7 @@ func (g *aggregation) prepare() error {
 		}
 		g.filter[i] = e
 	}
-	div, err := expr.Build(expr.Func("/", expr.Input(0, types.TDecimal), expr.Input(1, types.TDecimal)),
-		[]types.Type{types.TDecimal, types.TDecimal})
+	div, err := aggval.NewDivider()
 	if err != nil {
 		return err
 	}
@@ -228,7 +219,7 @@ func (g *aggregation) accumulate(call *plan.AggCall, acc *accumulator, r types.R
 	acc.n++
 	switch call.Kind {
 	case plan.AggSum, plan.AggAvg:
-		return acc.addNumber(v)
+		return acc.sum.Add(v)
 	case plan.AggMin, plan.AggMax:
 		c := types.Compare(v, acc.best)
 		if acc.best == nil || (call.Kind == plan.AggMax && c > 0) || (call.Kind == plan.AggMin && c < 0) {
@@ -257,31 +248,6 @@ func (g *aggregation) accumulate(call *plan.AggCall, acc *accumulator, r types.R
 	return nil
 }
 
-func (acc *accumulator) addNumber(v types.Datum) error {
-	switch x := v.(type) {
-	case int64:
-		acc.isum.Add(&acc.isum, big.NewInt(x))
-	case float64:
-		acc.fsum += x
-	case *apd.Decimal:
-		switch {
-		case x.Form == apd.NaN:
-			acc.nan++
-		case x.Form == apd.Infinite && x.Negative:
-			acc.ninf++
-		case x.Form == apd.Infinite:
-			acc.pinf++
-		default:
-			if _, err := types.DecimalContext().Add(&acc.dsum, &acc.dsum, x); err != nil {
-				return sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
-			}
-		}
-	default:
-		return fmt.Errorf("batch: cannot sum %T", v)
-	}
-	return nil
-}
-
 // output computes a call's final value, with Postgres's result types.
 func (g *aggregation) output(call *plan.AggCall, acc *accumulator) (types.Datum, error) {
 	switch call.Kind {
@@ -306,68 +272,13 @@ func (g *aggregation) output(call *plan.AggCall, acc *accumulator) (types.Datum,
 		return nil, nil
 	}
 	if call.Kind == plan.AggSum {
-		return acc.sum(call.Type)
+		return acc.sum.Value(call.Type)
 	}
 	return g.avg(call, acc)
 }
 
-// sum returns the sum as type t: bigint (of smallint/int, an error when it
-// overflows, as in Postgres), real, double or numeric.
-func (acc *accumulator) sum(t types.Type) (types.Datum, error) {
-	switch t.ID {
-	case types.Int64:
-		if !acc.isum.IsInt64() {
-			return nil, sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")
-		}
-		return acc.isum.Int64(), nil
-	case types.Float32:
-		return float64(float32(acc.fsum)), nil
-	case types.Float64:
-		return acc.fsum, nil
-	}
-	if d := acc.special(); d != nil {
-		return d, nil
-	}
-	return acc.decimalSum()
-}
-
-// decimalSum is the exact sum of integer and numeric inputs.
-func (acc *accumulator) decimalSum() (*apd.Decimal, error) {
-	out := new(apd.Decimal).Set(&acc.dsum)
-	if acc.isum.Sign() != 0 {
-		var bi apd.BigInt
-		bi.SetMathBigInt(&acc.isum)
-		if _, err := types.DecimalContext().Add(out, out, apd.NewWithBigInt(&bi, 0)); err != nil {
-			return nil, sqlerr.New(sqlerr.NumericValueOutOfRange, "numeric field overflow")
-		}
-	}
-	return out, nil
-}
-
-func (acc *accumulator) special() *apd.Decimal {
-	switch {
-	case acc.nan > 0 || (acc.pinf > 0 && acc.ninf > 0):
-		return &apd.Decimal{Form: apd.NaN}
-	case acc.pinf > 0:
-		return &apd.Decimal{Form: apd.Infinite}
-	case acc.ninf > 0:
-		return &apd.Decimal{Form: apd.Infinite, Negative: true}
-	}
-	return nil
-}
-
 func (g *aggregation) avg(call *plan.AggCall, acc *accumulator) (types.Datum, error) {
-	if call.Type.ID == types.Float64 {
-		return acc.fsum / float64(acc.n), nil
-	}
-	if d := acc.special(); d != nil {
-		return d, nil
-	}
-	sum, err := acc.decimalSum()
-	if err != nil {
-		return nil, err
-	}
-	return expr.EvalRow(g.x.ectx, g.div, types.Row{sum, apd.New(acc.n, 0)}, []types.Type{types.TDecimal, types.TDecimal})
+	return acc.sum.Avg(g.x.ectx, g.div, acc.n, call.Type)
 }
 
 // stringAgg joins the values in ORDER BY order (input order otherwise),
