@@ -79,6 +79,8 @@ func (x *executor) run(ctx context.Context, n *plan.Node, emit emitFunc) error {
 		return x.aggregate(ctx, n, emit)
 	case plan.KindTopN:
 		return x.topN(ctx, n, emit)
+	case plan.KindOverWindow:
+		return x.overWindow(ctx, n, emit)
 	case plan.KindDistinct:
 		return x.distinct(ctx, n, emit)
 	}

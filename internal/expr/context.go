@@ -76,3 +76,18 @@ type evalState struct {
 	ctx   *Context
 	chunk *types.Chunk
 }
+
+// RowError decides what one row's failed value becomes outside an
+// expression (a window function's): with a strict (or no) context the
+// error, to fail the statement; otherwise nil, the value is NULL and the
+// error is counted.
+func (c *Context) RowError(err error) error {
+	if c == nil || c.Strict {
+		return err
+	}
+	c.rowErrors.Add(1)
+	if c.OnRowError != nil {
+		c.OnRowError(err)
+	}
+	return nil
+}

@@ -32,6 +32,11 @@ func distOf(n *Node) Dist {
 			return Dist{DistHash, n.TopN.GroupKeys}
 		}
 		return Dist{Kind: DistSingleton}
+	case KindOverWindow:
+		if n.OverWindow != nil && len(n.OverWindow.PartitionBy) > 0 {
+			return Dist{DistHash, n.OverWindow.PartitionBy}
+		}
+		return Dist{Kind: DistSingleton}
 	case KindMaterialize:
 		return required(n, 0)
 	}

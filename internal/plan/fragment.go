@@ -134,6 +134,10 @@ func (f *fragmenter) noteLeaf(n *Node, fr *Fragment) error {
 		if n.TopN != nil && len(n.TopN.GroupKeys) == 0 {
 			fr.Singleton = true
 		}
+	case KindOverWindow:
+		if n.OverWindow != nil && len(n.OverWindow.PartitionBy) == 0 {
+			fr.Singleton = true
+		}
 	case KindBackfill:
 		return f.noteBackfill(n, fr)
 	case KindConnectorSource:
@@ -225,6 +229,11 @@ func required(n *Node, i int) Dist {
 	case KindTopN:
 		if n.TopN != nil && len(n.TopN.GroupKeys) > 0 {
 			return Dist{DistHash, n.TopN.GroupKeys}
+		}
+		return Dist{Kind: DistSingleton}
+	case KindOverWindow:
+		if n.OverWindow != nil && len(n.OverWindow.PartitionBy) > 0 {
+			return Dist{DistHash, n.OverWindow.PartitionBy}
 		}
 		return Dist{Kind: DistSingleton}
 	case KindTemporalFilter:

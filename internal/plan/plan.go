@@ -31,9 +31,11 @@ const (
 	// the barriers' time (now()).
 	KindTemporalFilter Kind = "temporal_filter"
 	KindDistinct       Kind = "distinct"
-	KindMaterialize    Kind = "materialize"
-	KindBackfill       Kind = "backfill" // snapshot of an upstream table, then its changes
-	KindMerge          Kind = "merge"    // receives from an upstream fragment
+	// KindOverWindow computes window functions (OVER) per partition.
+	KindOverWindow  Kind = "over_window"
+	KindMaterialize Kind = "materialize"
+	KindBackfill    Kind = "backfill" // snapshot of an upstream table, then its changes
+	KindMerge       Kind = "merge"    // receives from an upstream fragment
 )
 
 // Node is one executor in a fragment's tree. Exactly the field matching
@@ -63,6 +65,7 @@ type Node struct {
 	HashJoin        *HashJoin        `json:",omitempty"`
 	Agg             *Agg             `json:",omitempty"` // hash_agg and simple_agg
 	TopN            *TopN            `json:",omitempty"`
+	OverWindow      *OverWindow      `json:",omitempty"`
 	Distinct        *Distinct        `json:",omitempty"`
 	Materialize     *Materialize     `json:",omitempty"`
 	Backfill        *Backfill        `json:",omitempty"`

@@ -46,6 +46,8 @@ func (n *Node) tables() []*Table {
 		return ts
 	case n.TopN != nil:
 		return []*Table{&n.TopN.Table}
+	case n.OverWindow != nil:
+		return []*Table{&n.OverWindow.Table}
 	case n.Distinct != nil:
 		return []*Table{&n.Distinct.Table}
 	case n.Materialize != nil:
