@@ -51,6 +51,11 @@ type aggScope struct {
 	// extra are the columns joined onto the aggregation's output after
 	// it (scalar subqueries), which expressions above it may read.
 	extra []types.Type
+	// self binds above the aggregation, and named are the query's named
+	// windows: a window call's arguments and window may hold aggregate
+	// calls, found before the aggregation is planned (windowPrepass).
+	self  *binder
+	named []*pg_query.Node
 }
 
 func (s *aggScope) schema() []types.Type {
@@ -67,6 +72,9 @@ func (s *aggScope) schema() []types.Type {
 func (s *aggScope) hook(n *pg_query.Node) (typed, bool, error) {
 	if n.GetSubLink() != nil {
 		return typed{}, false, nil // a scalar subquery: joined onto the aggregation's output
+	}
+	if f := n.GetFuncCall(); f != nil && f.Over != nil && s.self != nil {
+		return s.windowPrepass(f)
 	}
 	if f := n.GetFuncCall(); f != nil && aggNames[funcName(f)] && f.Over == nil {
 		if len(scalarSubLinks(append(slices.Clone(f.Args), f.AggFilter)...)) > 0 {
@@ -309,7 +317,14 @@ func (q *query) aggregate(from *relExpr, s *pg_query.SelectStmt) (*relExpr, *bin
 	if err := q.preplanScalars(slices.Concat(s.TargetList, []*pg_query.Node{s.HavingClause}, sorts)...); err != nil {
 		return nil, nil, err
 	}
+	if ws, err := q.windowFuncs(s.HavingClause); err != nil || len(ws) > 0 {
+		if err == nil {
+			err = errAt(q.st, sqlerr.WindowingError, ws[0].Location, "window functions are not allowed in HAVING")
+		}
+		return nil, nil, err
+	}
 	b := &binder{q: q, scope: from, schema: sc.schema, hook: sc.hook, grouped: sc.grouped}
+	sc.self, sc.named = b, s.WindowClause
 	// Bind everything above the aggregation once to collect its calls;
 	// the caller binds them again, finding the calls registered.
 	for _, n := range s.TargetList {

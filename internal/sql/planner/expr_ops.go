@@ -153,7 +153,11 @@ func funcName(f *pg_query.FuncCall) string {
 func (b *binder) funcCall(f *pg_query.FuncCall) (typed, error) {
 	name := funcName(f)
 	if f.Over != nil {
-		return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, f.Location, "window functions are not supported")
+		clause := b.clause
+		if clause == "" {
+			clause = "this context"
+		}
+		return typed{}, errAt(b.q.st, sqlerr.WindowingError, f.Location, "window functions are not allowed in %s", clause)
 	}
 	if aggNames[name] {
 		clause := b.clause

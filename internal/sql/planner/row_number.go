@@ -22,7 +22,8 @@ import (
 // is planned as the subquery without rn under a top-N per partition
 // (plan.TopN with GroupKeys), then the rest of the outer query. The row
 // number is computed by the top-N (plan.TopN.Rank) only when the outer
-// query reads it; it may be filtered only once.
+// query reads it. Other uses of ROW_NUMBER are window functions
+// (window.go), computed for every row.
 
 // rowNumberTopN plans s's FROM and WHERE when they have that shape; ok is
 // false when they do not (the caller plans them as usual).
@@ -40,18 +41,14 @@ func (q *query) rowNumberTopN(s *pg_query.SelectStmt) (r *relExpr, rest []*pg_qu
 		return nil, nil, false, nil
 	}
 	limit, rest, found := rowNumberLimit(conjuncts(s.WhereClause), rn)
-	if !found {
-		return nil, nil, false, errAt(q.st, sqlerr.FeatureNotSupported, over.Location,
-			"ROW_NUMBER() is supported as a top-N only: filter it in the outer query, as in WHERE %s <= 10", rn)
-	}
-	if mentions(rest, rn) {
-		return nil, nil, false, errAt(q.st, sqlerr.FeatureNotSupported, over.Location,
-			"the row number %q can be filtered only once (WHERE %s <= N), not compared again", rn, rn)
+	// Otherwise the row number is an ordinary window function (window.go):
+	// unfiltered, filtered twice, beside DISTINCT or a LIMIT of its
+	// query (which it is computed before), or keeping no row.
+	if !found || mentions(rest, rn) || len(inner.DistinctClause) > 0 || limit <= 0 ||
+		inner.LimitCount != nil || inner.LimitOffset != nil || len(over.OrderClause) == 0 || over.Refname != "" {
+		return nil, nil, false, nil
 	}
 	ranked := refersTo(s, rn)
-	if len(inner.DistinctClause) > 0 {
-		return nil, nil, false, errAt(q.st, sqlerr.FeatureNotSupported, over.Location, "ROW_NUMBER() beside DISTINCT is not supported")
-	}
 	// The subquery with its row number replaced by a constant (so column
 	// aliases and ordinals still point where they did), selecting the
 	// window's PARTITION BY and ORDER BY expressions too (last, under
@@ -81,15 +78,11 @@ func (q *query) rowNumberTopN(s *pg_query.SelectStmt) (r *relExpr, rest []*pg_qu
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if limit <= 0 {
-		return nil, nil, false, errAt(q.st, sqlerr.FeatureNotSupported, over.Location, "a row number filter that keeps no row is not supported")
-	}
 	top := q.groupTopN(r, groups, by, limit)
 	if ranked {
 		col, ok := standInColumn(r)
 		if !ok {
-			return nil, nil, false, errAt(q.st, sqlerr.FeatureNotSupported, over.Location,
-				"the row number %q cannot be selected from this subquery", rn)
+			return nil, nil, false, nil // planned as a window function instead
 		}
 		top = q.withRank(top, col)
 	}

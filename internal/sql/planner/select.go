@@ -79,9 +79,6 @@ func (q *query) fromAndWhere(s *pg_query.SelectStmt) (*relExpr, *pg_query.Node, 
 }
 
 func (q *query) simpleSelect(s *pg_query.SelectStmt, top bool) (*relExpr, *ordering, error) {
-	if len(s.WindowClause) > 0 {
-		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, "window functions are not supported")
-	}
 	from, where, err := q.fromAndWhere(s)
 	if err != nil {
 		return nil, nil, err
@@ -115,6 +112,9 @@ func (q *query) simpleSelect(s *pg_query.SelectStmt, top bool) (*relExpr, *order
 		}
 	} else {
 		b = &binder{q: q, scope: from}
+	}
+	if from, b, err = q.windows(from, b, s); err != nil {
+		return nil, nil, err
 	}
 	outs, err := q.targets(b, s.TargetList)
 	if err != nil {

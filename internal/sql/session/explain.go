@@ -182,6 +182,8 @@ func nodeLine(n *plan.Node) string {
 		if len(n.TopN.GroupKeys) > 0 {
 			info += ", group keys: " + keyList(n.TopN.GroupKeys)
 		}
+	case plan.KindOverWindow:
+		info = overWindowString(n.OverWindow)
 	case plan.KindDistinct:
 		info = "keys: " + keyList(n.Distinct.Keys)
 	case plan.KindMaterialize:

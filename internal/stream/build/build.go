@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-db/sluice/internal/stream/agg"
 	"github.com/sluice-db/sluice/internal/stream/join"
 	"github.com/sluice-db/sluice/internal/stream/mview"
+	"github.com/sluice-db/sluice/internal/stream/overwindow"
 	"github.com/sluice-db/sluice/internal/stream/source"
 	"github.com/sluice-db/sluice/internal/stream/stateless"
 	"github.com/sluice-db/sluice/internal/stream/temporal"
@@ -50,6 +51,8 @@ func builderFor(k plan.Kind) (builder, bool) {
 		return agg.Build, true
 	case plan.KindTopN:
 		return topn.Build, true
+	case plan.KindOverWindow:
+		return overwindow.Build, true
 	case plan.KindTemporalFilter:
 		return temporal.Build, true
 	case plan.KindTableSource, plan.KindBackfill, plan.KindConnectorSource, plan.KindWatermarkFilter:
