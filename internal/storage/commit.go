@@ -174,6 +174,11 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, meta map[string][]byte
 		// markerWrites stays odd: snapshots read the marker from now on.
 		return fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
 	}
+	// Counted before the epoch is: a table that sees the epoch committed
+	// drops its overlay's copy of the epoch's writes and reads them from
+	// Pebble through a pooled iterator (StateTable.AddCount), which must
+	// then be one made after the writes became visible.
+	s.points.changed()
 	s.becomeCommitted(epoch)
 	s.markerWrites.Add(1)
 	return nil

@@ -33,6 +33,14 @@ func (s *Store) LatestGet(ctx context.Context, desc TableDesc, pk types.Row) (ty
 	}
 	// Every prune of a write the tail read above no longer held is
 	// counted by now (PruneTail counts itself under the tails' lock).
+	return s.pointGet(lay, key)
+}
+
+// pointGet reads key's committed row through a pooled iterator that sees
+// every change counted so far: one whose files stay open between reads and
+// that consults the last level's bloom filters, so that an absent key,
+// the usual case, is mostly answered by filters (point_iter.go).
+func (s *Store) pointGet(lay *layout, key []byte) (types.Row, bool, error) {
 	pi, err := s.points.take(s.points.gen.Load())
 	if err == nil && pi == nil {
 		s.visMu.RLock()

@@ -110,6 +110,10 @@ func (t *StateTable) readKey(ctx context.Context, key []byte, pk types.Row, unco
 	if err := ctx.Err(); err != nil {
 		return nil, false, false, err
 	}
-	row, found, err = getRow(t.store.db, t.lay, key)
+	// Most keys read here are absent (a value new to its group): the
+	// pooled iterator answers those from bloom filters, the last level's
+	// too, where DB.Get built an iterator per read and searched the last
+	// level's index and a data block (a fifth of Nexmark q16's CPU).
+	row, found, err = t.store.pointGet(t.lay, key)
 	return row, found, !found && err == nil, err
 }
