@@ -2,29 +2,12 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/sluice-db/sluice/internal/types"
 )
-
-// getRow reads key from r (the DB or a snapshot) and decodes its value
-// with lay: the committed half of every point read.
-func getRow(r pebble.Reader, lay *layout, key []byte) (types.Row, bool, error) {
-	v, closer, err := r.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("storage: table %d get: %w", lay.desc.ID, err)
-	}
-	defer closer.Close()
-	row, err := lay.decodeValue(v)
-	return row, err == nil, err
-}
 
 // pointKey starts a point read of pk in desc's table: it checks ctx and
 // returns the table's layout and pk's full key.

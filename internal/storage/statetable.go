@@ -205,7 +205,9 @@ func (t *StateTable) Get(ctx context.Context, pk types.Row) (types.Row, bool, er
 	if done || err != nil {
 		return row, ok, err
 	}
-	return getRow(t.store.db, t.lay, key)
+	// Through a pooled iterator: a key read here is often absent (a group
+	// new to an aggregation), which its bloom filters answer (multiset.go).
+	return t.store.pointGet(t.lay, key)
 }
 
 // GetUncommitted is Get for a caller that knows the key holds no committed
