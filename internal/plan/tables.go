@@ -16,7 +16,7 @@ func (j *Job) StateTables() []uint32 {
 		if n == nil {
 			return
 		}
-		for _, t := range n.tables() {
+		for _, t := range n.Tables() {
 			add(t)
 		}
 		for _, in := range n.Inputs {
@@ -29,8 +29,10 @@ func (j *Job) StateTables() []uint32 {
 	return ids
 }
 
-// tables returns the state tables of one node.
-func (n *Node) tables() []*Table {
+// Tables returns the state tables of one node (some may be nil: a join's
+// degree tables). It is the one list of which node keeps which table:
+// the planner gives them ids from it, a drop deletes them by it.
+func (n *Node) Tables() []*Table {
 	switch {
 	case n.TableSource != nil:
 		return []*Table{&n.TableSource.OffsetTable}

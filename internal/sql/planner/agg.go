@@ -325,6 +325,10 @@ func (q *query) aggregate(from *relExpr, s *pg_query.SelectStmt) (*relExpr, *bin
 	}
 	b := &binder{q: q, scope: from, schema: sc.schema, hook: sc.hook, grouped: sc.grouped}
 	sc.self, sc.named = b, s.WindowClause
+	// Aggregates in the named windows are registered now, used or not.
+	if err := q.checkNamedWindows(b, s.WindowClause); err != nil {
+		return nil, nil, err
+	}
 	// Bind everything above the aggregation once to collect its calls;
 	// the caller binds them again, finding the calls registered.
 	for _, n := range s.TargetList {

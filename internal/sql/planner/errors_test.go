@@ -109,6 +109,13 @@ func TestPlanShapes(t *testing.T) {
 		seen[tab.ID] = true
 	}
 
+	// Every node kind's tables are given ids: a window's too (it once
+	// kept id 0, shared by every window of every view).
+	v = view("CREATE MATERIALIZED VIEW w AS SELECT g, rank() OVER (PARTITION BY g ORDER BY id) FROM t1")
+	if ow := find(v.Spec.Plan, plan.KindOverWindow); ow == nil || ow.OverWindow.Table.ID == 0 || seen[ow.OverWindow.Table.ID] {
+		t.Errorf("over window plan %+v", ow)
+	}
+
 	// Mixed key types are cast to their common type below the join.
 	v = view("CREATE MATERIALIZED VIEW c AS SELECT t3.label FROM t1 JOIN t3 ON t1.id = t3.k")
 	j = find(v.Spec.Plan, plan.KindHashJoin)

@@ -154,10 +154,16 @@ func (b *binder) funcCall(f *pg_query.FuncCall) (typed, error) {
 	name := funcName(f)
 	if f.Over != nil {
 		clause := b.clause
-		if clause == "" {
+		switch clause {
+		case "":
 			clause = "this context"
+		case "arguments of aggregate functions":
+			return typed{}, errAt(b.q.st, sqlerr.GroupingError, f.Location, "aggregate function calls cannot contain window function calls")
 		}
 		return typed{}, errAt(b.q.st, sqlerr.WindowingError, f.Location, "window functions are not allowed in %s", clause)
+	}
+	if windowNames[name] {
+		return typed{}, errAt(b.q.st, sqlerr.WrongObjectType, f.Location, "window function %s requires an OVER clause", name)
 	}
 	if aggNames[name] {
 		clause := b.clause

@@ -92,43 +92,20 @@ func stateTables(n *plan.Node) []*plan.Table {
 	var out []*plan.Table
 	var walk func(n *plan.Node)
 	walk = func(n *plan.Node) {
-		switch {
-		case n.HashJoin != nil:
-			j := n.HashJoin
-			out = append(out, &j.LeftTable, &j.RightTable)
-			if j.LeftDegreeTable != nil {
-				out = append(out, j.LeftDegreeTable)
-			}
-			if j.RightDegreeTable != nil {
-				out = append(out, j.RightDegreeTable)
-			}
-		case n.Agg != nil:
-			out = append(out, &n.Agg.ResultTable)
-			for i := range n.Agg.Calls {
-				if n.Agg.Calls[i].Table != nil {
-					out = append(out, n.Agg.Calls[i].Table)
+		// In a streaming job the rows are emitted once, ever: the flag
+		// table keeps a rebuilt actor from emitting them again.
+		if n.Values != nil && n.Values.Table == nil {
+			t := stateless.ValuesTable(0)
+			n.Values.Table = &t
+		}
+		// A table source's offsets and a view's table have ids of their
+		// own (the table's, the view's).
+		if n.Kind != plan.KindTableSource && n.Kind != plan.KindMaterialize {
+			for _, t := range n.Tables() {
+				if t != nil {
+					out = append(out, t)
 				}
 			}
-		case n.TopN != nil:
-			out = append(out, &n.TopN.Table)
-		case n.Distinct != nil:
-			out = append(out, &n.Distinct.Table)
-		case n.Backfill != nil:
-			out = append(out, &n.Backfill.ProgressTable)
-		case n.Connector != nil:
-			out = append(out, &n.Connector.OffsetTable)
-		case n.WatermarkFilter != nil:
-			out = append(out, &n.WatermarkFilter.Table)
-		case n.TemporalFilter != nil:
-			out = append(out, &n.TemporalFilter.Table)
-		case n.Values != nil:
-			// In a streaming job the rows are emitted once, ever: the flag
-			// table keeps a rebuilt actor from emitting them again.
-			if n.Values.Table == nil {
-				t := stateless.ValuesTable(0)
-				n.Values.Table = &t
-			}
-			out = append(out, n.Values.Table)
 		}
 		for _, in := range n.Inputs {
 			walk(in)

@@ -66,6 +66,9 @@ func (q *query) nestedWindow(f *pg_query.FuncCall) *pg_query.FuncCall {
 // windows plans s's window calls over r, bound by b, and returns the
 // relation with their columns and the binder for what is above them.
 func (q *query) windows(r *relExpr, b *binder, s *pg_query.SelectStmt) (*relExpr, *binder, error) {
+	if err := q.checkNamedWindows(b, s.WindowClause); err != nil {
+		return nil, nil, err
+	}
 	fs, err := q.windowFuncs(slices.Concat(s.TargetList, sortNodes(s))...)
 	if err != nil || len(fs) == 0 {
 		return r, b, err

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strconv"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -64,38 +65,87 @@ const (
 // windowDef resolves a call's OVER: a named window (OVER w), one built on
 // a named window (OVER (w ORDER BY …)), or its own.
 func (q *query) windowDef(w *pg_query.WindowDef, named []*pg_query.Node) (*pg_query.WindowDef, error) {
-	ref := w.Refname
-	if ref == "" && w.Name != "" && len(w.PartitionClause) == 0 && len(w.OrderClause) == 0 {
-		ref = w.Name
+	if w.Refname == "" && w.Name != "" && len(w.PartitionClause) == 0 && len(w.OrderClause) == 0 {
+		base, err := q.namedWindow(w.Name, w.Location, named)
+		if err != nil {
+			return nil, err
+		}
+		return q.expandWindow(base, named, 0)
 	}
+	return q.expandWindow(w, named, 0)
+}
+
+// namedWindow finds the WINDOW clause's definition of name.
+func (q *query) namedWindow(name string, loc int32, named []*pg_query.Node) (*pg_query.WindowDef, error) {
+	for _, n := range named {
+		if d := n.GetWindowDef(); d != nil && d.Name == name {
+			return d, nil
+		}
+	}
+	return nil, errAt(q.st, sqlerr.UndefinedObject, loc, "window %q does not exist", name)
+}
+
+// expandWindow resolves a window built on another (w0 AS (PARTITION BY
+// g), w1 AS (w0 ORDER BY id)) into one standing alone.
+func (q *query) expandWindow(w *pg_query.WindowDef, named []*pg_query.Node, depth int) (*pg_query.WindowDef, error) {
+	ref := w.Refname
 	if ref == "" {
 		return w, nil
 	}
+	if depth > len(named) {
+		return nil, errAt(q.st, sqlerr.WindowingError, w.Location, "window %q refers to itself", ref)
+	}
+	base, err := q.namedWindow(ref, w.Location, named)
+	if err != nil {
+		return nil, err
+	}
+	if base, err = q.expandWindow(base, named, depth+1); err != nil {
+		return nil, err
+	}
+	if len(w.PartitionClause) > 0 {
+		return nil, errAt(q.st, sqlerr.WindowingError, w.Location, "cannot override PARTITION BY clause of window %q", ref)
+	}
+	if len(w.OrderClause) > 0 && len(base.OrderClause) > 0 {
+		return nil, errAt(q.st, sqlerr.WindowingError, w.Location, "cannot override ORDER BY clause of window %q", ref)
+	}
+	if base.FrameOptions != plan0DefaultFrame {
+		return nil, errAt(q.st, sqlerr.WindowingError, w.Location, "cannot copy window %q because it has a frame clause", ref)
+	}
+	out := proto.Clone(w).(*pg_query.WindowDef)
+	out.Refname = ""
+	out.PartitionClause = base.PartitionClause
+	if len(out.OrderClause) == 0 {
+		out.OrderClause = base.OrderClause
+	}
+	return out, nil
+}
+
+// checkNamedWindows refuses a WINDOW clause naming a window twice and
+// binds every named window's expressions, used or not, as Postgres does.
+func (q *query) checkNamedWindows(b *binder, named []*pg_query.Node) error {
+	seen := map[string]bool{}
 	for _, n := range named {
-		base := n.GetWindowDef()
-		if base == nil || base.Name != ref {
+		d := n.GetWindowDef()
+		if d == nil {
 			continue
 		}
-		if w.Refname == "" {
-			return base, nil
+		if seen[d.Name] {
+			return errAt(q.st, sqlerr.WindowingError, d.Location, "window %q is already defined", d.Name)
 		}
-		if len(w.PartitionClause) > 0 {
-			return nil, errAt(q.st, sqlerr.WindowingError, w.Location, "cannot override PARTITION BY clause of window %q", ref)
+		seen[d.Name] = true
+		full, err := q.expandWindow(d, named, 0)
+		if err != nil {
+			return err
 		}
-		if len(w.OrderClause) > 0 && len(base.OrderClause) > 0 {
-			return nil, errAt(q.st, sqlerr.WindowingError, w.Location, "cannot override ORDER BY clause of window %q", ref)
+		wb := *b
+		wb.clause = "window definitions"
+		for _, e := range slices.Concat(full.PartitionClause, sortNodes(&pg_query.SelectStmt{SortClause: full.OrderClause})) {
+			if _, err := wb.bind(e); err != nil {
+				return err
+			}
 		}
-		if base.FrameOptions != plan0DefaultFrame {
-			return nil, errAt(q.st, sqlerr.WindowingError, w.Location, "cannot copy window %q because it has a frame clause", ref)
-		}
-		out := proto.Clone(w).(*pg_query.WindowDef)
-		out.PartitionClause = base.PartitionClause
-		if len(out.OrderClause) == 0 {
-			out.OrderClause = base.OrderClause
-		}
-		return out, nil
 	}
-	return nil, errAt(q.st, sqlerr.UndefinedObject, w.Location, "window %q does not exist", ref)
+	return nil
 }
 
 // plan0DefaultFrame is FRAMEOPTION_DEFAULTS: RANGE UNBOUNDED PRECEDING
@@ -156,9 +206,18 @@ func (q *query) bindWindowAgg(b *binder, c *winCall, f *pg_query.FuncCall) error
 	return nil
 }
 
+// windowNames are the window functions that are no aggregates.
+var windowNames = map[string]bool{
+	"row_number": true, "rank": true, "dense_rank": true, "percent_rank": true, "cume_dist": true, "ntile": true,
+	"lag": true, "lead": true, "first_value": true, "last_value": true, "nth_value": true,
+}
+
 // bindWindowFunc binds a ranking or value function.
 func (q *query) bindWindowFunc(b *binder, c *winCall, f *pg_query.FuncCall) error {
 	name := funcName(f)
+	if f.AggFilter != nil && windowNames[name] {
+		return errAt(q.st, sqlerr.FeatureNotSupported, f.Location, "FILTER is not implemented for non-aggregate window functions")
+	}
 	if f.AggStar || f.AggFilter != nil {
 		return errAt(q.st, sqlerr.WrongObjectType, f.Location, "%s is not an aggregate function", name)
 	}
@@ -187,13 +246,16 @@ func (q *query) bindWindowFunc(b *binder, c *winCall, f *pg_query.FuncCall) erro
 		if !arity(1, 1) {
 			return undefined
 		}
-		c.call.Kind, c.call.Type = plan.WindowNtile, types.TInt64
+		c.call.Kind, c.call.Type = plan.WindowNtile, types.TInt32
 		return q.windowConstant(c, args[0], f.Args[0])
 	case "lag", "lead":
 		return q.bindLagLead(b, c, f, args, undefined)
 	case "first_value", "last_value", "nth_value":
 		if (name == "nth_value") != (len(args) == 2) || len(args) == 0 {
 			return undefined
+		}
+		if err := q.typedValue(args[0], f); err != nil {
+			return err
 		}
 		c.call.Kind, c.call.Type = plan.WindowKind(name), valueType(args[0])
 		c.args = []typed{args[0]}
@@ -206,23 +268,44 @@ func (q *query) bindWindowFunc(b *binder, c *winCall, f *pg_query.FuncCall) erro
 	return nil
 }
 
+// bindLagLead binds lag and lead: the value and the default take their
+// common type, as Postgres's anycompatible arguments do.
 func (q *query) bindLagLead(b *binder, c *winCall, f *pg_query.FuncCall, args []typed, undefined error) error {
 	if len(args) < 1 || len(args) > 3 {
 		return undefined
 	}
-	c.call.Kind, c.call.Type, c.call.Offset = plan.WindowKind(funcName(f)), valueType(args[0]), 1
-	c.args = []typed{{args[0].d, c.call.Type}}
+	c.call.Kind, c.call.Offset = plan.WindowKind(funcName(f)), 1
 	if len(args) >= 2 {
 		if err := q.windowConstant(c, args[1], f.Args[1]); err != nil {
 			return err
 		}
 	}
+	vals := []typed{args[0]}
+	nodes := []*pg_query.Node{f.Args[0]}
 	if len(args) == 3 {
-		d, err := b.coerce(args[2], c.call.Type, location(f.Args[2]))
-		if err != nil {
-			return err
-		}
-		c.args = append(c.args, d)
+		vals, nodes = append(vals, args[2]), append(nodes, f.Args[2])
+	}
+	if err := q.typedValue(args[0], f); err != nil {
+		return err
+	}
+	vals, err := b.unify(funcName(f), vals, nodes)
+	if sqlerr.CodeOf(err) == sqlerr.DatatypeMismatch {
+		return undefined // no common type: no such lag, as Postgres says
+	}
+	if err != nil {
+		return err
+	}
+	c.call.Type = vals[0].t
+	c.args = vals
+	return nil
+}
+
+// typedValue refuses an argument of no type (a bare NULL), whose result
+// type cannot be known, as Postgres does.
+func (q *query) typedValue(t typed, f *pg_query.FuncCall) error {
+	if t.t.ID == types.Unknown && t.d.Kind == expr.KindLiteral && t.d.Value == nil {
+		return errAt(q.st, sqlerr.DatatypeMismatch, f.Location,
+			"could not determine polymorphic type because input has type unknown")
 	}
 	return nil
 }
@@ -306,13 +389,9 @@ func (q *query) frameBound(w *pg_query.WindowDef, off *pg_query.Node, rows, unbo
 		return plan.FrameBound{}, errAt(q.st, sqlerr.FeatureNotSupported, w.Location,
 			"RANGE with an offset PRECEDING or FOLLOWING is not supported; use ROWS")
 	}
-	t, err := (&binder{q: q}).bind(off)
+	v, err := q.frameOffset(off, what)
 	if err != nil {
 		return plan.FrameBound{}, err
-	}
-	v, ok := intConstant(t)
-	if !ok {
-		return plan.FrameBound{}, errAt(q.st, sqlerr.FeatureNotSupported, location(off), "a frame offset must be an integer constant")
 	}
 	if v < 0 {
 		return plan.FrameBound{}, errAt(q.st, sqlerr.InvalidPrecedingOrFollowingSize, location(off), "frame %s offset must not be negative", what)
@@ -337,4 +416,32 @@ func (s *aggScope) windowPrepass(f *pg_query.FuncCall) (typed, bool, error) {
 		return typed{}, true, err
 	}
 	return typed{expr.Null(c.call.Type), c.call.Type}, true, nil
+}
+
+// frameOffset evaluates a ROWS frame offset: a constant expression of a
+// type that casts to bigint ('1', 1.5 rounds to 2), as Postgres takes it.
+func (q *query) frameOffset(off *pg_query.Node, what string) (int64, error) {
+	b := &binder{q: q, clause: "window frame offsets"}
+	t, err := b.bind(off)
+	if sqlerr.CodeOf(err) == sqlerr.UndefinedColumn {
+		return 0, errAt(q.st, sqlerr.InvalidColumnReference, location(off), "argument of ROWS must not contain variables")
+	}
+	if err != nil {
+		return 0, err
+	}
+	if t, err = b.coerce(t, types.TInt64, location(off)); err != nil {
+		return 0, err
+	}
+	e, err := expr.Build(t.d, nil)
+	if err != nil {
+		return 0, err
+	}
+	v, err := expr.EvalRow(expr.NewStrictContext(0), e, types.Row{}, nil)
+	if err != nil {
+		return 0, withPos(q.st, err, location(off))
+	}
+	if v == nil {
+		return 0, errAt(q.st, sqlerr.NullValueNotAllowed, location(off), "frame %s offset must not be null", what)
+	}
+	return v.(int64), nil
 }
