@@ -21,20 +21,20 @@ func (h *HopWindow) Check() error {
 // window_start and window_end appended (schema is the output's types),
 // or nil for no rows. An update pair becomes a delete and an insert per
 // window: the pairs of different windows would otherwise interleave.
-func (h *HopWindow) Expand(in *types.Chunk, schema []types.Type) *types.Chunk {
+// read marks the input columns the consumer reads (nil: all); the others
+// are left NULL rather than copied once per window.
+func (h *HopWindow) Expand(in *types.Chunk, schema []types.Type, read []bool) *types.Chunk {
 	copies := int(h.Size / h.Slide)
 	n := in.Cardinality() * copies
-	cols := make([]types.Column, len(schema))
-	for i, t := range schema {
-		cols[i] = types.MustColumn(t, n)
-	}
+	idx := make([]int, 0, n)      // the input row of each output row
+	starts := make([]int64, 0, n) // its window's start
 	ops := make([]types.Op, 0, n)
 	times := in.Cols[h.TimeCol]
 	for i := range in.Capacity() {
 		if !in.Visible(i) || times.IsNull(i) {
 			continue
 		}
-		t := timeMicros(times.Get(i))
+		t := timeAt(times, i)
 		if t == 1<<63-1 || t == -1<<63 { // ±infinity is in no window
 			continue
 		}
@@ -45,18 +45,55 @@ func (h *HopWindow) Expand(in *types.Chunk, schema []types.Type) *types.Chunk {
 			if !inRange(start) || !inRange(start+h.Size) || start+h.Size < start {
 				continue // a window reaching past the timestamps' range is none
 			}
-			for c, src := range in.Cols {
-				cols[c].AppendFrom(src, i)
-			}
-			cols[len(in.Cols)].Append(sameKind(times.Get(i), start))
-			cols[len(in.Cols)+1].Append(sameKind(times.Get(i), start+h.Size))
-			ops = append(ops, op)
+			idx, starts, ops = append(idx, i), append(starts, start), append(ops, op)
 		}
 	}
 	if len(ops) == 0 {
 		return nil
 	}
+	cols := make([]types.Column, len(schema))
+	for c, src := range in.Cols {
+		if read == nil || read[c] {
+			cols[c] = src.Gather(idx)
+		} else {
+			cols[c] = types.NullColumn(schema[c], len(idx))
+		}
+	}
+	ends := make([]int64, len(starts))
+	for j, s := range starts {
+		ends[j] = s + h.Size
+	}
+	w := len(in.Cols)
+	cols[w], cols[w+1] = timeColumn(schema[w], starts), timeColumn(schema[w+1], ends)
 	return types.NewChunk(cols, ops)
+}
+
+// timeAt is row i of a timestamp or timestamptz column, in micros.
+func timeAt(c types.Column, i int) int64 {
+	switch v := c.(type) {
+	case *types.Vec[types.DTimestamp]:
+		return int64(v.Vals[i])
+	case *types.Vec[types.DTimestamptz]:
+		return int64(v.Vals[i])
+	}
+	return timeMicros(c.Get(i))
+}
+
+// timeColumn is a column of type t (timestamp or timestamptz) holding
+// micros.
+func timeColumn(t types.Type, micros []int64) types.Column {
+	if t.ID == types.Timestamptz {
+		v := &types.Vec[types.DTimestamptz]{Typ: t, Vals: make([]types.DTimestamptz, len(micros))}
+		for j, m := range micros {
+			v.Vals[j] = types.DTimestamptz(m)
+		}
+		return v
+	}
+	v := &types.Vec[types.DTimestamp]{Typ: t, Vals: make([]types.DTimestamp, len(micros))}
+	for j, m := range micros {
+		v.Vals[j] = types.DTimestamp(m)
+	}
+	return v
 }
 
 func timeMicros(d types.Datum) int64 {

@@ -182,6 +182,16 @@ func NewColumn(t Type, capacity int) (Column, error) {
 	return nil, fmt.Errorf("types: no column for %s", t)
 }
 
+// NullColumn returns a column of type t (validated by the caller) holding
+// n NULLs.
+func NullColumn(t Type, n int) Column {
+	c := MustColumn(t, n)
+	for range n {
+		c.Append(nil)
+	}
+	return c
+}
+
 // MustColumn is NewColumn for types already validated by the caller.
 func MustColumn(t Type, capacity int) Column {
 	c, err := NewColumn(t, capacity)

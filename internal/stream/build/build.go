@@ -37,6 +37,10 @@ func Actor(env *stream.Env, g *task.Group, root *plan.Node, merges MergeInputs) 
 	return exec, err
 }
 
+// readOnly is an executor that can skip the work of columns nobody above
+// it reads (a hop window's copies).
+type readOnly interface{ ReadOnly(read []bool) error }
+
 type builder func(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executor) (stream.Executor, error)
 
 func builderFor(k plan.Kind) (builder, bool) {
@@ -86,6 +90,11 @@ func node(env *stream.Env, g *task.Group, n *plan.Node, merges MergeInputs, out 
 	e, err := b(env, g, n, inputs)
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", n.Kind, err)
+	}
+	if ro, ok := e.(readOnly); ok && out != nil {
+		if err := ro.ReadOnly(out); err != nil {
+			return nil, fmt.Errorf("build %s: %w", n.Kind, err)
+		}
 	}
 	if env.OnExecutor != nil {
 		env.OnExecutor(e)

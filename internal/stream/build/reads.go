@@ -15,8 +15,10 @@ import (
 // a projection reads the columns its expressions name; a filter reads its
 // condition's columns and what passes through it; a backfill reads the
 // upstream columns it emits that are read, plus the upstream's key and
-// distribution columns, which it fences and routes by. Every other node
-// reads all of every input.
+// distribution columns, which it fences and routes by; a hop window and a
+// watermark filter read what passes through them and their time column
+// (and the watermark's expression). Every other node reads all of every
+// input.
 func inputReads(n *plan.Node, out []bool) [][]bool {
 	in := make([][]bool, len(n.Inputs))
 	if len(n.Inputs) != 1 || n.Inputs[0] == nil {
@@ -39,6 +41,18 @@ func inputReads(n *plan.Node, out []bool) [][]bool {
 		}
 	case n.Backfill != nil && out != nil && len(out) == len(n.Backfill.Columns):
 		in[0] = backfillReads(n.Backfill, out, width)
+	case n.HopWindow != nil && out != nil && len(out) == width+2:
+		// The input's columns pass through; the time column makes the
+		// windows.
+		r := append([]bool(nil), out[:width]...)
+		if markInputs(r, expr.Input(n.HopWindow.TimeCol, n.Inputs[0].Schema[0])) {
+			in[0] = narrowed(r)
+		}
+	case n.WatermarkFilter != nil && out != nil && len(out) == width:
+		r := append([]bool(nil), out...)
+		if markInputs(r, expr.Input(n.WatermarkFilter.Col, n.Inputs[0].Schema[0])) && markInputs(r, n.WatermarkFilter.Expr) {
+			in[0] = narrowed(r)
+		}
 	}
 	return in
 }

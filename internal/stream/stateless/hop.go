@@ -20,6 +20,9 @@ type HopWindow struct {
 	// wms: the window_start and window_end watermarks implied by the time
 	// column's last watermark, returned after it.
 	wms []*stream.Watermark
+	// read marks the input columns read above (nil: all); the others
+	// are not copied per window (ReadOnly).
+	read []bool
 }
 
 func newHopWindow(n *plan.Node, input stream.Executor) (*HopWindow, error) {
@@ -43,6 +46,19 @@ func newHopWindow(n *plan.Node, input stream.Executor) (*HopWindow, error) {
 		return nil, err
 	}
 	return &HopWindow{input: input, schema: schema, spec: *h}, nil
+}
+
+// ReadOnly tells the hop window that the executors above read only the
+// output columns marked in read (nil: all): unread input columns are left
+// NULL instead of being copied once per window.
+func (h *HopWindow) ReadOnly(read []bool) error {
+	if read != nil && len(read) != len(h.schema) {
+		return fmt.Errorf("stateless: hop window of %d columns given a read mask of %d", len(h.schema), len(read))
+	}
+	if read != nil {
+		h.read = read[:len(h.schema)-2]
+	}
+	return nil
 }
 
 // Schema is the input's columns, then window_start and window_end.
@@ -74,7 +90,7 @@ func (h *HopWindow) Next(ctx context.Context) (stream.Message, error) {
 		if msg.Chunk == nil {
 			return msg, nil
 		}
-		if c := h.spec.Expand(msg.Chunk, h.schema); c != nil {
+		if c := h.spec.Expand(msg.Chunk, h.schema, h.read); c != nil {
 			return stream.ChunkMsg(c), nil
 		}
 	}
