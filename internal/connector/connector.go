@@ -58,6 +58,13 @@ type Source interface {
 	End(split int) (offset int64, ok bool)
 }
 
+// Narrower is a Source that can leave out of its rows the work of columns
+// nobody reads: ReadOnly marks the columns read (nil: all), before any
+// split is opened. An unread column may hold anything.
+type Narrower interface {
+	ReadOnly(read []bool)
+}
+
 // Reader reads one split. It is used by one goroutine at a time.
 type Reader interface {
 	// Read returns up to limit rows ready now and the split's offset after

@@ -246,3 +246,45 @@ func TestBoundedSplitsEndWhereTheReaderStops(t *testing.T) {
 		t.Error("an endless datagen split has an end")
 	}
 }
+
+// TestNexmarkSkipsExtraNobodyReads: told that extra is not read, the
+// source leaves it empty and every other field as it was.
+func TestNexmarkSkipsExtraNobodyReads(t *testing.T) {
+	for _, kind := range []string{"Bid", "Auction", "Person"} {
+		cols := map[string][]Column{"Bid": bidColumns,
+			"Auction": {{Name: "id", Type: types.TInt64}, {Name: "reserve", Type: types.TInt64}, {Name: "extra", Type: types.TVarchar}},
+			"Person":  {{Name: "id", Type: types.TInt64}, {Name: "name", Type: types.TVarchar}, {Name: "extra", Type: types.TVarchar}}}[kind]
+		spec := Spec{Connector: "nexmark", Columns: cols, Options: map[string]string{
+			"nexmark.table.type": kind, "nexmark.event.num": "3000", "nexmark.min.event.gap.in.ns": "0"}}
+		full, err := Open(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lean, err := Open(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := make([]bool, len(cols))
+		extra := -1
+		for i, c := range cols {
+			read[i] = c.Name != "extra"
+			if c.Name == "extra" {
+				extra = i
+			}
+		}
+		lean.(Narrower).ReadOnly(read)
+		want, got := readAll(t, full, 0, 0, 100), readAll(t, lean, 0, 0, 100)
+		if len(want) == 0 || len(got) != len(want) {
+			t.Fatalf("%s: %d rows read lean, %d in full", kind, len(got), len(want))
+		}
+		for i := range want {
+			if got[i][extra] != "" || want[i][extra] == "" {
+				t.Fatalf("%s row %d: extra %q lean, %q in full", kind, i, got[i][extra], want[i][extra])
+			}
+			got[i][extra] = want[i][extra]
+			if !slices.Equal(got[i], want[i]) {
+				t.Fatalf("%s row %d: %v lean, %v in full", kind, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -49,6 +49,7 @@ type nexmarkSource struct {
 	eventNum int64 // positions below this exist
 	maxChunk int
 	gapNanos int64
+	noExtra  bool // the extra field is not read (ReadOnly)
 }
 
 func openNexmark(o *options, cols []Column, rowID bool) (Source, error) {
@@ -192,6 +193,17 @@ func (s *nexmarkSource) bindColumns(cols []Column) error {
 	return nil
 }
 
+// ReadOnly implements Narrower: when the extra field is declared and
+// not read, the generator skips making it.
+func (s *nexmarkSource) ReadOnly(read []bool) {
+	s.noExtra = false
+	for i, f := range s.fields {
+		if read != nil && i < len(read) && !read[i] && nexmarkFields[s.kind][f].name == "extra" {
+			s.noExtra = true
+		}
+	}
+}
+
 func (s *nexmarkSource) Splits() int { return int(s.splits) }
 
 func (s *nexmarkSource) End(split int) (int64, bool) {
@@ -255,7 +267,12 @@ func (r *nexmarkReader) Read(limit int) (*types.Chunk, int64, Ready, error) {
 		if s.gen.KindOf(num) != s.kind {
 			continue
 		}
-		e := s.gen.Event(num)
+		var e nexmark.Event
+		if s.noExtra {
+			e = s.gen.EventWithoutExtra(num)
+		} else {
+			e = s.gen.Event(num)
+		}
 		s.appendEvent(cols, &e, r.pos)
 		n++
 	}

@@ -105,6 +105,19 @@ func NewConnectorSource(env *stream.Env, cs *plan.ConnectorSource, schema []type
 // Schema returns the source's column types.
 func (s *ConnectorSource) Schema() []types.Type { return s.schema }
 
+// ReadOnly tells the source which of its columns the executors above read
+// (nil: all); a connector that can skips making the others
+// (connector.Narrower).
+func (s *ConnectorSource) ReadOnly(read []bool) error {
+	if read != nil && len(read) != len(s.schema) {
+		return fmt.Errorf("source: connector source of %d columns given a read mask of %d", len(s.schema), len(read))
+	}
+	if n, ok := s.src.(connector.Narrower); ok {
+		n.ReadOnly(read)
+	}
+	return nil
+}
+
 // Next returns a barrier waiting in the inbox, else the next chunk of a
 // split once the throttle lets it pass; otherwise it blocks until a
 // barrier arrives, a split has rows, or ctx ends.
