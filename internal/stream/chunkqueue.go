@@ -30,3 +30,31 @@ func (q *ChunkQueue) Pop() (*types.Chunk, bool) {
 
 // Len returns the number of queued chunks.
 func (q *ChunkQueue) Len() int { return len(q.chunks) }
+
+// ChangeChunker cuts a run of row changes into output chunks of at most
+// size rows, queued in order. An update pair never straddles two chunks
+// (a consumer applies the pair at once); with size < 2 there is no room
+// for a pair, so its halves become a plain delete and insert.
+type ChangeChunker struct {
+	b    *types.Builder
+	size int
+}
+
+// NewChangeChunker returns a chunker of rows of schema.
+func NewChangeChunker(schema []types.Type, size int) *ChangeChunker {
+	return &ChangeChunker{b: types.NewBuilder(schema, size), size: size}
+}
+
+// Add appends one change, queueing a chunk into q when one fills.
+func (c *ChangeChunker) Add(q *ChunkQueue, op types.Op, row types.Row) {
+	switch {
+	case c.size < 2:
+		op = op.Normalize()
+	case op == types.UpdateDelete && c.b.Len()+2 > c.size && c.b.Len() > 0:
+		q.Push(c.b.Take())
+	}
+	q.Push(c.b.Append(op, row))
+}
+
+// Flush queues the rows added since the last chunk.
+func (c *ChangeChunker) Flush(q *ChunkQueue) { q.Push(c.b.Take()) }

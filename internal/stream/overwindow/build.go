@@ -73,7 +73,8 @@ func newExecutor(n *plan.Node, input stream.Executor, table stateTable, ectx *ex
 	}
 	back, fwd, whole := window.Reach(w.Calls)
 	return &Executor{input: input, table: table, lay: lay, ev: ev, schema: out, back: back, fwd: fwd, whole: whole,
-		cfg: cfg, cache: storage.NewLRU[string, *partition](cfg.partitions)}, nil
+		cfg: cfg, cache: storage.NewLRU[string, *partition](cfg.partitions),
+		chunker: stream.NewChangeChunker(out, cfg.chunkSize)}, nil
 }
 
 var _ stream.Executor = (*Executor)(nil)

@@ -42,7 +42,8 @@ type Executor struct {
 
 	cfg     config
 	cache   *storage.LRU[string, *partition]
-	pending []*types.Chunk
+	pending stream.ChunkQueue
+	chunker *stream.ChangeChunker
 }
 
 // Schema is the input's columns then the calls' values.
@@ -54,10 +55,7 @@ func (e *Executor) Next(ctx context.Context) (stream.Message, error) {
 		if err := ctx.Err(); err != nil {
 			return stream.Message{}, err
 		}
-		if len(e.pending) > 0 {
-			c := e.pending[0]
-			e.pending[0] = nil
-			e.pending = e.pending[1:]
+		if c, ok := e.pending.Pop(); ok {
 			return stream.ChunkMsg(c), nil
 		}
 		msg, err := e.input.Next(ctx)
@@ -286,22 +284,10 @@ func (e *Executor) same(a, b types.Row) bool {
 // queue turns the chunk's output into chunks: deletes and update pairs
 // first, then inserts; a pair never straddles two chunks.
 func (e *Executor) queue(dels, ins []outRow) {
-	b := types.NewBuilder(e.schema, e.cfg.chunkSize)
 	for _, rows := range [][]outRow{dels, ins} {
 		for _, r := range rows {
-			op := r.op
-			switch {
-			case e.cfg.chunkSize < 2:
-				op = op.Normalize()
-			case op == types.UpdateDelete && b.Len()+2 > e.cfg.chunkSize && b.Len() > 0:
-				e.pending = append(e.pending, b.Take())
-			}
-			if c := b.Append(op, r.row); c != nil {
-				e.pending = append(e.pending, c)
-			}
+			e.chunker.Add(&e.pending, r.op, r.row)
 		}
 	}
-	if c := b.Take(); c != nil {
-		e.pending = append(e.pending, c)
-	}
+	e.chunker.Flush(&e.pending)
 }

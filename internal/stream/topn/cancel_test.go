@@ -63,8 +63,8 @@ func TestCancelDuringEmit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	streamtest.FirstFullChunk(t, ctx, e, cfg.chunkSize)
-	if len(e.pending) < n/cfg.chunkSize-1 {
-		t.Fatalf("only %d chunks pending: the test no longer emits many", len(e.pending))
+	if e.pending.Len() < n/cfg.chunkSize-1 {
+		t.Fatalf("only %d chunks pending: the test no longer emits many", e.pending.Len())
 	}
 	cancel()
 	if _, err := e.Next(ctx); !errors.Is(err, context.Canceled) {

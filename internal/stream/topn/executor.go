@@ -41,11 +41,12 @@ type Executor struct {
 	cfg    config
 	groups *storage.LRU[string, *groupCache]
 	// pending holds output chunks of the last input chunk not yet returned.
-	pending []*types.Chunk
+	pending stream.ChunkQueue
+	chunker *stream.ChangeChunker
 }
 
 func newExecutor(input stream.Executor, table stateTable, lay *layout, sp spec, cfg config) *Executor {
-	return &Executor{
+	e := &Executor{
 		input:  input,
 		table:  table,
 		lay:    lay,
@@ -53,6 +54,8 @@ func newExecutor(input stream.Executor, table stateTable, lay *layout, sp spec, 
 		cfg:    cfg,
 		groups: storage.NewLRU[string, *groupCache](max(cfg.groups, 1)),
 	}
+	e.chunker = stream.NewChangeChunker(e.Schema(), cfg.chunkSize)
+	return e
 }
 
 // Schema is the input's schema (top-N passes rows through), then the
@@ -70,10 +73,7 @@ func (e *Executor) Next(ctx context.Context) (stream.Message, error) {
 		if err := ctx.Err(); err != nil {
 			return stream.Message{}, err
 		}
-		if len(e.pending) > 0 {
-			c := e.pending[0]
-			e.pending[0] = nil
-			e.pending = e.pending[1:]
+		if c, ok := e.pending.Pop(); ok {
 			return stream.ChunkMsg(c), nil
 		}
 		msg, err := e.input.Next(ctx)
@@ -215,23 +215,10 @@ func (e *Executor) trim(c *groupCache, w window) {
 // pair) first, then every insert, so a row that moves between groups is
 // removed downstream before it is added again.
 func (e *Executor) queue(dels, ins []outRow) {
-	b := types.NewBuilder(e.Schema(), e.cfg.chunkSize)
 	for _, rows := range [][]outRow{dels, ins} {
 		for _, r := range rows {
-			op := r.op
-			switch {
-			case e.cfg.chunkSize < 2:
-				op = op.Normalize() // a pair cannot fit in one chunk
-			case op == types.UpdateDelete && b.Len()+2 > e.cfg.chunkSize && b.Len() > 0:
-				// An update pair must not straddle two chunks.
-				e.pending = append(e.pending, b.Take())
-			}
-			if c := b.Append(op, r.row); c != nil {
-				e.pending = append(e.pending, c)
-			}
+			e.chunker.Add(&e.pending, r.op, r.row)
 		}
 	}
-	if c := b.Take(); c != nil {
-		e.pending = append(e.pending, c)
-	}
+	e.chunker.Flush(&e.pending)
 }
