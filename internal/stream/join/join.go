@@ -30,6 +30,8 @@ type HashJoin struct {
 	// its datums, so neither needs allocating per row.
 	taskBuf rowTask
 	outRow  types.Row
+	// resCols are the residual's input columns, refilled per batch.
+	resCols []types.Column
 	// barrier is an aligned barrier to pass on once ready is drained.
 	barrier *stream.Barrier
 	wm      watermarks
@@ -195,13 +197,29 @@ func (j *HashJoin) fetch(t *rowTask) error {
 	return err
 }
 
+// evalResidual evaluates the residual over the batch's pairs at once, in
+// a chunk of the columns it reads, reused from batch to batch.
 func (j *HashJoin) evalResidual(t *rowTask, batch []*storedRow) ([]bool, error) {
-	b := types.NewBuilder(j.sp.concatTypes, len(batch)+1)
+	if j.resCols == nil {
+		j.resCols = make([]types.Column, len(j.sp.resTypes))
+		for k, ty := range j.sp.resTypes {
+			j.resCols[k] = types.MustColumn(ty, len(batch))
+		}
+	}
+	for _, c := range j.resCols {
+		c.Reset()
+	}
 	for _, c := range batch {
 		l, r := orient(t.side, t.row, c.row)
-		b.Append(types.Insert, concat(l, r, len(j.sp.concatTypes)))
+		for k, ci := range j.sp.resCols {
+			if ci < len(l) {
+				j.resCols[k].Append(l[ci])
+			} else {
+				j.resCols[k].Append(r[ci-len(l)])
+			}
+		}
 	}
-	col, err := j.sp.residual.Eval(j.exprCtx, b.Take())
+	col, err := j.sp.residual.Eval(j.exprCtx, types.NewChunk(j.resCols, nil))
 	if err != nil {
 		return nil, fmt.Errorf("join: residual condition: %w", err)
 	}
@@ -299,11 +317,6 @@ func orient(s int, mine, other types.Row) (types.Row, types.Row) {
 		return mine, other
 	}
 	return other, mine
-}
-
-func concat(l, r types.Row, n int) types.Row {
-	out := make(types.Row, 0, n)
-	return append(append(out, l...), r...)
 }
 
 // Release closes the candidate iterator of a row still being processed:

@@ -2,6 +2,7 @@ package join
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/sluice-db/sluice/internal/expr"
@@ -17,8 +18,12 @@ type spec struct {
 	joinType plan.JoinType
 	sides    [2]sideSpec
 	nullSafe []bool
-	// residual is nil when the join has no residual condition.
+	// residual is nil when the join has no residual condition. It reads
+	// resCols of the concatenated row, renumbered 0, 1, …: a pair's
+	// residual chunk holds those columns only.
 	residual    expr.Expr
+	resCols     []int
+	resTypes    []types.Type
 	output      []int
 	outTypes    []types.Type
 	concatTypes []types.Type
@@ -200,7 +205,20 @@ func (sp *spec) buildResidual(d *expr.Desc) error {
 	if d == nil {
 		return nil
 	}
-	e, err := expr.Build(*d, sp.concatTypes)
+	used := map[int]bool{}
+	if !inputsOf(*d, len(sp.concatTypes), used) {
+		return fmt.Errorf("join: residual condition reads a column out of range")
+	}
+	if len(used) == 0 {
+		used[0] = true // a chunk needs a column to have rows
+	}
+	sp.resCols = slices.Sorted(maps.Keys(used))
+	sp.resTypes = pick(sp.concatTypes, sp.resCols)
+	at := make(map[int]int, len(sp.resCols))
+	for k, c := range sp.resCols {
+		at[c] = k
+	}
+	e, err := expr.Build(renumber(*d, at), sp.resTypes)
 	if err != nil {
 		return fmt.Errorf("join: residual condition: %w", err)
 	}
@@ -209,6 +227,38 @@ func (sp *spec) buildResidual(d *expr.Desc) error {
 	}
 	sp.residual = e
 	return nil
+}
+
+// inputsOf adds to used the input columns d reads; false when one is out
+// of range.
+func inputsOf(d expr.Desc, n int, used map[int]bool) bool {
+	if d.Kind == expr.KindInput {
+		if d.Index < 0 || d.Index >= n {
+			return false
+		}
+		used[d.Index] = true
+	}
+	for _, a := range d.Args {
+		if !inputsOf(a, n, used) {
+			return false
+		}
+	}
+	return true
+}
+
+// renumber is d reading input column at[i] where it read i.
+func renumber(d expr.Desc, at map[int]int) expr.Desc {
+	if d.Kind == expr.KindInput {
+		d.Index = at[d.Index]
+	}
+	if len(d.Args) > 0 {
+		args := make([]expr.Desc, len(d.Args))
+		for i, a := range d.Args {
+			args[i] = renumber(a, at)
+		}
+		d.Args = args
+	}
+	return d
 }
 
 func pick[T any](xs []T, idx []int) []T {
