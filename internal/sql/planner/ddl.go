@@ -149,6 +149,7 @@ func (p *Planner) createView(ctx context.Context, st *parser.Statement, cs *pg_q
 			return nil, err
 		}
 	}
+	plan.NullUnread(r.node)
 	plan.DeriveStreamProps(r.node)
 	if err := checkNoNow(r.node); err != nil {
 		return nil, err

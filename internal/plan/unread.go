@@ -1,0 +1,167 @@
+package plan
+
+import "github.com/sluice-db/sluice/internal/expr"
+
+// A hash join keeps every column of both inputs in its state: in Nexmark
+// q4 that was every auction's description and every bid's extra, which
+// the query never reads, written into the join's tables, sealed, compacted
+// and read back with each candidate. NullUnread replaces, right below
+// each join input, the columns nothing above the join reads with NULLs of
+// their type: the join's schema, its keys and every index above stay as
+// they are, and a NULL costs a byte in state. The stream builder then
+// sees the projection read only the kept columns, so a source below it
+// (the nexmark generator) can skip making the others.
+//
+// What a node reads of its input is known here for projections, filters,
+// joins and aggregations; any other node reads all of its input, so
+// nothing below it is NULLed for its sake.
+
+// NullUnread rewrites the tree under root, whose every output column is
+// read (a view's).
+func NullUnread(root *Node) { nullUnread(root, nil) }
+
+// nullUnread rewrites under n, of which out marks the columns read (nil:
+// all).
+func nullUnread(n *Node, out []bool) {
+	needs := inputNeeds(n, out)
+	for i, in := range n.Inputs {
+		if in == nil {
+			continue
+		}
+		need := needs[i]
+		nullUnread(in, need)
+		if n.Kind == KindHashJoin && need != nil && !allTrue(need) {
+			n.Inputs[i] = nullingProject(in, need)
+		}
+	}
+}
+
+// nullingProject passes in's needed columns (and its stream key) and
+// NULLs for the rest.
+func nullingProject(in *Node, need []bool) *Node {
+	keep := append([]bool(nil), need...)
+	for _, k := range in.StreamKey {
+		keep[k] = true
+	}
+	exprs := make([]expr.Desc, len(in.Schema))
+	for c, t := range in.Schema {
+		if keep[c] {
+			exprs[c] = expr.Input(c, t)
+		} else {
+			exprs[c] = expr.Null(t)
+		}
+	}
+	return &Node{Kind: KindProject, Inputs: []*Node{in}, Schema: in.Schema, StreamKey: in.StreamKey,
+		Project: &Project{Exprs: exprs}}
+}
+
+// inputNeeds returns what n reads of each input given what is read of n
+// (nil: all).
+func inputNeeds(n *Node, out []bool) [][]bool {
+	needs := make([][]bool, len(n.Inputs))
+	if len(n.Inputs) == 0 || n.Inputs[0] == nil {
+		return needs
+	}
+	width := len(n.Inputs[0].Schema)
+	mark := func(r []bool, d expr.Desc) bool { return markDesc(r, d) }
+	switch {
+	case n.Project != nil && len(n.Inputs) == 1:
+		r := make([]bool, width)
+		for j, e := range n.Project.Exprs {
+			if (out == nil || out[j]) && !mark(r, e) {
+				return needs
+			}
+		}
+		needs[0] = r
+	case n.Filter != nil && len(n.Inputs) == 1 && out != nil && len(out) == width:
+		r := append([]bool(nil), out...)
+		if mark(r, n.Filter.Cond) {
+			needs[0] = r
+		}
+	case n.Agg != nil && len(n.Inputs) == 1:
+		needs[0] = aggNeeds(n.Agg, width)
+	case n.HashJoin != nil && len(n.Inputs) == 2 && n.Inputs[1] != nil:
+		needs[0], needs[1] = joinNeeds(n, out)
+	}
+	return needs
+}
+
+// aggNeeds: the group keys, and each call's arguments, filter and order.
+func aggNeeds(a *Agg, width int) []bool {
+	r := make([]bool, width)
+	cols := append([]int(nil), a.GroupKeys...)
+	for _, c := range a.Calls {
+		cols = append(cols, c.Args...)
+		for _, o := range c.OrderBy {
+			cols = append(cols, o.Column)
+		}
+		if c.Filter != nil && !markDesc(r, *c.Filter) {
+			return nil
+		}
+	}
+	if !markCols(r, cols) {
+		return nil
+	}
+	return r
+}
+
+// joinNeeds: the concatenated columns its read outputs come from, its
+// residual's, and each side's keys and stream key.
+func joinNeeds(n *Node, out []bool) ([]bool, []bool) {
+	j := n.HashJoin
+	lw, rw := len(n.Inputs[0].Schema), len(n.Inputs[1].Schema)
+	concat := make([]bool, lw+rw)
+	for k, c := range j.Output {
+		if out == nil || (k < len(out) && out[k]) {
+			if c < 0 || c >= len(concat) {
+				return nil, nil
+			}
+			concat[c] = true
+		}
+	}
+	if j.Residual != nil && !markDesc(concat, *j.Residual) {
+		return nil, nil
+	}
+	l, r := concat[:lw], concat[lw:]
+	if !markCols(l, j.LeftKeys) || !markCols(l, n.Inputs[0].StreamKey) ||
+		!markCols(r, j.RightKeys) || !markCols(r, n.Inputs[1].StreamKey) {
+		return nil, nil
+	}
+	return l, r
+}
+
+func markCols(r []bool, cols []int) bool {
+	for _, c := range cols {
+		if c < 0 || c >= len(r) {
+			return false
+		}
+		r[c] = true
+	}
+	return true
+}
+
+// markDesc marks the input columns d reads; false when one is out of
+// range (then everything is read).
+func markDesc(r []bool, d expr.Desc) bool {
+	if d.Kind == expr.KindInput {
+		if d.Index < 0 || d.Index >= len(r) {
+			return false
+		}
+		r[d.Index] = true
+	}
+	for _, a := range d.Args {
+		if !markDesc(r, a) {
+			return false
+		}
+	}
+	return true
+}
+
+func allTrue(r []bool) bool {
+	for _, b := range r {
+		if !b {
+			return false
+		}
+	}
+	return true
+}
