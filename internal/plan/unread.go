@@ -65,7 +65,7 @@ func inputNeeds(n *Node, out []bool) [][]bool {
 	width := len(n.Inputs[0].Schema)
 	mark := func(r []bool, d expr.Desc) bool { return markDesc(r, d) }
 	switch {
-	case n.Project != nil && len(n.Inputs) == 1:
+	case n.Kind == KindProject && n.Project != nil && len(n.Inputs) == 1:
 		r := make([]bool, width)
 		for j, e := range n.Project.Exprs {
 			if (out == nil || out[j]) && !mark(r, e) {
@@ -73,14 +73,14 @@ func inputNeeds(n *Node, out []bool) [][]bool {
 			}
 		}
 		needs[0] = r
-	case n.Filter != nil && len(n.Inputs) == 1 && out != nil && len(out) == width:
+	case n.Kind == KindFilter && n.Filter != nil && len(n.Inputs) == 1 && out != nil && len(out) == width:
 		r := append([]bool(nil), out...)
 		if mark(r, n.Filter.Cond) {
 			needs[0] = r
 		}
-	case n.Agg != nil && len(n.Inputs) == 1:
+	case (n.Kind == KindHashAgg || n.Kind == KindSimpleAgg) && n.Agg != nil && len(n.Inputs) == 1:
 		needs[0] = aggNeeds(n.Agg, width)
-	case n.HashJoin != nil && len(n.Inputs) == 2 && n.Inputs[1] != nil:
+	case n.Kind == KindHashJoin && n.HashJoin != nil && len(n.Inputs) == 2 && n.Inputs[1] != nil:
 		needs[0], needs[1] = joinNeeds(n, out)
 	}
 	return needs
