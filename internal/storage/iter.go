@@ -29,6 +29,9 @@ type mergeIter struct {
 	pit     *pebble.Iterator
 	overlay overlaySource // nil for committed-only snapshots
 	onClose func()
+	// release, when set, gives pit back to the store's pool instead of
+	// closing it (ScanKey).
+	release func()
 
 	pValid bool
 	obuf   []overlayItem // buffered overlay entries of the current range
@@ -164,6 +167,10 @@ func (m *mergeIter) Close() error {
 	if m.onClose != nil {
 		m.onClose()
 	}
+	if m.release != nil {
+		m.release()
+		return nil
+	}
 	if err := m.pit.Close(); err != nil {
 		return fmt.Errorf("storage: table %d: close iterator: %w", m.lay.desc.ID, err)
 	}
@@ -216,6 +223,44 @@ func (t *StateTable) scan(ctx context.Context, pkPrefix types.Row, refuseFresh b
 		return nil, fmt.Errorf("storage: table %d vnode %d: %w", t.lay.desc.ID, vnode, ErrVNodeNotOwned)
 	}
 	return t.newIterFresh(ranges, refuseFresh)
+}
+
+// ScanKey is Scan for a short read of the rows under one key (a join's
+// candidates for a probe row), which the caller closes before its next
+// read. It reads through one of the store's pooled Pebble iterators,
+// re-bounded, rather than a new one: building an iterator over every
+// level and file for each probe was 13 % of Nexmark q7's CPU.
+func (t *StateTable) ScanKey(ctx context.Context, pkPrefix types.Row) (Iterator, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if t.broken != nil {
+		return nil, t.broken
+	}
+	t.maybePrune()
+	ranges, vnode, known, err := scanRanges(t.lay, t.owned, pkPrefix)
+	if err != nil {
+		return nil, err
+	}
+	if known && !t.OwnsVNode(vnode) {
+		return nil, fmt.Errorf("storage: table %d vnode %d: %w", t.lay.desc.ID, vnode, ErrVNodeNotOwned)
+	}
+	if err := t.errFreshScan(); err != nil {
+		return nil, err
+	}
+	pi, err := t.store.pooledPoint()
+	if err != nil {
+		return nil, err
+	}
+	m := &mergeIter{lay: t.lay, ranges: ranges, pit: pi.it, overlay: t.overlay}
+	m.release = func() {
+		pi.it.SetBounds(nil, nil) // point reads through it are unbounded
+		t.store.points.put(pi)
+	}
+	t.openIters++
+	m.onClose = func() { t.openIters-- }
+	m.startRange()
+	return m, nil
 }
 
 // ScanWithoutFresh is Scan leaving out the table's uncommitted fresh rows

@@ -41,17 +41,24 @@ func (s *Store) LatestGet(ctx context.Context, desc TableDesc, pk types.Row) (ty
 // that consults the last level's bloom filters, so that an absent key,
 // the usual case, is mostly answered by filters (point_iter.go).
 func (s *Store) pointGet(lay *layout, key []byte) (types.Row, bool, error) {
+	pi, err := s.pooledPoint()
+	if err != nil {
+		return nil, false, err
+	}
+	defer s.points.put(pi)
+	return seekRow(pi.it, lay, key)
+}
+
+// pooledPoint takes a pooled iterator that sees every change counted so
+// far, or makes one; the caller puts it back.
+func (s *Store) pooledPoint() (*pointIter, error) {
 	pi, err := s.points.take(s.points.gen.Load())
 	if err == nil && pi == nil {
 		s.visMu.RLock()
 		pi, err = s.points.make(s.db)
 		s.visMu.RUnlock()
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	defer s.points.put(pi)
-	return seekRow(pi.it, lay, key)
+	return pi, err
 }
 
 // tailGet looks key up in the table's tail: inTail says the tail decided

@@ -24,7 +24,7 @@ func storeOpener(env *stream.Env) tableOpener {
 type storeTable struct{ *storage.StateTable }
 
 func (t storeTable) Scan(ctx context.Context, prefix types.Row) (rowIterator, error) {
-	it, err := t.StateTable.Scan(ctx, prefix)
+	it, err := t.StateTable.ScanKey(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
