@@ -63,19 +63,18 @@ func inputNeeds(n *Node, out []bool) [][]bool {
 		return needs
 	}
 	width := len(n.Inputs[0].Schema)
-	mark := func(r []bool, d expr.Desc) bool { return markDesc(r, d) }
 	switch {
 	case n.Kind == KindProject && n.Project != nil && len(n.Inputs) == 1:
 		r := make([]bool, width)
 		for j, e := range n.Project.Exprs {
-			if (out == nil || out[j]) && !mark(r, e) {
+			if (out == nil || out[j]) && !MarkInputs(r, e) {
 				return needs
 			}
 		}
 		needs[0] = r
 	case n.Kind == KindFilter && n.Filter != nil && len(n.Inputs) == 1 && out != nil && len(out) == width:
 		r := append([]bool(nil), out...)
-		if mark(r, n.Filter.Cond) {
+		if MarkInputs(r, n.Filter.Cond) {
 			needs[0] = r
 		}
 	case (n.Kind == KindHashAgg || n.Kind == KindSimpleAgg) && n.Agg != nil && len(n.Inputs) == 1:
@@ -95,11 +94,11 @@ func aggNeeds(a *Agg, width int) []bool {
 		for _, o := range c.OrderBy {
 			cols = append(cols, o.Column)
 		}
-		if c.Filter != nil && !markDesc(r, *c.Filter) {
+		if c.Filter != nil && !MarkInputs(r, *c.Filter) {
 			return nil
 		}
 	}
-	if !markCols(r, cols) {
+	if !MarkColumns(r, cols...) {
 		return nil
 	}
 	return r
@@ -119,18 +118,19 @@ func joinNeeds(n *Node, out []bool) ([]bool, []bool) {
 			concat[c] = true
 		}
 	}
-	if j.Residual != nil && !markDesc(concat, *j.Residual) {
+	if j.Residual != nil && !MarkInputs(concat, *j.Residual) {
 		return nil, nil
 	}
 	l, r := concat[:lw], concat[lw:]
-	if !markCols(l, j.LeftKeys) || !markCols(l, n.Inputs[0].StreamKey) ||
-		!markCols(r, j.RightKeys) || !markCols(r, n.Inputs[1].StreamKey) {
+	if !MarkColumns(l, j.LeftKeys...) || !MarkColumns(l, n.Inputs[0].StreamKey...) ||
+		!MarkColumns(r, j.RightKeys...) || !MarkColumns(r, n.Inputs[1].StreamKey...) {
 		return nil, nil
 	}
 	return l, r
 }
 
-func markCols(r []bool, cols []int) bool {
+// MarkColumns marks cols in r; false when one is out of range.
+func MarkColumns(r []bool, cols ...int) bool {
 	for _, c := range cols {
 		if c < 0 || c >= len(r) {
 			return false
@@ -140,9 +140,10 @@ func markCols(r []bool, cols []int) bool {
 	return true
 }
 
-// markDesc marks the input columns d reads; false when one is out of
-// range (then everything is read).
-func markDesc(r []bool, d expr.Desc) bool {
+// MarkInputs marks in r every input column d reads; false when one is out
+// of range (the caller then takes everything as read). The stream
+// builder's column reads and a join's residual use it too.
+func MarkInputs(r []bool, d expr.Desc) bool {
 	if d.Kind == expr.KindInput {
 		if d.Index < 0 || d.Index >= len(r) {
 			return false
@@ -150,7 +151,7 @@ func markDesc(r []bool, d expr.Desc) bool {
 		r[d.Index] = true
 	}
 	for _, a := range d.Args {
-		if !markDesc(r, a) {
+		if !MarkInputs(r, a) {
 			return false
 		}
 	}

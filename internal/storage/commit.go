@@ -119,7 +119,14 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, meta map[string][]byte
 	if err != nil {
 		return err
 	}
-	defer s.points.changed() // whatever reached Pebble is visible by now
+	// Whatever reached Pebble is visible by now, even when the commit
+	// fails half way; a successful one counts itself below.
+	counted := false
+	defer func() {
+		if !counted {
+			s.points.changed()
+		}
+	}()
 	// Sized up front: a bulk epoch's batches are tens of megabytes, and
 	// growing one by doubling copied them again and again.
 	size := 1 << 10
@@ -179,6 +186,7 @@ func (s *Store) Commit(ctx context.Context, epoch uint64, meta map[string][]byte
 	// Pebble through a pooled iterator (StateTable.AddCount), which must
 	// then be one made after the writes became visible.
 	s.points.changed()
+	counted = true
 	s.becomeCommitted(epoch)
 	s.markerWrites.Add(1)
 	return nil

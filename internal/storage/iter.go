@@ -208,6 +208,16 @@ func (t *StateTable) Scan(ctx context.Context, pkPrefix types.Row) (Iterator, er
 }
 
 func (t *StateTable) scan(ctx context.Context, pkPrefix types.Row, refuseFresh bool) (Iterator, error) {
+	ranges, err := t.prefixRanges(ctx, pkPrefix)
+	if err != nil {
+		return nil, err
+	}
+	return t.newIterFresh(ranges, refuseFresh)
+}
+
+// prefixRanges starts a scan of the rows under pkPrefix: it checks ctx and
+// the table, prunes the overlay, and returns the key ranges to read.
+func (t *StateTable) prefixRanges(ctx context.Context, pkPrefix types.Row) ([]keyRange, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -222,7 +232,7 @@ func (t *StateTable) scan(ctx context.Context, pkPrefix types.Row, refuseFresh b
 	if known && !t.OwnsVNode(vnode) {
 		return nil, fmt.Errorf("storage: table %d vnode %d: %w", t.lay.desc.ID, vnode, ErrVNodeNotOwned)
 	}
-	return t.newIterFresh(ranges, refuseFresh)
+	return ranges, nil
 }
 
 // ScanKey is Scan for a short read of the rows under one key (a join's
@@ -231,19 +241,9 @@ func (t *StateTable) scan(ctx context.Context, pkPrefix types.Row, refuseFresh b
 // re-bounded, rather than a new one: building an iterator over every
 // level and file for each probe was 13 % of Nexmark q7's CPU.
 func (t *StateTable) ScanKey(ctx context.Context, pkPrefix types.Row) (Iterator, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if t.broken != nil {
-		return nil, t.broken
-	}
-	t.maybePrune()
-	ranges, vnode, known, err := scanRanges(t.lay, t.owned, pkPrefix)
+	ranges, err := t.prefixRanges(ctx, pkPrefix)
 	if err != nil {
 		return nil, err
-	}
-	if known && !t.OwnsVNode(vnode) {
-		return nil, fmt.Errorf("storage: table %d vnode %d: %w", t.lay.desc.ID, vnode, ErrVNodeNotOwned)
 	}
 	if err := t.errFreshScan(); err != nil {
 		return nil, err

@@ -108,7 +108,7 @@ func (q *query) expandWindow(w *pg_query.WindowDef, named []*pg_query.Node, dept
 	if len(w.OrderClause) > 0 && len(base.OrderClause) > 0 {
 		return nil, errAt(q.st, sqlerr.WindowingError, w.Location, "cannot override ORDER BY clause of window %q", ref)
 	}
-	if base.FrameOptions != plan0DefaultFrame {
+	if base.FrameOptions != frameDefaults {
 		return nil, errAt(q.st, sqlerr.WindowingError, w.Location, "cannot copy window %q because it has a frame clause", ref)
 	}
 	out := proto.Clone(w).(*pg_query.WindowDef)
@@ -148,9 +148,9 @@ func (q *query) checkNamedWindows(b *binder, named []*pg_query.Node) error {
 	return nil
 }
 
-// plan0DefaultFrame is FRAMEOPTION_DEFAULTS: RANGE UNBOUNDED PRECEDING
+// frameDefaults is FRAMEOPTION_DEFAULTS: RANGE UNBOUNDED PRECEDING
 // AND CURRENT ROW, not written out.
-const plan0DefaultFrame = frameRange | frameStartUnboundedPrec | frameEndCurrentRow
+const frameDefaults = frameRange | frameStartUnboundedPrec | frameEndCurrentRow
 
 // bindWindowCall binds f over b, with its resolved window def.
 func (q *query) bindWindowCall(b *binder, f *pg_query.FuncCall, def *pg_query.WindowDef) (*winCall, error) {

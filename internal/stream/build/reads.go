@@ -1,7 +1,6 @@
 package build
 
 import (
-	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
 )
 
@@ -29,14 +28,14 @@ func inputReads(n *plan.Node, out []bool) [][]bool {
 	case n.Project != nil:
 		r := make([]bool, width)
 		for _, e := range n.Project.Exprs {
-			if !markInputs(r, e) {
+			if !plan.MarkInputs(r, e) {
 				return in
 			}
 		}
 		in[0] = narrowed(r)
 	case n.Filter != nil && out != nil && len(out) == width:
 		r := append([]bool(nil), out...)
-		if markInputs(r, n.Filter.Cond) {
+		if plan.MarkInputs(r, n.Filter.Cond) {
 			in[0] = narrowed(r)
 		}
 	case n.Backfill != nil && out != nil && len(out) == len(n.Backfill.Columns):
@@ -45,12 +44,12 @@ func inputReads(n *plan.Node, out []bool) [][]bool {
 		// The input's columns pass through; the time column makes the
 		// windows.
 		r := append([]bool(nil), out[:width]...)
-		if markInputs(r, expr.Input(n.HopWindow.TimeCol, n.Inputs[0].Schema[0])) {
+		if plan.MarkColumns(r, n.HopWindow.TimeCol) {
 			in[0] = narrowed(r)
 		}
 	case n.WatermarkFilter != nil && out != nil && len(out) == width:
 		r := append([]bool(nil), out...)
-		if markInputs(r, expr.Input(n.WatermarkFilter.Col, n.Inputs[0].Schema[0])) && markInputs(r, n.WatermarkFilter.Expr) {
+		if plan.MarkColumns(r, n.WatermarkFilter.Col) && plan.MarkInputs(r, n.WatermarkFilter.Expr) {
 			in[0] = narrowed(r)
 		}
 	}
@@ -78,23 +77,6 @@ func backfillReads(bf *plan.Backfill, out []bool, width int) []bool {
 		return nil
 	}
 	return narrowed(r)
-}
-
-// markInputs marks in r every input column e reads; false when one is out
-// of range (the node's own validation then reports it, reading all).
-func markInputs(r []bool, e expr.Desc) bool {
-	if e.Kind == expr.KindInput {
-		if e.Index < 0 || e.Index >= len(r) {
-			return false
-		}
-		r[e.Index] = true
-	}
-	for _, a := range e.Args {
-		if !markInputs(r, a) {
-			return false
-		}
-	}
-	return true
 }
 
 // narrowed is r, or nil when r marks every column.

@@ -2,7 +2,6 @@ package join
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/sluice-db/sluice/internal/expr"
@@ -205,14 +204,18 @@ func (sp *spec) buildResidual(d *expr.Desc) error {
 	if d == nil {
 		return nil
 	}
-	used := map[int]bool{}
-	if !inputsOf(*d, len(sp.concatTypes), used) {
+	used := make([]bool, len(sp.concatTypes))
+	if !plan.MarkInputs(used, *d) {
 		return fmt.Errorf("join: residual condition reads a column out of range")
 	}
-	if len(used) == 0 {
-		used[0] = true // a chunk needs a column to have rows
+	for c, u := range used {
+		if u {
+			sp.resCols = append(sp.resCols, c)
+		}
 	}
-	sp.resCols = slices.Sorted(maps.Keys(used))
+	if len(sp.resCols) == 0 {
+		sp.resCols = []int{0} // a chunk needs a column to have rows
+	}
 	sp.resTypes = pick(sp.concatTypes, sp.resCols)
 	at := make(map[int]int, len(sp.resCols))
 	for k, c := range sp.resCols {
@@ -227,23 +230,6 @@ func (sp *spec) buildResidual(d *expr.Desc) error {
 	}
 	sp.residual = e
 	return nil
-}
-
-// inputsOf adds to used the input columns d reads; false when one is out
-// of range.
-func inputsOf(d expr.Desc, n int, used map[int]bool) bool {
-	if d.Kind == expr.KindInput {
-		if d.Index < 0 || d.Index >= n {
-			return false
-		}
-		used[d.Index] = true
-	}
-	for _, a := range d.Args {
-		if !inputsOf(a, n, used) {
-			return false
-		}
-	}
-	return true
 }
 
 // renumber is d reading input column at[i] where it read i.
