@@ -77,7 +77,7 @@ func (n *Node) connectInternal(jb *plan.Job, byFrag map[uint32][]*actor) error {
 				return fmt.Errorf("compute: fragment %d dispatches to unknown fragment %d", fr.ID, d.Downstream)
 			}
 			for k, up := range byFrag[fr.ID] {
-				disp, err := n.connect(up, k, down, inputKey{frag: fr.ID}, d)
+				disp, err := n.connect(up, k, down, inputKey{frag: fr.ID, port: d.Port}, d)
 				if err != nil {
 					return err
 				}

@@ -38,19 +38,22 @@ type FragmentOptions struct {
 	Upstream func(tableID uint32) (Upstream, error)
 }
 
-// Fragmentize cuts a logical plan tree into fragments, inserting an
-// exchange (a Merge node fed by a dispatcher) wherever a node needs its
-// input distributed differently from how it arrives: joins and grouped
+// Fragmentize cuts a logical plan into fragments, inserting an exchange
+// (a Merge node fed by a dispatcher) wherever a node needs its input
+// distributed differently from how it arrives: joins and grouped
 // aggregations by their keys, global aggregation and ungrouped top-N onto
 // one actor, materialize by the table's distribution key. Sources that
 // take barriers from the barrier manager (table source, values) always run
 // in singleton fragments of their own under multi-input nodes, so that each
-// actor has at most one barrier inbox. The tree is modified in place.
+// actor has at most one barrier inbox. A node read by several others (see
+// ShareCommon) heads a fragment of its own that dispatches to each of
+// them. The plan is modified in place.
 func Fragmentize(jobID uint32, root *Node, opts FragmentOptions) (*Job, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 1
 	}
-	f := &fragmenter{job: &Job{ID: jobID}, opts: opts, par: map[uint32]int{}}
+	f := &fragmenter{job: &Job{ID: jobID}, opts: opts, par: map[uint32]int{},
+		parents: parentCounts(root), heads: map[*Node]*Fragment{}}
 	top := f.newFragment()
 	r, err := f.walk(root, top)
 	if err != nil {
@@ -66,6 +69,10 @@ type fragmenter struct {
 	opts FragmentOptions
 	// par holds a fragment's parallelism forced by a backfill edge.
 	par map[uint32]int
+	// parents counts the edges into each node; heads holds the fragment
+	// each shared node (more than one) heads, once walked.
+	parents map[*Node]int
+	heads   map[*Node]*Fragment
 }
 
 func (f *fragmenter) newFragment() *Fragment {
@@ -73,6 +80,8 @@ func (f *fragmenter) newFragment() *Fragment {
 	f.job.Fragments = append(f.job.Fragments, fr)
 	return fr
 }
+
+func (f *fragmenter) shared(n *Node) bool { return f.parents[n] > 1 }
 
 func (f *fragmenter) walk(n *Node, fr *Fragment) (*Node, error) {
 	if n == nil {
@@ -85,22 +94,29 @@ func (f *fragmenter) walk(n *Node, fr *Fragment) (*Node, error) {
 		if in == nil {
 			return nil, fmt.Errorf("plan: %s node: input %d is nil", n.Kind, i)
 		}
-		req := required(n, i)
-		if needsExchange(req, distOf(in)) || (len(n.Inputs) > 1 && hasBarrierSource(in)) {
-			m, err := f.exchange(in, req, fr)
-			if err != nil {
-				return nil, err
-			}
-			n.Inputs[i] = m
-			continue
-		}
-		c, err := f.walk(in, fr)
+		c, err := f.input(in, required(n, i), fr, len(n.Inputs) > 1)
 		if err != nil {
 			return nil, err
 		}
 		n.Inputs[i] = c
 	}
 	return n, f.noteLeaf(n, fr)
+}
+
+// input places in, an input of a node of fr needing it distributed as
+// req, and returns what that node reads: in itself, walked into fr, or a
+// Merge from another fragment.
+func (f *fragmenter) input(in *Node, req Dist, fr *Fragment, multi bool) (*Node, error) {
+	if f.shared(in) {
+		return f.readShared(in, req, fr)
+	}
+	if !needsExchange(req, distOf(in)) && !(multi && hasBarrierSource(in, f.shared)) {
+		return f.walk(in, fr)
+	}
+	if s, sreq, ok := f.chainToShared(in, req); ok {
+		return f.walkChain(in, s, sreq, fr)
+	}
+	return f.exchange(in, req, fr)
 }
 
 // exchange puts in into a new fragment that dispatches to fr by req.
@@ -111,17 +127,51 @@ func (f *fragmenter) exchange(in *Node, req Dist, fr *Fragment) (*Node, error) {
 		return nil, err
 	}
 	child.Root = r
-	d := Dispatch{Kind: DispatchHash, DistKey: req.Keys, Downstream: fr.ID}
+	return f.connect(child, in, req, fr), nil
+}
+
+// readShared connects fr to the fragment the shared node s heads (made
+// on its first reader), dispatched by req or, when the reader needs no
+// particular distribution, by s's own.
+func (f *fragmenter) readShared(s *Node, req Dist, fr *Fragment) (*Node, error) {
+	head, ok := f.heads[s]
+	if !ok {
+		head = f.newFragment()
+		f.heads[s] = head
+		r, err := f.walk(s, head)
+		if err != nil {
+			return nil, err
+		}
+		head.Root = r
+	}
+	if req.Kind == DistSome {
+		if d := distOf(s); d.Kind == DistHash {
+			req = d
+		}
+	}
+	return f.connect(head, s, req, fr), nil
+}
+
+// connect adds a dispatch from child, whose root puts out in's rows, to
+// fr by req, and returns the Merge that reads it in fr.
+func (f *fragmenter) connect(child *Fragment, in *Node, req Dist, fr *Fragment) *Node {
+	var port uint32
+	for _, d := range child.Outputs {
+		if d.Downstream == fr.ID {
+			port++
+		}
+	}
+	d := Dispatch{Kind: DispatchHash, DistKey: req.Keys, Downstream: fr.ID, Port: port}
 	switch req.Kind {
 	case DistSingleton:
-		d = Dispatch{Kind: DispatchSimple, Downstream: fr.ID}
+		d = Dispatch{Kind: DispatchSimple, Downstream: fr.ID, Port: port}
 		fr.Singleton = true
 	case DistSome:
-		d = Dispatch{Kind: DispatchHash, DistKey: in.StreamKey, Downstream: fr.ID}
+		d = Dispatch{Kind: DispatchHash, DistKey: in.StreamKey, Downstream: fr.ID, Port: port}
 	}
 	child.Outputs = append(child.Outputs, d)
 	return &Node{Kind: KindMerge, Schema: in.Schema, StreamKey: in.StreamKey, Watermarks: in.Watermarks,
-		AppendOnly: in.AppendOnly, Merge: &Merge{UpstreamFragment: child.ID}, dist: &req}, nil
+		AppendOnly: in.AppendOnly, Merge: &Merge{UpstreamFragment: child.ID, Port: port}, dist: &req}
 }
 
 func (f *fragmenter) noteLeaf(n *Node, fr *Fragment) error {
@@ -260,9 +310,15 @@ func needsExchange(req, have Dist) bool {
 	return have.Kind != DistHash || !slices.Equal(req.Keys, have.Keys)
 }
 
-func hasBarrierSource(n *Node) bool {
+// hasBarrierSource reports whether n's subtree holds a source taking
+// barriers from the barrier manager, not looking below a node stop says
+// becomes a Merge (nil: none).
+func hasBarrierSource(n *Node, stop func(*Node) bool) bool {
 	if n == nil {
 		return false // a malformed tree; walk reports it
+	}
+	if stop != nil && stop(n) {
+		return false
 	}
 	if n.Kind == KindTableSource || n.Kind == KindValues || n.Kind == KindConnectorSource {
 		return true
@@ -271,7 +327,7 @@ func hasBarrierSource(n *Node) bool {
 		return false
 	}
 	for _, in := range n.Inputs {
-		if hasBarrierSource(in) {
+		if hasBarrierSource(in, stop) {
 			return true
 		}
 	}

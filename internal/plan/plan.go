@@ -290,7 +290,8 @@ type Merge struct {
 	UpstreamFragment uint32
 	// Port tells apart several edges from one upstream fragment into one
 	// fragment: a view reading one table twice (a UNION ALL of two
-	// filters of it) backfills it twice, and each backfill needs its own
+	// filters of it) backfills it twice, and a join of a shared subquery
+	// with itself reads its fragment twice; each edge needs its own
 	// channels. Zero for the first edge.
 	Port uint32 `json:",omitempty"`
 }
@@ -312,6 +313,10 @@ type Dispatch struct {
 	Kind       DispatchKind
 	DistKey    []int `json:",omitempty"`
 	Downstream uint32
+	// Port matches the Merge node that reads this edge, when a shared
+	// node's fragment sends to one fragment more than once (a self-join
+	// of a shared subquery).
+	Port uint32 `json:",omitempty"`
 }
 
 // Fragment is a tree of nodes run by Parallelism actors.

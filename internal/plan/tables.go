@@ -68,7 +68,7 @@ func (n *Node) Tables() []*Table {
 
 // HasBarrierSource reports whether the fragment's actors take barriers
 // from the barrier manager directly (table source or values).
-func (f *Fragment) HasBarrierSource() bool { return hasBarrierSource(f.Root) }
+func (f *Fragment) HasBarrierSource() bool { return hasBarrierSource(f.Root, nil) }
 
 // ScannedTables returns the ids of the upstream tables a batch plan's scan
 // leaves read, each once.

@@ -87,11 +87,17 @@ func aggTables(in []types.Type, groups []int, calls []plan.AggCall) plan.Table {
 	return plan.Table{Types: l.Types, PK: l.PK, Orders: l.Orders, DistKey: seq(len(groups))}
 }
 
-// stateTables lists pointers to every state table of the tree.
+// stateTables lists pointers to every state table of the plan, a shared
+// node's once.
 func stateTables(n *plan.Node) []*plan.Table {
 	var out []*plan.Table
+	seen := map[*plan.Node]bool{}
 	var walk func(n *plan.Node)
 	walk = func(n *plan.Node) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
 		// In a streaming job the rows are emitted once, ever: the flag
 		// table keeps a rebuilt actor from emitting them again.
 		if n.Values != nil && n.Values.Table == nil {

@@ -190,6 +190,9 @@ func nodeLine(n *plan.Node) string {
 		info = "pk: " + keyList(n.Materialize.Table.PK)
 	case plan.KindMerge:
 		info = fmt.Sprintf("from fragment %d", n.Merge.UpstreamFragment)
+		if n.Merge.Port > 0 {
+			info += fmt.Sprintf(" port %d", n.Merge.Port)
+		}
 	case plan.KindValues:
 		info = fmt.Sprintf("rows: %d", len(n.Values.Rows))
 	case plan.KindTableSource:
