@@ -216,6 +216,10 @@ type Agg struct {
 	// watermark on the first group key passes it, instead of its changes
 	// at every barrier.
 	EmitOnWindowClose bool `json:",omitempty"`
+	// AppendOnlyInput: the input only ever inserts (see
+	// MarkAppendOnlyAggs), so min and max keep just their current
+	// extreme, in the result row, and no value table.
+	AppendOnlyInput bool `json:",omitempty"`
 }
 
 // ColumnOrder is one ORDER BY item.

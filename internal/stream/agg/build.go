@@ -76,7 +76,7 @@ func NewAgg(env *stream.Env, input stream.Executor, node *plan.Agg) (*Agg, error
 	}
 	a.schema = slices.Clone(groupTypes)
 	for _, call := range node.Calls {
-		s, err := newCallSpec(call, in)
+		s, err := newCallSpec(call, in, node.AppendOnlyInput)
 		if err != nil {
 			return nil, fmt.Errorf("agg: %w", err)
 		}

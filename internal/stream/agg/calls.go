@@ -30,7 +30,10 @@ type callSpec struct {
 	// DISTINCT count/sum/avg/bool is both (the table says when a value
 	// enters or leaves the distinct set, the running state aggregates it).
 	running bool
-	filter  expr.Expr // nil when the call has no FILTER
+	// kept: a min or max over an append-only input keeps only its
+	// extreme (group.ext), which the result row persists as the output.
+	kept   bool
+	filter expr.Expr // nil when the call has no FILTER
 	vt      *valueTable
 }
 
@@ -90,8 +93,9 @@ func classOf(arg types.Type) sumClass {
 	return sumNone
 }
 
-// newCallSpec validates call against the input types.
-func newCallSpec(call plan.AggCall, in []types.Type) (*callSpec, error) {
+// newCallSpec validates call against the input types; appendOnly says
+// the input only inserts.
+func newCallSpec(call plan.AggCall, in []types.Type, appendOnly bool) (*callSpec, error) {
 	s := &callSpec{AggCall: call}
 	wantArgs := 1
 	switch call.Kind {
@@ -143,7 +147,10 @@ func newCallSpec(call plan.AggCall, in []types.Type) (*callSpec, error) {
 		s.filter = f
 	}
 	switch call.Kind {
-	case plan.AggMin, plan.AggMax, plan.AggStringAgg, plan.AggArrayAgg:
+	case plan.AggMin, plan.AggMax:
+		s.kept = appendOnly
+		s.tableBacked = !appendOnly
+	case plan.AggStringAgg, plan.AggArrayAgg:
 		s.tableBacked = true
 	default:
 		s.running = true

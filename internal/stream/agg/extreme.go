@@ -1,6 +1,8 @@
 package agg
 
 import (
+	"fmt"
+
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -92,4 +94,31 @@ func (g *group) noteExtremeInt(ci int, call *callSpec, n int64) {
 	case call.Kind == plan.AggMin && n < cur, call.Kind == plan.AggMax && n > cur:
 		e.v = n
 	}
+}
+
+// A min or max over an append-only input (plan.Agg.AppendOnlyInput) needs
+// no value table: no value ever leaves, so the extreme never becomes
+// unknown. It is the output the result row persists, which is where a
+// loaded group reads it back from.
+
+// applyKept folds row i of col into kept call ci's extreme in g.
+func applyKept(g *group, ci int, call *callSpec, col types.Column, i int, sign int64) error {
+	if sign < 0 {
+		return fmt.Errorf("agg: %s over an append-only input got a delete", call.Kind)
+	}
+	if iv, ok := col.(*types.Vec[int64]); ok {
+		g.noteExtremeInt(ci, call, iv.Vals[i])
+		return nil
+	}
+	g.noteExtreme(ci, call, col.Get(i), 0, 1)
+	return nil
+}
+
+// keptOutput is kept call ci's output in g: its extreme.
+func keptOutput(g *group, ci int, call *callSpec) (types.Datum, error) {
+	v, ok := g.knownExtreme(ci)
+	if !ok {
+		return nil, fmt.Errorf("agg: %s over an append-only input lost its extreme", call.Kind)
+	}
+	return v, nil
 }

@@ -216,6 +216,9 @@ func (a *Agg) outputs(ctx context.Context, g *group, out types.Row) error {
 // tableOutput computes min, max or string_agg from the group's rows in the
 // call's value table.
 func (a *Agg) tableOutput(ctx context.Context, g *group, ci int, call *callSpec) (types.Datum, error) {
+	if call.kept {
+		return keptOutput(g, ci, call)
+	}
 	if isExtremeCall(call) {
 		if v, ok := g.knownExtreme(ci); ok {
 			return v, nil

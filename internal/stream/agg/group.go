@@ -48,7 +48,7 @@ type groups struct {
 	dirtyIdx   map[string]*group
 	groupTypes []types.Type
 	nCalls     int
-	extremes   []int        // indexes of min and max calls
+	extremes   []int        // indexes of min and max calls, kept or not
 	stateTypes []types.Type // the state blob's row types
 	running    []int        // indexes of calls with running state
 	keyBuf     []byte
@@ -75,7 +75,7 @@ func newGroups(result *storage.StateTable, cacheSize int, groupTypes []types.Typ
 		nCalls:     len(calls),
 	}
 	for i, c := range calls {
-		if isExtremeCall(c) {
+		if isExtremeCall(c) || c.kept {
 			gs.extremes = append(gs.extremes, i)
 		}
 		if c.running {

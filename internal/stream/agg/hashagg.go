@@ -155,6 +155,9 @@ func (a *Agg) applyCall(ctx context.Context, g *group, ci int, call *callSpec, c
 	if col.IsNull(i) && call.Kind != plan.AggArrayAgg { // array_agg keeps NULLs
 		return nil
 	}
+	if call.kept {
+		return applyKept(g, ci, call, col, i, sign)
+	}
 	if !call.tableBacked {
 		return a.applyRunning(st, call, col, i, sign)
 	}
