@@ -167,12 +167,20 @@ func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *pl
 			FreshInserts:  rel.Kind == catalog.KindTable && hasRowID(rel) && rel.Connector == nil,
 			CheckedWrites: checkedWrites(rel)}}
 	plan.DeriveStreamProps(root)
+	frags := &fragmentIDs{ctx: ctx, e: e, ids: ids}
 	job, err := plan.Fragmentize(rel.ID, root, plan.FragmentOptions{
-		Parallelism: e.opts.Parallelism, NextFragmentID: ids.Next, Upstream: e.upstream})
+		Parallelism: e.opts.Parallelism, NextFragmentID: frags.next, Upstream: e.upstream})
+	if frags.err != nil {
+		return frags.err
+	}
 	if err != nil {
 		return sqlerr.Errorf(sqlerr.FeatureNotSupported, "cannot plan %s: %v", rel.Name, err)
 	}
-	rel.Job = catalog.JobRecord{ID: rel.ID, Plan: job, Actors: assignActors(job, ids),
+	actors, err := e.IDs(ctx, actorCount(job))
+	if err != nil {
+		return err
+	}
+	rel.Job = catalog.JobRecord{ID: rel.ID, Plan: job, Actors: assignActors(job, actors),
 		MaterializeFragment: job.Fragments[0].ID, StateTables: job.StateTables(), Control: rel.Job.Control}
 	rel.State = catalog.StateCreating
 	if err := e.catalog.Put(ctx, rel); err != nil {
@@ -200,6 +208,36 @@ func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *pl
 		return err
 	}
 	return nil
+}
+
+// fragmentIDs hands out fragment ids from a job's id block and, once it is
+// used up, from fresh ones: how many fragments a plan has is known only
+// once it is cut (a view joining many tables, or reading shared subplans,
+// has dozens).
+type fragmentIDs struct {
+	ctx context.Context
+	e   *Engine
+	ids *IDBlock
+	err error
+}
+
+func (f *fragmentIDs) next() uint32 {
+	if f.err == nil && f.ids.next >= f.ids.end {
+		f.ids, f.err = f.e.IDs(f.ctx, 64)
+	}
+	if f.err != nil {
+		return 0 // Fragmentize goes on; createJob reports f.err
+	}
+	return f.ids.Next()
+}
+
+// actorCount is how many actors job runs.
+func actorCount(job *plan.Job) int {
+	n := 0
+	for _, f := range job.Fragments {
+		n += f.Parallelism
+	}
+	return n
 }
 
 func assignActors(job *plan.Job, ids *IDBlock) map[uint32][]uint32 {

@@ -250,7 +250,7 @@ func (f *fragmenter) finish() {
 	for _, fr := range f.job.Fragments {
 		for i, d := range fr.Outputs {
 			if down := f.job.Fragment(d.Downstream); down != nil && down.Singleton && d.Kind == DispatchHash {
-				fr.Outputs[i] = Dispatch{Kind: DispatchSimple, Downstream: d.Downstream}
+				fr.Outputs[i] = Dispatch{Kind: DispatchSimple, Downstream: d.Downstream, Port: d.Port}
 			}
 		}
 	}

@@ -18,11 +18,12 @@ import (
 //
 // Two subtrees are the same when every node matches field by field (as
 // plans cross the network as JSON, their JSON is the comparison) and the
-// inputs match in order. Only subtrees holding a source, a backfill or a
-// stateful executor are shared: duplicating a projection of constants
-// costs less than the exchange sharing it would add. Expressions in
-// streaming jobs are deterministic per row (random() hashes its row), so a
-// shared subtree computes what each copy would have.
+// inputs match in order. Only subtrees holding a connector source or a
+// stateful executor are shared (see sharedKind): duplicating a projection
+// of a table costs less than the exchange sharing it would add.
+// Expressions in streaming jobs are deterministic per row (random()
+// hashes its row), so a shared subtree computes what each copy would
+// have.
 //
 // Run it after every rewrite that assumes a tree (NullUnread) and before
 // state tables get ids, so that a shared node's tables are numbered once.
@@ -97,11 +98,13 @@ func (s *sharer) ownKey(n *Node, inputs string) string {
 	return string(b) + "|" + inputs
 }
 
-// sharedKind: sources, backfills and the stateful executors, whose work
-// is worth an exchange.
+// sharedKind: connector sources and the stateful executors, whose work
+// is worth an exchange. A backfill alone is not: its snapshot is read once
+// per job anyway, and a self-join on the table's key reads both sides
+// locally where a shared backfill would send them through an exchange.
 func sharedKind(k Kind) bool {
 	switch k {
-	case KindConnectorSource, KindBackfill, KindHashAgg, KindSimpleAgg, KindHashJoin, KindTopN,
+	case KindConnectorSource, KindHashAgg, KindSimpleAgg, KindHashJoin, KindTopN,
 		KindOverWindow, KindDistinct, KindTemporalFilter:
 		return true
 	}
