@@ -1,12 +1,14 @@
 package plan
 
-// MarkAppendOnlyAggs sets Agg.AppendOnlyInput on every aggregation whose
-// input only inserts (DeriveStreamProps has run) and drops its min and
-// max calls' value tables: with no deletes, a min or max is exactly the
-// extreme seen so far, and keeping every value to survive a retraction
-// that cannot come cost Nexmark q7 a write per bid. Run it before state
-// tables get ids.
-func MarkAppendOnlyAggs(root *Node) {
+// MarkAppendOnlyInputs tells aggregations and top-Ns whose input only
+// inserts (DeriveStreamProps has run) that no retraction will come, so
+// they need not keep what only a retraction could bring back. An
+// aggregation (Agg.AppendOnlyInput) drops its min and max calls' value
+// tables: a min or max is exactly the extreme seen so far, and keeping
+// every value cost Nexmark q7 a write per bid. A top-N
+// (TopN.AppendOnlyInput) stores only the rows it may still emit. Run it
+// before state tables get ids.
+func MarkAppendOnlyInputs(root *Node) {
 	seen := map[*Node]bool{}
 	var walk func(n *Node)
 	walk = func(n *Node) {
@@ -17,7 +19,13 @@ func MarkAppendOnlyAggs(root *Node) {
 		for _, in := range n.Inputs {
 			walk(in)
 		}
-		if n.Agg == nil || len(n.Inputs) != 1 || n.Inputs[0] == nil || !n.Inputs[0].AppendOnly {
+		if len(n.Inputs) != 1 || n.Inputs[0] == nil || !n.Inputs[0].AppendOnly {
+			return
+		}
+		if n.TopN != nil {
+			n.TopN.AppendOnlyInput = true
+		}
+		if n.Agg == nil {
 			return
 		}
 		n.Agg.AppendOnlyInput = true

@@ -6,10 +6,10 @@ import (
 	"github.com/sluice-db/sluice/internal/types"
 )
 
-// TestMarkAppendOnlyAggs: an aggregation over an append-only input loses
+// TestMarkAppendOnlyInputs: an aggregation over an append-only input loses
 // its min and max value tables (not its others); one over an input that
 // may delete keeps them.
-func TestMarkAppendOnlyAggs(t *testing.T) {
+func TestMarkAppendOnlyInputs(t *testing.T) {
 	agg := func(in *Node) *Node {
 		calls := []AggCall{{Kind: AggMax, Args: []int{1}, Table: &Table{}}, {Kind: AggStringAgg, Args: []int{1, 1}, Table: &Table{}},
 			{Kind: AggMin, Args: []int{1}, Table: &Table{}}}
@@ -20,7 +20,7 @@ func TestMarkAppendOnlyAggs(t *testing.T) {
 	vals := agg(&Node{Kind: KindValues, Schema: []types.Type{types.TInt64, types.TInt64}, Values: &Values{}})
 	for _, n := range []*Node{src, vals} {
 		DeriveStreamProps(n)
-		MarkAppendOnlyAggs(n)
+		MarkAppendOnlyInputs(n)
 	}
 	if c := src.Agg.Calls; !src.Agg.AppendOnlyInput || c[0].Table != nil || c[1].Table == nil || c[2].Table != nil {
 		t.Errorf("over a source: append-only %v, tables %v %v %v", src.Agg.AppendOnlyInput, c[0].Table, c[1].Table, c[2].Table)

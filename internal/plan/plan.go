@@ -217,7 +217,7 @@ type Agg struct {
 	// at every barrier.
 	EmitOnWindowClose bool `json:",omitempty"`
 	// AppendOnlyInput: the input only ever inserts (see
-	// MarkAppendOnlyAggs), so min and max keep just their current
+	// MarkAppendOnlyInputs), so min and max keep just their current
 	// extreme, in the result row, and no value table.
 	AppendOnlyInput bool `json:",omitempty"`
 }
@@ -238,8 +238,12 @@ type TopN struct {
 	WithTies  bool  `json:",omitempty"`
 	// Rank appends each output row's rank in its group (bigint, from
 	// Offset+1: ROW_NUMBER's value) to the input's columns.
-	Rank  bool `json:",omitempty"`
-	Table Table
+	Rank bool `json:",omitempty"`
+	// AppendOnlyInput: the input only ever inserts (see
+	// MarkAppendOnlyInputs), so a row ranked after the last one kept
+	// (Offset+Limit, and its ties) can never come back: it is not stored.
+	AppendOnlyInput bool `json:",omitempty"`
+	Table           Table
 }
 
 // Distinct removes duplicate rows over Keys, counting duplicates in Table

@@ -152,7 +152,7 @@ func (p *Planner) createView(ctx context.Context, st *parser.Statement, cs *pg_q
 	plan.NullUnread(r.node)
 	plan.ShareCommon(r.node)
 	plan.DeriveStreamProps(r.node)
-	plan.MarkAppendOnlyAggs(r.node)
+	plan.MarkAppendOnlyInputs(r.node)
 	if err := checkNoNow(r.node); err != nil {
 		return nil, err
 	}

@@ -208,7 +208,7 @@ type propRun struct {
 	cache   int
 	grouped bool
 	// appendOnly: only inserts, and the node says so (min and max keep
-	// no value table, as plan.MarkAppendOnlyAggs makes them).
+	// no value table, as plan.MarkAppendOnlyInputs makes them).
 	appendOnly bool
 	schema  []types.Type
 	src     *stream.MockSource

@@ -89,6 +89,7 @@ func validate(n *plan.Node, schema []types.Type) (*layout, spec, error) {
 	}
 	sp := newSpec(t.Offset, t.Limit, t.WithTies)
 	sp.rank = t.Rank
+	sp.appendOnly = t.AppendOnlyInput && sp.limit > 0
 	return lay, sp, nil
 }
 

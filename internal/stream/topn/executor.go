@@ -2,6 +2,7 @@ package topn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -132,6 +133,9 @@ func (e *Executor) handleChunk(ctx context.Context, c *types.Chunk) error {
 		} else if dels, ins, err = g.diff(ctx, after, e.lay.schema, dels, ins); err != nil {
 			return err
 		}
+		if err := e.evict(g.cache, after); err != nil {
+			return err
+		}
 		e.trim(g.cache, after)
 	}
 	e.queue(dels, ins)
@@ -181,6 +185,14 @@ func (e *Executor) apply(g *groupChunk, row types.Row, insert bool) error {
 	if err != nil {
 		return err
 	}
+	if e.spec.appendOnly {
+		if !insert {
+			return errors.New("topn: a delete from an append-only input")
+		}
+		if e.spec.beyond(g.cache, en) {
+			return nil
+		}
+	}
 	g.note(en, insert)
 	if insert {
 		if err := e.table.Insert(row); err != nil {
@@ -207,6 +219,10 @@ func (e *Executor) trim(c *groupCache, w window) {
 	if !w.hi.inf {
 		i, _ := c.search(w.hi.key)
 		keep = max(keep, i+1)
+	}
+	if e.spec.appendOnly {
+		c.trim(keep) // evict left nothing beyond the window worth keeping
+		return
 	}
 	c.trim(keep + e.cfg.high)
 }

@@ -83,13 +83,38 @@ func (d *driver) start(t *rapid.T, build buildFunc, epoch uint64) {
 }
 
 // memBuild builds over an in-memory table with the given cache shape.
-func memBuild(tn *plan.TopN, cfg config) buildFunc {
+func memBuild(tn *plan.TopN, cfg config) buildFunc { return memBuildOn(tn, cfg, newMemTable(tn.Table)) }
+
+func memBuildOn(tn *plan.TopN, cfg config, mt *memTable) buildFunc {
 	return func(src stream.Executor) (stream.Executor, error) {
 		lay, sp, err := validate(topNNode(propSchema, tn), propSchema)
 		if err != nil {
 			return nil, err
 		}
-		return newExecutor(src, newMemTable(tn.Table), lay, sp, cfg), nil
+		return newExecutor(src, mt, lay, sp, cfg), nil
+	}
+}
+
+// checkKept: over an append-only input with a limit, the table holds
+// just each group's rows ranked before the offset and its output.
+func (d *driver) checkKept(t *rapid.T, mt *memTable) {
+	if !d.tn.AppendOnlyInput || d.tn.Limit <= 0 {
+		return
+	}
+	sizes := map[types.Datum]int{}
+	for _, r := range d.live {
+		if len(d.tn.GroupKeys) > 0 {
+			sizes[r[1]]++
+		} else {
+			sizes[nil]++
+		}
+	}
+	want := len(naiveTopN(d.liveRows(), d.tn, []int{0}))
+	for _, n := range sizes {
+		want += min(n, int(d.tn.Offset))
+	}
+	if len(mt.rows) != want {
+		t.Fatalf("epoch %d: the table holds %d rows, want %d (the offset rows and the output)", d.epoch, len(mt.rows), want)
 	}
 }
 
@@ -121,7 +146,7 @@ func (d *driver) drawChunk(t *rapid.T) *types.Chunk {
 		}
 		slices.Sort(keys)
 		op := rapid.IntRange(0, 2).Draw(t, "op")
-		if len(keys) == 0 || op == 0 {
+		if len(keys) == 0 || op == 0 || d.tn.AppendOnlyInput {
 			d.nextK++
 			r := d.drawRow(t, d.nextK)
 			d.live[d.nextK] = r
@@ -202,13 +227,22 @@ func (d *driver) stop(t *rapid.T) {
 	}
 }
 
-func TestPropertyMemTable(t *testing.T) {
+func TestPropertyMemTable(t *testing.T) { testPropertyMemTable(t, false) }
+
+// TestPropertyAppendOnly: over inserts only, a top-N that stores only the
+// rows it may still emit gives the same output.
+func TestPropertyAppendOnly(t *testing.T) { testPropertyMemTable(t, true) }
+
+func testPropertyMemTable(t *testing.T, appendOnly bool) {
 	rapid.Check(t, func(t *rapid.T) {
 		tn := drawTopN(t)
+		tn.AppendOnlyInput = appendOnly
 		cfg := drawConfig(t)
-		d := newDriver(t, tn, cfg.chunkSize, memBuild(tn, cfg))
+		mt := newMemTable(tn.Table)
+		d := newDriver(t, tn, cfg.chunkSize, memBuildOn(tn, cfg, mt))
 		for range rapid.IntRange(1, 12).Draw(t, "epochs") {
 			d.runEpoch(t)
+			d.checkKept(t, mt)
 		}
 		d.stop(t)
 	})
@@ -229,10 +263,17 @@ func drawEnv(t *rapid.T, store *storage.Store) *stream.Env {
 // aborted and a fresh executor is built on the committed state alone. The
 // downstream recovers to the same epoch, so its view is reset to the
 // top-N of the committed input; from there the output must stay right.
-func TestPropertyRecovery(t *testing.T) {
+func TestPropertyRecovery(t *testing.T) { testPropertyRecovery(t, false) }
+
+// TestPropertyRecoveryAppendOnly: a top-N storing only what it may still
+// emit recovers to the top-N of the committed rows.
+func TestPropertyRecoveryAppendOnly(t *testing.T) { testPropertyRecovery(t, true) }
+
+func testPropertyRecovery(t *testing.T, appendOnly bool) {
 	rapid.Check(t, func(t *rapid.T) {
 		store := streamtest.OpenStore(t)
 		tn := drawTopN(t)
+		tn.AppendOnlyInput = appendOnly
 		env := drawEnv(t, store)
 		d := newDriver(t, tn, env.ChunkSize, storeBuild(env, tn))
 		committed := maps.Clone(d.live)

@@ -66,6 +66,9 @@ type spec struct {
 	limit    int // < 0: no limit
 	withTies bool
 	rank     bool // output each row's rank (rank.go)
+	// appendOnly: the input only inserts and the limit is positive, so rows
+	// ranked after the window are never stored (appendonly.go).
+	appendOnly bool
 }
 
 // newSpec clamps the plan's int64s to int; a limit or offset beyond what
