@@ -34,7 +34,7 @@ type callSpec struct {
 	// extreme (group.ext), which the result row persists as the output.
 	kept   bool
 	filter expr.Expr // nil when the call has no FILTER
-	vt      *valueTable
+	vt     *valueTable
 }
 
 // resultType returns the Postgres result type of kind over arg.

@@ -210,14 +210,14 @@ type propRun struct {
 	// appendOnly: only inserts, and the node says so (min and max keep
 	// no value table, as plan.MarkAppendOnlyInputs makes them).
 	appendOnly bool
-	schema  []types.Type
-	src     *stream.MockSource
-	exec    stream.Executor
-	epoch   uint64
-	live    []types.Row
-	out     map[string]string
-	pending []stream.Message
-	builder *types.Builder
+	schema     []types.Type
+	src        *stream.MockSource
+	exec       stream.Executor
+	epoch      uint64
+	live       []types.Row
+	out        map[string]string
+	pending    []stream.Message
+	builder    *types.Builder
 	// sealed is the model as of the last barrier; saved as of the last
 	// commit.
 	sealed, saved struct {
