@@ -54,6 +54,11 @@ func (j *HashJoin) Schema() []types.Type { return j.sp.outTypes }
 // chunk fills), so a cancelled probe stops within one batch.
 func (j *HashJoin) Next(ctx context.Context) (stream.Message, error) {
 	if j.aligned == nil {
+		for _, s := range j.sides {
+			if err := s.checkEmpty(ctx); err != nil {
+				return stream.Message{}, err
+			}
+		}
 		j.aligned = stream.NewAligned(ctx, j.g, j.inputs)
 	}
 	for {

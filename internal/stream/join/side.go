@@ -24,6 +24,9 @@ type side struct {
 	// largeKeyRows is the most rows a cache entry holds; a key with more is
 	// marked large and probed straight from the state table.
 	largeKeyRows int
+	// complete: every key with stored rows has a cache entry (complete.go),
+	// so a key missing from the cache has no rows.
+	complete bool
 }
 
 // keyEntry caches every row stored under one join key, in primary-key
@@ -106,6 +109,9 @@ func (s *side) entry(ctx context.Context, key types.Row) (*keyEntry, error) {
 	}
 	if e, ok := storage.GetBytes(s.cache, k); ok {
 		return e, nil
+	}
+	if s.complete {
+		return noRows, nil
 	}
 	// load uses pkBuf, never keyBuf, so k is still the key after it.
 	e, err := s.load(ctx, key)
@@ -218,6 +224,9 @@ func (s *side) store(key, row types.Row, degree int64) error {
 	}
 	e, pk, i, found, err := s.cachedSlot(key, row)
 	if e == nil || err != nil {
+		if err == nil && s.complete {
+			return s.storeNewKey(key, row, degree)
+		}
 		return err
 	}
 	r := &storedRow{pk: string(pk), row: row, degree: degree}
@@ -280,7 +289,7 @@ func (s *side) cachedSlot(key, row types.Row) (e *keyEntry, pk []byte, i int, fo
 
 // cachedEntry returns the cached, not large entry of key, or nil.
 func (s *side) cachedEntry(key types.Row) (*keyEntry, error) {
-	if s.cache.Len() == 0 {
+	if s.cache.Len() == 0 && !s.complete {
 		// Nothing probed this side yet (a stream joined to a static side
 		// is never probed): skip encoding the key.
 		return nil, nil

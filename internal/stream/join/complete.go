@@ -1,0 +1,71 @@
+package join
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-db/sluice/internal/storage"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// A probe of a key the cache lacks reads the state table, and most such
+// keys have no rows: Nexmark q7 probes every bid's price against the few
+// maximum prices of the open windows. A side whose every stored key is
+// cached (complete) answers such a probe from memory: a missing key has
+// no rows. A side starts complete when its state table is empty (a new
+// job; a rebuilt one with state starts incomplete), keeps a new key's
+// first row in a cache entry of its own while complete, and stops being
+// complete for good when the cache evicts an entry that holds rows (or a
+// large key's). Entries deleted with their rows (watermark cleaning) and
+// entries emptied by deletes keep it complete.
+
+// noRows is the entry of a key a complete side has no rows for. It is
+// never cached nor written to.
+var noRows = &keyEntry{}
+
+// checkEmpty makes the side complete when its state table holds no row;
+// the join calls it once, before its first row.
+func (s *side) checkEmpty(ctx context.Context) error {
+	it, err := s.rows.Scan(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("join: check state: %w", err)
+	}
+	_, any, err := it.Next()
+	it.Close()
+	if err != nil {
+		return fmt.Errorf("join: check state: %w", err)
+	}
+	if any {
+		return nil
+	}
+	s.complete = true
+	s.cache.OnEvict(func(_ string, e *keyEntry) {
+		if e.large || len(e.rows) > 0 {
+			s.complete = false
+		}
+	})
+	return nil
+}
+
+// storeNewKey caches a row stored under a key with no cache entry, on a
+// complete side: the key had no rows (or is large, when its entry stays).
+func (s *side) storeNewKey(key, row types.Row, degree int64) error {
+	k, err := s.encodeKey(key)
+	if err != nil {
+		return err
+	}
+	if _, ok := storage.GetBytes(s.cache, k); ok {
+		return nil // a large key's entry
+	}
+	kk := string(k)
+	pk, err := s.encodePK(row)
+	if err != nil {
+		return err
+	}
+	e := &keyEntry{rows: []*storedRow{{pk: string(pk), row: row, degree: degree}}}
+	if s.largeKeyRows < 1 {
+		e = &keyEntry{large: true}
+	}
+	s.cache.Put(kk, e)
+	return nil
+}
