@@ -3,8 +3,8 @@ package plan
 import "github.com/sluice-db/sluice/internal/expr"
 
 // MapExprs returns a copy of the tree under n with f applied to every
-// expression in it (projections, filters, join residuals, VALUES rows,
-// aggregate filters). Every node is copied (plans are small) and n itself
+// expression in it (projections, filters, join residuals and expiry
+// bounds, VALUES rows, aggregate filters). Every node is copied (plans are small) and n itself
 // is never modified, so a cached plan can be bound again and again: the
 // planner binds a prepared statement's parameters with it.
 func MapExprs(n *Node, f func(expr.Desc) expr.Desc) *Node {
@@ -25,10 +25,13 @@ func MapExprs(n *Node, f func(expr.Desc) expr.Desc) *Node {
 		out.Project = &p
 	case n.Filter != nil:
 		out.Filter = &Filter{Cond: f(n.Filter.Cond)}
-	case n.HashJoin != nil && n.HashJoin.Residual != nil:
+	case n.HashJoin != nil:
 		j := *n.HashJoin
-		r := f(*n.HashJoin.Residual)
-		j.Residual = &r
+		if n.HashJoin.Residual != nil {
+			r := f(*n.HashJoin.Residual)
+			j.Residual = &r
+		}
+		j.LeftExpiry, j.RightExpiry = mapExpiry(j.LeftExpiry, f), mapExpiry(j.RightExpiry, f)
 		out.HashJoin = &j
 	case n.Values != nil:
 		v := *n.Values
@@ -57,6 +60,15 @@ func MapExprs(n *Node, f func(expr.Desc) expr.Desc) *Node {
 		out.Agg = &a
 	}
 	return &out
+}
+
+func mapExpiry(e *JoinExpiry, f func(expr.Desc) expr.Desc) *JoinExpiry {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.Bound = f(e.Bound)
+	return &c
 }
 
 func mapAll(ds []expr.Desc, f func(expr.Desc) expr.Desc) []expr.Desc {

@@ -169,6 +169,9 @@ type HashJoin struct {
 	// row's matches.
 	LeftTable, RightTable             Table
 	LeftDegreeTable, RightDegreeTable *Table `json:",omitempty"`
+	// LeftExpiry and RightExpiry, on inner joins, delete a side's rows
+	// that no future row of the other can match (DeriveJoinExpiry).
+	LeftExpiry, RightExpiry *JoinExpiry `json:",omitempty"`
 }
 
 // AggKind names an aggregate function.

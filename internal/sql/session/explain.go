@@ -168,6 +168,7 @@ func nodeLine(n *plan.Node) string {
 		if j.Residual != nil {
 			info += ", residual: " + descString(*j.Residual)
 		}
+		info += expiryString("left", "right", j.LeftExpiry) + expiryString("right", "left", j.RightExpiry)
 	case plan.KindHashAgg, plan.KindSimpleAgg:
 		var calls []string
 		for _, c := range n.Agg.Calls {
@@ -313,4 +314,14 @@ func isWord(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// expiryString describes a join side's expiry: its rows go when their
+// column is below the bound, $0 in it standing for the other side's
+// watermark.
+func expiryString(side, other string, e *plan.JoinExpiry) string {
+	if e == nil {
+		return ""
+	}
+	return fmt.Sprintf(", %s expires: $%d < %s with $0 = %s watermark on $%d", side, e.Col, descString(e.Bound), other, e.WatermarkCol)
 }

@@ -97,6 +97,9 @@ func openSide(ss sideSpec, open tableOpener, cfg config) (*side, error) {
 	if s.rows, err = open(ss.table); err != nil {
 		return nil, fmt.Errorf("join: open state table %d: %w", ss.table.ID, err)
 	}
+	if ss.expiry != nil {
+		s.exp.due.ints = ss.expiry.ints
+	}
 	if ss.outer {
 		if s.degrees, err = open(*ss.degree); err != nil {
 			return nil, fmt.Errorf("join: open degree table %d: %w", ss.degree.ID, err)

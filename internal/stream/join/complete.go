@@ -23,18 +23,31 @@ import (
 // never cached nor written to.
 var noRows = &keyEntry{}
 
-// checkEmpty makes the side complete when its state table holds no row;
-// the join calls it once, before its first row.
-func (s *side) checkEmpty(ctx context.Context) error {
+// start reads the side's state once, before the join's first row: a side
+// with an expiry notes every stored row (expiry.go), and a side whose
+// state table holds no row is complete.
+func (s *side) start(ctx context.Context) error {
 	it, err := s.rows.Scan(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("join: check state: %w", err)
+		return fmt.Errorf("join: read state: %w", err)
 	}
-	_, any, err := it.Next()
+	any := false
+	for {
+		row, ok, err := it.Next()
+		if err != nil {
+			it.Close()
+			return fmt.Errorf("join: read state: %w", err)
+		}
+		if !ok {
+			break
+		}
+		any = true
+		if s.expiry == nil {
+			break
+		}
+		s.noteExpiring(row)
+	}
 	it.Close()
-	if err != nil {
-		return fmt.Errorf("join: check state: %w", err)
-	}
 	if any {
 		return nil
 	}

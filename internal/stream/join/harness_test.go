@@ -40,6 +40,9 @@ type joinCase struct {
 	nullSafe []bool
 	residual *expr.Desc
 	output   []int
+	// expiry, when set, adds the expiries plan.DeriveJoinExpiry finds
+	// with watermarks on these input columns (left, right).
+	expiry *[2][]int
 }
 
 // node builds the plan node the way the planner is expected to: each side's
@@ -62,8 +65,15 @@ func (c joinCase) node() *plan.Node {
 	if r {
 		hj.RightDegreeTable = degreeTable(4, hj.RightTable, len(c.rk))
 	}
-	return &plan.Node{Kind: plan.KindHashJoin, HashJoin: hj,
+	n := &plan.Node{Kind: plan.KindHashJoin, HashJoin: hj,
 		Schema: pick(slices.Concat(c.lt, c.rt), out)}
+	if c.expiry != nil {
+		n.Inputs = []*plan.Node{{Schema: c.lt, Watermarks: c.expiry[0], AppendOnly: true},
+			{Schema: c.rt, Watermarks: c.expiry[1], AppendOnly: true}}
+		plan.DeriveJoinExpiry(n)
+		n.Inputs = nil
+	}
+	return n
 }
 
 func sideTable(id uint32, ts []types.Type, keys, sk []int) plan.Table {

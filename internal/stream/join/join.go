@@ -55,7 +55,7 @@ func (j *HashJoin) Schema() []types.Type { return j.sp.outTypes }
 func (j *HashJoin) Next(ctx context.Context) (stream.Message, error) {
 	if j.aligned == nil {
 		for _, s := range j.sides {
-			if err := s.checkEmpty(ctx); err != nil {
+			if err := s.start(ctx); err != nil {
 				return stream.Message{}, err
 			}
 		}
@@ -119,6 +119,11 @@ func (j *HashJoin) passBarrier(ctx context.Context) (stream.Message, error) {
 	j.barrier = nil
 	if err := j.cleanState(ctx); err != nil {
 		return stream.Message{}, err
+	}
+	for _, s := range j.sides {
+		if err := s.expire(j.exprCtx); err != nil {
+			return stream.Message{}, err
+		}
 	}
 	for _, s := range j.sides {
 		if err := s.seal(b.Epoch); err != nil {

@@ -27,6 +27,7 @@ type side struct {
 	// complete: every key with stored rows has a cache entry (complete.go),
 	// so a key missing from the cache has no rows.
 	complete bool
+	exp      expiryState // with sideSpec.expiry (expiry.go)
 }
 
 // keyEntry caches every row stored under one join key, in primary-key
@@ -222,6 +223,7 @@ func (s *side) store(key, row types.Row, degree int64) error {
 	if err := s.write(row, degree, stateTable.Insert, "store"); err != nil {
 		return err
 	}
+	s.noteExpiring(row)
 	e, pk, i, found, err := s.cachedSlot(key, row)
 	if e == nil || err != nil {
 		if err == nil && s.complete {
@@ -321,6 +323,7 @@ func (s *side) seal(epoch uint64) error {
 	if err := s.rows.Seal(epoch); err != nil {
 		return fmt.Errorf("join: seal %s: %w", "rows", err)
 	}
+
 	if s.degrees != nil {
 		if err := s.degrees.Seal(epoch); err != nil {
 			return fmt.Errorf("join: seal %s: %w", "degrees", err)

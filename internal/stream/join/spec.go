@@ -41,6 +41,7 @@ type sideSpec struct {
 	pkTypes  []types.Type
 	keyOrd   []codec.Order // nil or the table's orders over the key prefix
 	pkOrd    []codec.Order
+	expiry   *expirySpec // nil: rows stay until retracted
 }
 
 func newSpec(n *plan.Node, inputs [2][]types.Type) (*spec, error) {
@@ -66,6 +67,17 @@ func newSpec(n *plan.Node, inputs [2][]types.Type) (*spec, error) {
 	sp.sides[1], err = newSideSpec("right", inputs[1], hj.RightKeys, outerR, hj.RightTable, hj.RightDegreeTable)
 	if err != nil {
 		return nil, err
+	}
+	if hj.LeftExpiry != nil || hj.RightExpiry != nil {
+		if hj.Type != plan.InnerJoin {
+			return nil, fmt.Errorf("join: expiry on a %s join", hj.Type)
+		}
+		if sp.sides[0].expiry, err = newExpirySpec("left", hj.LeftExpiry, inputs[0], inputs[1]); err != nil {
+			return nil, err
+		}
+		if sp.sides[1].expiry, err = newExpirySpec("right", hj.RightExpiry, inputs[1], inputs[0]); err != nil {
+			return nil, err
+		}
 	}
 	sp.concatTypes = slices.Concat(inputs[0], inputs[1])
 	if err := sp.buildOutput(n.Schema); err != nil {

@@ -28,6 +28,7 @@ type watermarks struct {
 // onWatermark records side s's watermark w and queues the output
 // watermarks it advances.
 func (j *HashJoin) onWatermark(s int, w *stream.Watermark) {
+	j.noteExpiryWatermark(s, w)
 	if j.sp.joinType != plan.InnerJoin || w.Value == nil {
 		return // outer joins pad with NULLs and keep unmatched rows: no watermark
 	}

@@ -1,0 +1,62 @@
+package join
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/streamtest"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// TestJoinExpiry: with l.t BETWEEN r.t - 5 AND r.t, a left row expires
+// once the right watermark passes its t + 5 and a right row once the left
+// watermark passes its t; rows that can still match stay and match.
+func TestJoinExpiry(t *testing.T) {
+	in := []types.Type{i64, i64, i64} // k, t, id
+	res := expr.Node(expr.KindAnd,
+		expr.Func(">=", expr.Input(1, i64), expr.Func("-", expr.Input(4, i64), expr.Literal(int64(5), i64))),
+		expr.Func("<=", expr.Input(1, i64), expr.Input(4, i64)))
+	c := joinCase{typ: plan.InnerJoin, lt: in, rt: in, lk: []int{0}, rk: []int{0}, lsk: []int{2}, rsk: []int{2},
+		residual: &res, expiry: &[2][]int{{1}, {1}}}
+	if n := c.node(); n.HashJoin.LeftExpiry == nil || n.HashJoin.RightExpiry == nil {
+		t.Fatalf("expiries not derived: %+v %+v", n.HashJoin.LeftExpiry, n.HashJoin.RightExpiry)
+	}
+	st := streamtest.OpenStore(t)
+	left := stream.NewMockSource(in, streamtest.Script(in,
+		"barrier\n+ 1 10 1\n+ 1 20 2\n+ 1 27 3\nbarrier\nwatermark 1 15\nbarrier\n+ 1 29 4\nbarrier\nbarrier", 1, testActor)...)
+	right := stream.NewMockSource(in, streamtest.Script(in,
+		"barrier\nbarrier\n+ 1 12 7\nwatermark 1 30\nbarrier\n+ 1 31 8\nbarrier\nbarrier", 1, testActor)...)
+	h := newHarness(t, st, c, testConfig(), left, right)
+	var out []string
+	for e := 1; e <= 4; e++ {
+		rows, b := h.untilBarrier()
+		if b.Epoch != uint64(e) {
+			t.Fatalf("barrier %d, want %d", b.Epoch, e)
+		}
+		out = append(out, strings.ReplaceAll(strings.TrimSpace(rows), "\n", "|"))
+		if err := st.Commit(context.Background(), b.Epoch, nil); err != nil {
+			t.Fatal(err)
+		}
+		if e == 3 {
+			// Right's watermark 30 expired left rows below 25 (10, 20);
+			// left's 15 expired right rows below 15 (12).
+			for id, want := range map[uint32]int{1: 1, 2: 0} {
+				if n, err := st.TableKeyCount(id); err != nil || n != want {
+					t.Errorf("table %d keeps %d rows (%v), want %d", id, n, err, want)
+				}
+			}
+		}
+	}
+	// Epoch 3: 12 matched 10 (10 ≥ 7, 10 ≤ 12). Epoch 4: 31 matches the
+	// kept 27 (27 ≥ 26) and 29 then matches 31.
+	want := []string{"", "", "+ 1 10 1 1 12 7", "+ 1 27 3 1 31 8|+ 1 29 4 1 31 8"}
+	for i := range want {
+		if i < len(out) && out[i] != want[i] {
+			t.Errorf("epoch %d: %q, want %q", i+1, out[i], want[i])
+		}
+	}
+}
