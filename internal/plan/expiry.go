@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/types"
 )
 
 // An inner join keyed by ids keeps every row of both sides, although a
@@ -186,21 +187,38 @@ func expiryOf(j *Node, c expr.Desc) (int, *JoinExpiry, bool) {
 
 // isolate turns x ± k ≥ e into x ≥ e ∓ k (and k + x ≥ e into
 // x ≥ e - k), so that v.at + INTERVAL '10 seconds' ≥ c.at bounds v.at.
+// Only a k whose addition is undone by its subtraction qualifies: a
+// number, or an interval of fixed length (no months or days, which vary).
 func isolate(x, e expr.Desc) (expr.Desc, expr.Desc) {
 	for x.Kind == expr.KindFunc && len(x.Args) == 2 {
 		a := x.Args
 		switch {
-		case x.Name == "+" && isConst(a[1]):
+		case x.Name == "+" && fixedConst(a[1]):
 			x, e = a[0], expr.Func("-", e, a[1])
-		case x.Name == "-" && isConst(a[1]):
+		case x.Name == "-" && fixedConst(a[1]):
 			x, e = a[0], expr.Func("+", e, a[1])
-		case x.Name == "+" && isConst(a[0]):
+		case x.Name == "+" && fixedConst(a[0]):
 			x, e = a[1], expr.Func("-", e, a[0])
 		default:
 			return x, e
 		}
 	}
 	return x, e
+}
+
+func fixedConst(d expr.Desc) bool {
+	if !isConst(d) {
+		return false
+	}
+	switch {
+	case d.Type.IsInteger() || d.Type.IsFloat():
+		return true
+	case d.Type.ID == types.Interval:
+		v, err := types.ParseDatum(*d.Value, d.Type)
+		iv, ok := v.(types.DInterval)
+		return err == nil && ok && iv.Months == 0 && iv.Days == 0
+	}
+	return false
 }
 
 // oneInput maps concatenated column y to 0 and nothing else (-1, out of

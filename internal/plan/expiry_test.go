@@ -36,6 +36,16 @@ func TestDeriveJoinExpiry(t *testing.T) {
 		t.Errorf("right expiry %+v, want r.at < left watermark", re)
 	}
 
+	// l.at + 1 month ≥ r.at does not bound l.at: adding a month is not
+	// undone by subtracting one.
+	month := expr.Literal(types.DInterval{Months: 1}, types.TInterval)
+	byMonth := expr.Func(">=", expr.Func("+", expr.Input(1, ts), month), expr.Input(3, ts))
+	j = join(InnerJoin, &byMonth, true)
+	DeriveJoinExpiry(j)
+	if j.HashJoin.LeftExpiry != nil {
+		t.Errorf("left expiry %+v from a month interval", j.HashJoin.LeftExpiry)
+	}
+
 	// The same conditions in a filter reading the join, through Output.
 	j = join(InnerJoin, nil, true)
 	f := &Node{Kind: KindFilter, Inputs: []*Node{j}, Schema: j.Schema, Filter: &Filter{Cond: cond}}
