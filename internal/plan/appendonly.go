@@ -9,16 +9,7 @@ package plan
 // (TopN.AppendOnlyInput) stores only the rows it may still emit. Run it
 // before state tables get ids.
 func MarkAppendOnlyInputs(root *Node) {
-	seen := map[*Node]bool{}
-	var walk func(n *Node)
-	walk = func(n *Node) {
-		if n == nil || seen[n] {
-			return
-		}
-		seen[n] = true
-		for _, in := range n.Inputs {
-			walk(in)
-		}
+	eachOnce(root, func(n *Node) {
 		if len(n.Inputs) != 1 || n.Inputs[0] == nil || !n.Inputs[0].AppendOnly {
 			return
 		}
@@ -34,6 +25,5 @@ func MarkAppendOnlyInputs(root *Node) {
 				c.Table = nil
 			}
 		}
-	}
-	walk(root)
+	})
 }

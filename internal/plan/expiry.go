@@ -41,16 +41,7 @@ type JoinExpiry struct {
 // before state tables get ids.
 func DeriveJoinExpiry(root *Node) {
 	parents := parentCounts(root)
-	seen := map[*Node]bool{}
-	var walk func(n *Node)
-	walk = func(n *Node) {
-		if n == nil || seen[n] {
-			return
-		}
-		seen[n] = true
-		for _, in := range n.Inputs {
-			walk(in)
-		}
+	eachOnce(root, func(n *Node) {
 		switch {
 		case n.Kind == KindHashJoin:
 			deriveExpiry(n, nil)
@@ -60,8 +51,7 @@ func DeriveJoinExpiry(root *Node) {
 			// the join's as far as its output goes.
 			deriveExpiry(n.Inputs[0], &n.Filter.Cond)
 		}
-	}
-	walk(root)
+	})
 }
 
 // deriveExpiry sets j's expiries from its residual and, when set, a

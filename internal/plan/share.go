@@ -115,6 +115,19 @@ func sharedKind(k Kind) bool {
 // node with more than one is shared.
 func parentCounts(root *Node) map[*Node]int {
 	counts := map[*Node]int{}
+	eachOnce(root, func(n *Node) {
+		for _, in := range n.Inputs {
+			if in != nil {
+				counts[in]++
+			}
+		}
+	})
+	return counts
+}
+
+// eachOnce calls f on every node of the plan under root, a shared node
+// once, inputs before the nodes reading them.
+func eachOnce(root *Node, f func(n *Node)) {
 	seen := map[*Node]bool{}
 	var walk func(n *Node)
 	walk = func(n *Node) {
@@ -123,14 +136,11 @@ func parentCounts(root *Node) map[*Node]int {
 		}
 		seen[n] = true
 		for _, in := range n.Inputs {
-			if in != nil {
-				counts[in]++
-				walk(in)
-			}
+			walk(in)
 		}
+		f(n)
 	}
 	walk(root)
-	return counts
 }
 
 // chainToShared follows in down through projections and filters, read

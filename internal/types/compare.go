@@ -153,3 +153,21 @@ func CompareRows(a, b Row) int {
 	}
 	return 0
 }
+
+// OrderInt64 returns d as an int64 that orders as d does, when d is an
+// integer, a date, a time or a timestamp (their representations).
+func OrderInt64(d Datum) (int64, bool) {
+	switch v := d.(type) {
+	case int64:
+		return v, true
+	case DTimestamp:
+		return int64(v), true
+	case DTimestamptz:
+		return int64(v), true
+	case DDate:
+		return int64(v), true
+	case DTime:
+		return int64(v), true
+	}
+	return 0, false
+}

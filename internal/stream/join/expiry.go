@@ -24,7 +24,7 @@ type expirySpec struct {
 	col, wmCol int
 	bound      expr.Expr    // over the other side's watermark
 	in         []types.Type // the watermark's type
-	ints       bool         // Col's values order as int64s (intKey)
+	ints       bool         // Col's values order as int64s (types.OrderInt64)
 }
 
 // intOrdered reports whether t's values are int64-ordered datums.
@@ -57,23 +57,6 @@ type expiringRow struct {
 	row types.Row   // the stored row (never modified once stored)
 }
 
-// intKey returns d as an int64 when its type orders as one.
-func intKey(d types.Datum) (int64, bool) {
-	switch v := d.(type) {
-	case int64:
-		return v, true
-	case types.DTimestamp:
-		return int64(v), true
-	case types.DTimestamptz:
-		return int64(v), true
-	case types.DDate:
-		return int64(v), true
-	case types.DTime:
-		return int64(v), true
-	}
-	return 0, false
-}
-
 func (h *expiring) less(i, j int) bool {
 	if h.ints {
 		return h.rows[i].k < h.rows[j].k
@@ -87,7 +70,7 @@ func (h *expiring) below(bound types.Datum) bool {
 		return false
 	}
 	if h.ints {
-		b, ok := intKey(bound)
+		b, ok := types.OrderInt64(bound)
 		return ok && h.rows[0].k < b
 	}
 	return types.Compare(h.rows[0].x, bound) < 0
@@ -96,7 +79,7 @@ func (h *expiring) below(bound types.Datum) bool {
 func (h *expiring) push(x types.Datum, row types.Row) {
 	r := expiringRow{row: row}
 	if h.ints {
-		r.k, _ = intKey(x)
+		r.k, _ = types.OrderInt64(x)
 	} else {
 		r.x = x
 	}

@@ -134,7 +134,7 @@ func (w *WatermarkFilter) load(ctx context.Context) error {
 	if err != nil || !ok {
 		return err
 	}
-	v, ok := int64Of(row[1])
+	v, ok := types.OrderInt64(row[1])
 	if !ok {
 		return fmt.Errorf("source: watermark table holds %T", row[1])
 	}
@@ -232,20 +232,6 @@ func int64At(col types.Column, i int) (int64, bool) {
 		return int64(v.Vals[i]), true
 	case *types.Vec[int64]:
 		return v.Vals[i], true
-	}
-	return 0, false
-}
-
-func int64Of(d types.Datum) (int64, bool) {
-	switch v := d.(type) {
-	case types.DTimestamp:
-		return int64(v), true
-	case types.DTimestamptz:
-		return int64(v), true
-	case types.DDate:
-		return int64(v), true
-	case int64:
-		return v, true
 	}
 	return 0, false
 }
