@@ -177,8 +177,9 @@ func expiryOf(j *Node, c expr.Desc) (int, *JoinExpiry, bool) {
 
 // isolate turns x ± k ≥ e into x ≥ e ∓ k (and k + x ≥ e into
 // x ≥ e - k), so that v.at + INTERVAL '10 seconds' ≥ c.at bounds v.at.
-// Only a k whose addition is undone by its subtraction qualifies: a
-// number, or an interval of fixed length (no months or days, which vary).
+// Only a k whose addition is undone by its subtraction qualifies: an
+// integer, or an interval of fixed length (no months or days, which
+// vary). Floats round, so they do not.
 func isolate(x, e expr.Desc) (expr.Desc, expr.Desc) {
 	for x.Kind == expr.KindFunc && len(x.Args) == 2 {
 		a := x.Args
@@ -201,7 +202,7 @@ func fixedConst(d expr.Desc) bool {
 		return false
 	}
 	switch {
-	case d.Type.IsInteger() || d.Type.IsFloat():
+	case d.Type.IsInteger():
 		return true
 	case d.Type.ID == types.Interval:
 		v, err := types.ParseDatum(*d.Value, d.Type)
