@@ -110,7 +110,12 @@ func (f *fragmenter) input(in *Node, req Dist, fr *Fragment, multi bool) (*Node,
 	if f.shared(in) {
 		return f.readShared(in, req, fr)
 	}
-	if !needsExchange(req, distOf(in)) && !(multi && hasBarrierSource(in, f.shared)) {
+	// Beside other inputs, one that must run on one actor (a global
+	// aggregation) goes to a fragment of its own: inline, it would make
+	// the whole fragment singleton, also for an input whose parallelism
+	// is fixed (a backfill of a parallel table).
+	alone := multi && req.Kind == DistSome && distOf(in).Kind == DistSingleton
+	if !alone && !needsExchange(req, distOf(in)) && !(multi && hasBarrierSource(in, f.shared)) {
 		return f.walk(in, fr)
 	}
 	if s, sreq, ok := f.chainToShared(in, req); ok {
