@@ -64,6 +64,9 @@ type groups struct {
 	blobBuf   []byte
 	arena     []byte
 	rowBuf    types.Row
+	// complete: every stored group is cached, so a miss is a new group
+	// (complete.go); checked once the table was looked at.
+	complete, checked bool
 }
 
 func newGroups(result *storage.StateTable, cacheSize int, groupTypes []types.Type, calls []*callSpec) *groups {
@@ -142,9 +145,18 @@ func (gs *groups) load(ctx context.Context, k string, key types.Row) (*group, er
 	if len(gs.extremes) > 0 {
 		g.ext = make([]extreme, gs.nCalls)
 	}
-	row, ok, err := gs.result.Get(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("agg: load group: %w", err)
+	if !gs.checked {
+		if err := gs.checkComplete(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var row types.Row
+	ok := false
+	if !gs.complete {
+		var err error
+		if row, ok, err = gs.result.Get(ctx, key); err != nil {
+			return nil, fmt.Errorf("agg: load group: %w", err)
+		}
 	}
 	if !ok {
 		g.isNew = true
