@@ -95,31 +95,15 @@ func conjuncts(d expr.Desc, out []expr.Desc) []expr.Desc {
 	return append(out, d)
 }
 
-// throughOutput renumbers d's inputs from the join's output to its
-// concatenated row.
+// throughOutput renumbers d's inputs through output (d's column i is
+// column output[i]); a negative entry or one out of range refuses.
 func throughOutput(d expr.Desc, output []int) (expr.Desc, bool) {
-	ok := true
-	var walk func(d expr.Desc) expr.Desc
-	walk = func(d expr.Desc) expr.Desc {
-		if d.Kind == expr.KindInput {
-			if d.Index < 0 || d.Index >= len(output) || output[d.Index] < 0 {
-				ok = false
-				return d
-			}
-			d.Index = output[d.Index]
-			return d
+	return expr.RemapInputs(d, func(i int) (int, bool) {
+		if i < 0 || i >= len(output) || output[i] < 0 {
+			return i, false
 		}
-		if len(d.Args) > 0 {
-			args := make([]expr.Desc, len(d.Args))
-			for i, a := range d.Args {
-				args[i] = walk(a)
-			}
-			d.Args = args
-		}
-		return d
-	}
-	m := walk(d)
-	return m, ok
+		return output[i], true
+	})
 }
 
 // expiryOf reads one conjunct over j's concatenated row as X ≥ E.

@@ -222,18 +222,8 @@ func side(d expr.Desc, nl int) int {
 
 // rebase shifts every input reference of d by delta.
 func rebase(d expr.Desc, delta int) expr.Desc {
-	if d.Kind == expr.KindInput {
-		d.Index += delta
-		return d
-	}
-	if len(d.Args) > 0 {
-		args := make([]expr.Desc, len(d.Args))
-		for i, a := range d.Args {
-			args[i] = rebase(a, delta)
-		}
-		d.Args = args
-	}
-	return d
+	r, _ := expr.RemapInputs(d, func(i int) (int, bool) { return i + delta, true })
+	return r
 }
 
 // keyColumns makes each key expression a column of in: a plain column is

@@ -246,17 +246,8 @@ func (sp *spec) buildResidual(d *expr.Desc) error {
 
 // renumber is d reading input column at[i] where it read i.
 func renumber(d expr.Desc, at map[int]int) expr.Desc {
-	if d.Kind == expr.KindInput {
-		d.Index = at[d.Index]
-	}
-	if len(d.Args) > 0 {
-		args := make([]expr.Desc, len(d.Args))
-		for i, a := range d.Args {
-			args[i] = renumber(a, at)
-		}
-		d.Args = args
-	}
-	return d
+	r, _ := expr.RemapInputs(d, func(i int) (int, bool) { return at[i], true })
+	return r
 }
 
 func pick[T any](xs []T, idx []int) []T {
