@@ -75,10 +75,6 @@ func (s *side) storeNewKey(key, row types.Row, degree int64) error {
 	if err != nil {
 		return err
 	}
-	e := &keyEntry{rows: []*storedRow{{pk: string(pk), row: row, degree: degree}}}
-	if s.largeKeyRows < 1 {
-		e = &keyEntry{large: true}
-	}
-	s.cache.Put(kk, e)
+	s.cache.Put(kk, &keyEntry{rows: []*storedRow{{pk: string(pk), row: row, degree: degree}}})
 	return nil
 }
