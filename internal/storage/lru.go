@@ -100,6 +100,9 @@ func (c *LRU[K, V]) Delete(key K) bool {
 	return true
 }
 
+// Cap returns the most entries the cache holds.
+func (c *LRU[K, V]) Cap() int { return c.capacity }
+
 // Len returns the number of entries.
 func (c *LRU[K, V]) Len() int { return len(c.index) }
 

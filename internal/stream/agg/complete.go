@@ -7,13 +7,23 @@ import (
 
 // Most groups a windowed aggregation loads are new (an auction's first
 // bid in a window), and each load read the result table for a row that
-// was not there: 9 % of Nexmark q5's CPU. While every group stored is
-// also cached, a group missing from the cache is new, and needs no read.
+// was not there: 9 % of Nexmark q5's CPU. While every stored group is
+// known, a group missing from the cache is new and needs no read.
+//
 // The groups are complete so from the first load when the result table is
-// empty (a new job; a rebuilt one with state is not), and stop being
-// complete for good when the cache evicts a group for room. Groups
-// deleted from the table (closed windows, emptied groups) leave the cache
-// with them and keep it complete.
+// empty (a new job; a rebuilt one with state is not). A group the cache
+// evicts for room is still stored, so its key goes into the evicted set:
+// a miss on such a key reads the table, any other miss is a new group.
+// Groups deleted from the table (closed windows, emptied groups) leave the
+// cache and the evicted set with them. An unpaced source can touch more
+// groups in one epoch than the cache holds, and windows close only at
+// barriers, so evictions are routine; only when the evicted set outgrows
+// evictedPerCached times the cache do the groups stop being complete, for
+// good.
+
+// evictedPerCached bounds the evicted set: a key costs about a tenth of
+// a cached group.
+const evictedPerCached = 4
 
 // checkComplete makes the groups complete when the result table holds no
 // row; load calls it once, before its first read.
@@ -34,6 +44,40 @@ func (gs *groups) checkComplete(ctx context.Context) error {
 		return nil
 	}
 	gs.complete = true
-	gs.cache.OnEvict(func(string, *group) { gs.complete = false })
+	gs.evicted = make(map[string]struct{})
+	gs.cache.OnEvict(gs.onEvict)
 	return nil
+}
+
+// onEvict remembers a group evicted for room, or ends completeness when
+// too many are.
+func (gs *groups) onEvict(k string, _ *group) {
+	if !gs.complete {
+		return
+	}
+	if len(gs.evicted) >= evictedPerCached*gs.cache.Cap() {
+		gs.complete, gs.evicted = false, nil
+		return
+	}
+	gs.evicted[k] = struct{}{}
+}
+
+// mayBeStored reports whether a group missing from the cache must be read
+// from the table; a key read back is cached again and leaves the set.
+func (gs *groups) mayBeStored(k string) bool {
+	if !gs.complete {
+		return true
+	}
+	if _, ok := gs.evicted[k]; !ok {
+		return false
+	}
+	delete(gs.evicted, k)
+	return true
+}
+
+// deleted forgets the key of a group deleted from the table.
+func (gs *groups) deleted(k string) {
+	if gs.evicted != nil {
+		delete(gs.evicted, k)
+	}
 }

@@ -64,9 +64,11 @@ type groups struct {
 	blobBuf   []byte
 	arena     []byte
 	rowBuf    types.Row
-	// complete: every stored group is cached, so a miss is a new group
-	// (complete.go); checked once the table was looked at.
+	// complete: every stored group is cached or in evicted, so any other
+	// miss is a new group (complete.go); checked once the table was
+	// looked at.
 	complete, checked bool
+	evicted           map[string]struct{}
 }
 
 func newGroups(result *storage.StateTable, cacheSize int, groupTypes []types.Type, calls []*callSpec) *groups {
@@ -152,7 +154,7 @@ func (gs *groups) load(ctx context.Context, k string, key types.Row) (*group, er
 	}
 	var row types.Row
 	ok := false
-	if !gs.complete {
+	if gs.mayBeStored(k) {
 		var err error
 		if row, ok, err = gs.result.Get(ctx, key); err != nil {
 			return nil, fmt.Errorf("agg: load group: %w", err)
@@ -259,6 +261,7 @@ func (gs *groups) persist(g *group, out types.Row) error {
 // remove deletes a group whose rows are all gone.
 func (gs *groups) remove(g *group) error {
 	gs.cache.Delete(g.k)
+	gs.deleted(g.k)
 	row := append(gs.rowBuf[:0], g.key...)
 	for range gs.nCalls + 2 {
 		row = append(row, nil)

@@ -121,6 +121,7 @@ func (a *Agg) forget(row types.Row, nG int) error {
 		return err
 	}
 	a.groups.cache.Delete(string(kb))
+	a.groups.deleted(string(kb))
 	return a.groups.result.Delete(row)
 }
 
