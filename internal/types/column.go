@@ -186,10 +186,25 @@ func NewColumn(t Type, capacity int) (Column, error) {
 // n NULLs.
 func NullColumn(t Type, n int) Column {
 	c := MustColumn(t, n)
-	for range n {
-		c.Append(nil)
-	}
+	c.(nullFiller).fillNulls(n)
 	return c
+}
+
+// nullFiller is every *Vec: NullColumn fills one at once rather than
+// row by row (a hop window's unread columns, five copies a row).
+type nullFiller interface{ fillNulls(n int) }
+
+// fillNulls makes an empty v hold n NULLs.
+func (v *Vec[T]) fillNulls(n int) {
+	v.Vals = v.Vals[:n] // capacity n, zeroed by make
+	words := (n + 63) >> 6
+	v.Nulls = make(Bitmap, words)
+	for w := range v.Nulls {
+		v.Nulls[w] = ^uint64(0)
+	}
+	if r := n & 63; r != 0 {
+		v.Nulls[words-1] = 1<<uint(r) - 1
+	}
 }
 
 // MustColumn is NewColumn for types already validated by the caller.
