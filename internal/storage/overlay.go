@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/RaduBerinde/btreemap"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -19,16 +18,13 @@ import (
 // epoch's keys once (the Pebble batch is then written in key order), and a
 // commit drops whole runs without looking at their keys.
 //
-// Scans need the unsealed writes in order; index, a tree over them, is
-// built the first time a scan asks in an epoch and then kept up to date by
-// writes. A table that was scanned during an epoch keeps maintaining it
-// in the next one; a table that is only read by point lookups never builds
-// it.
+// Scans need the unsealed writes in order; order keeps it, lazily, only
+// once a scan asks (overlay_order.go). A table that is only read by point
+// lookups never sorts its unsealed writes before the seal.
 type overlay struct {
 	pending keyIndex // unsealed key → position in items (overlay_index.go)
 	items   itemLog  // unsealed writes, in first-write order (overlay_items.go)
-	index   *btreemap.BTreeMap[string, int32]
-	scanned bool // a scan read index since the last seal
+	order   keyOrder
 	runs    []sealedRun
 	spare   itemLog // a pruned run's pages, for the next epoch's writes
 
@@ -108,9 +104,7 @@ func (o *overlay) putAbsent(key []byte, row types.Row) {
 	i := o.items.add(overlayItem{key: k, row: row})
 	o.pending.insert(k, i)
 	o.pendingPeak = max(o.pendingPeak, o.items.len())
-	if o.index != nil {
-		o.index.ReplaceOrInsert(k, i)
-	}
+	o.noteWrite(k, i)
 }
 
 // putFresh is putAbsent of a key that no layer holds: the committed
@@ -224,14 +218,7 @@ func (o *overlay) seal(epoch uint64) *sealedRun {
 	if resize {
 		o.pendingPeak = n
 	}
-	if o.index != nil {
-		if o.scanned {
-			o.index.Clear(true)
-		} else {
-			o.index = nil // nobody scanned this epoch: stop paying for it
-		}
-	}
-	o.scanned = false
+	o.resetOrder()
 	return &o.runs[len(o.runs)-1]
 }
 
@@ -275,22 +262,5 @@ func (o *overlay) prune(committed uint64) {
 	o.runs = slices.Delete(o.runs, 0, n)
 	if o.items.len() == 0 && o.spare.capacity() > o.items.capacity() {
 		o.items, o.spare = o.spare, o.items
-	}
-}
-
-// ensureIndex builds the ordered index over the unsealed writes.
-func (o *overlay) ensureIndex() {
-	o.scanned = true
-	if o.index != nil {
-		return
-	}
-	o.index = btreemap.New[string, int32](16, compareStrings)
-	order := make([]int32, o.items.len())
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(o.items.at(a).key, o.items.at(b).key) })
-	for _, i := range order {
-		o.index.ReplaceOrInsert(o.items.at(i).key, i)
 	}
 }

@@ -167,6 +167,15 @@ func TestOverlayMatchesModelWhenHashesCollide(t *testing.T) {
 	TestOverlayMatchesModel(t)
 }
 
+// TestOverlayMatchesModelWithTree: the same model test where a scan after
+// a few writes switches the epoch to the tree (overlay_order.go), so both
+// ways of keeping the unsealed writes in order are compared.
+func TestOverlayMatchesModelWithTree(t *testing.T) {
+	mergeRatio = 2
+	defer func() { mergeRatio = 256 }()
+	TestOverlayMatchesModel(t)
+}
+
 // runItems returns a run's items in key order.
 func runItems(r *sealedRun) []overlayItem {
 	out := make([]overlayItem, r.len())

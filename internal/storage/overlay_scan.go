@@ -78,15 +78,11 @@ func (o *overlay) fill(dst []overlayItem, sp overlaySpan, max int) ([]overlayIte
 func (o *overlay) gather(sp overlaySpan, max int) [][]overlayItem {
 	srcs := o.srcScratch[:0]
 	if o.items.len() > 0 {
-		o.ensureIndex()
 		buf := o.pendScratch[:0]
-		lo, hi := sp.bounds()
-		for _, i := range o.index.Ascend(lo, hi) {
+		o.ascend(sp, func(i int32) bool {
 			buf = append(buf, *o.items.at(i))
-			if len(buf) == max {
-				break
-			}
-		}
+			return len(buf) < max
+		})
 		o.pendScratch = buf
 		if len(buf) > 0 {
 			srcs = append(srcs, buf)
