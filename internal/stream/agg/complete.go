@@ -45,13 +45,16 @@ func (gs *groups) checkComplete(ctx context.Context) error {
 	}
 	gs.complete = true
 	gs.evicted = make(map[string]struct{})
-	gs.cache.OnEvict(gs.onEvict)
 	return nil
 }
 
-// onEvict remembers a group evicted for room, or ends completeness when
-// too many are.
-func (gs *groups) onEvict(k string, _ *group) {
+// onEvict keeps a dirty group evicted for room findable until the flush,
+// and remembers its key while the groups are complete (or ends
+// completeness when too many are).
+func (gs *groups) onEvict(k string, g *group) {
+	if g.dirty {
+		gs.evictedDirty[k] = g
+	}
 	if !gs.complete {
 		return
 	}

@@ -38,20 +38,22 @@ type group struct {
 	pend []pendingVals
 }
 
-// groups finds and loads groups: the epoch's dirty set first (it pins
-// every group touched this epoch, whatever the cache evicts), then the LRU,
-// then the result table.
+// groups finds and loads groups: the LRU first, then the dirty groups it
+// evicted (the epoch's dirty set pins every group touched this epoch,
+// whatever the cache evicts), then the result table.
 type groups struct {
-	result     *storage.StateTable
-	cache      *storage.LRU[string, *group]
-	dirty      []*group
-	dirtyIdx   map[string]*group
-	groupTypes []types.Type
-	nCalls     int
-	extremes   []int        // indexes of min and max calls, kept or not
-	stateTypes []types.Type // the state blob's row types
-	running    []int        // indexes of calls with running state
-	keyBuf     []byte
+	result *storage.StateTable
+	cache  *storage.LRU[string, *group]
+	dirty  []*group
+	// evictedDirty holds the dirty groups the cache evicted, by key:
+	// found there until the flush, whatever the cache holds.
+	evictedDirty map[string]*group
+	groupTypes   []types.Type
+	nCalls       int
+	extremes     []int        // indexes of min and max calls, kept or not
+	stateTypes   []types.Type // the state blob's row types
+	running      []int        // indexes of calls with running state
+	keyBuf       []byte
 	// valueKey: the group index key is the key's value encoding rather
 	// than its memcomparable one (see exactKeyTypes); keyRow is scratch
 	// for boxing a key from columns.
@@ -73,11 +75,11 @@ type groups struct {
 
 func newGroups(result *storage.StateTable, cacheSize int, groupTypes []types.Type, calls []*callSpec) *groups {
 	gs := &groups{
-		result:     result,
-		cache:      storage.NewLRU[string, *group](cacheSize),
-		dirtyIdx:   make(map[string]*group),
-		groupTypes: groupTypes,
-		nCalls:     len(calls),
+		result:       result,
+		cache:        storage.NewLRU[string, *group](cacheSize),
+		evictedDirty: make(map[string]*group),
+		groupTypes:   groupTypes,
+		nCalls:       len(calls),
 	}
 	for i, c := range calls {
 		if isExtremeCall(c) || c.kept {
@@ -93,6 +95,7 @@ func newGroups(result *storage.StateTable, cacheSize int, groupTypes []types.Typ
 	for _, t := range gs.stateTypes {
 		gs.stateCols = append(gs.stateCols, types.MustColumn(t, 1))
 	}
+	gs.cache.OnEvict(gs.onEvict)
 	return gs
 }
 
@@ -112,14 +115,13 @@ func (gs *groups) get(ctx context.Context, key types.Row) (*group, error) {
 // (marking it dirty), else nil. It allocates nothing: the lookups convert
 // kb without copying and the dirty index reuses g.k.
 func (gs *groups) hit(kb []byte) *group {
-	if g, ok := gs.dirtyIdx[string(kb)]; ok {
-		return g
-	}
 	g, ok := gs.cache.Get(string(kb))
 	if !ok {
-		return nil
+		return gs.evictedDirty[string(kb)]
 	}
-	gs.markDirty(g)
+	if !g.dirty {
+		gs.markDirty(g)
+	}
 	return g
 }
 
@@ -137,7 +139,6 @@ func (gs *groups) miss(ctx context.Context, k string, key types.Row) (*group, er
 
 func (gs *groups) markDirty(g *group) {
 	g.dirty = true
-	gs.dirtyIdx[g.k] = g
 	gs.dirty = append(gs.dirty, g)
 }
 
@@ -281,5 +282,5 @@ func (gs *groups) endEpoch() {
 		g.dirty, g.isNew, g.pend = false, false, nil
 	}
 	gs.dirty = gs.dirty[:0]
-	clear(gs.dirtyIdx)
+	clear(gs.evictedDirty)
 }
