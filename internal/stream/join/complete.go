@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -60,17 +59,10 @@ func (s *side) start(ctx context.Context) error {
 	return nil
 }
 
-// storeNewKey caches a row stored under a key with no cache entry, on a
-// complete side: the key had no rows (or is large, when its entry stays).
-func (s *side) storeNewKey(key, row types.Row, degree int64) error {
-	k, err := s.encodeKey(key)
-	if err != nil {
-		return err
-	}
-	if _, ok := storage.GetBytes(s.cache, k); ok {
-		return nil // a large key's entry
-	}
-	kk := string(k)
+// storeNewKey caches a row stored under a key (encoded as k) with no
+// cache entry, on a complete side: the key had no rows.
+func (s *side) storeNewKey(k []byte, row types.Row, degree int64) error {
+	kk := string(k) // before encodePK, which may reuse k's buffer
 	pk, err := s.encodePK(row)
 	if err != nil {
 		return err

@@ -224,11 +224,18 @@ func (s *side) store(key, row types.Row, degree int64) error {
 		return err
 	}
 	s.noteExpiring(row)
-	e, pk, i, found, err := s.cachedSlot(key, row)
+	k, e, err := s.lookup(key)
 	if e == nil || err != nil {
-		if err == nil && s.complete {
-			return s.storeNewKey(key, row, degree)
+		if err == nil && k != nil && s.complete {
+			return s.storeNewKey(k, row, degree)
 		}
+		return err
+	}
+	if e.large {
+		return nil
+	}
+	pk, i, found, err := s.slot(e, row)
+	if err != nil {
 		return err
 	}
 	r := &storedRow{pk: string(pk), row: row, degree: degree}
@@ -274,35 +281,49 @@ func (s *side) write(row types.Row, degree int64, apply func(stateTable, types.R
 }
 
 // cachedSlot finds where row stands in the cached entry of key: its
-// encoded pk, its index and whether it is there. e is nil when the key is
-// not cached or is large; the store alone then holds its rows.
+// encoded pk, its index in e.rows and whether it is there. e is nil when
+// key has no cached entry or a large one.
 func (s *side) cachedSlot(key, row types.Row) (e *keyEntry, pk []byte, i int, found bool, err error) {
 	e, err = s.cachedEntry(key)
 	if e == nil || err != nil {
 		return nil, nil, 0, false, err
 	}
-	pk, err = s.encodePK(row)
-	if err != nil {
-		return nil, nil, 0, false, err
+	pk, i, found, err = s.slot(e, row)
+	return e, pk, i, found, err
+}
+
+// slot finds where row stands in entry e: its encoded pk, its index in
+// e.rows and whether it is there.
+func (s *side) slot(e *keyEntry, row types.Row) (pk []byte, i int, found bool, err error) {
+	if pk, err = s.encodePK(row); err != nil {
+		return nil, 0, false, err
 	}
 	i, found = slices.BinarySearchFunc(e.rows, pk, cmpPK)
-	return e, pk, i, found, nil
+	return pk, i, found, nil
+}
+
+// lookup returns key's encoded form (nil when the cache is empty on a
+// side that is not complete: nothing to find, so it is not encoded) and
+// its cached entry, large or not (nil when none).
+func (s *side) lookup(key types.Row) ([]byte, *keyEntry, error) {
+	if s.cache.Len() == 0 && !s.complete {
+		return nil, nil, nil
+	}
+	k, err := s.encodeKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, _ := storage.GetBytes(s.cache, k)
+	return k, e, nil
 }
 
 // cachedEntry returns the cached, not large entry of key, or nil.
 func (s *side) cachedEntry(key types.Row) (*keyEntry, error) {
-	if s.cache.Len() == 0 && !s.complete {
-		// Nothing probed this side yet (a stream joined to a static side
-		// is never probed): skip encoding the key.
-		return nil, nil
-	}
-	k, err := s.encodeKey(key)
-	if err != nil {
+	// Nothing probed this side yet (a stream joined to a static side is
+	// never probed): lookup skips encoding the key.
+	_, e, err := s.lookup(key)
+	if e == nil || err != nil || e.large {
 		return nil, err
-	}
-	e, ok := storage.GetBytes(s.cache, k)
-	if !ok || e.large {
-		return nil, nil
 	}
 	return e, nil
 }
