@@ -13,7 +13,7 @@ import (
 // A side with a plan.JoinExpiry deletes, at each barrier, its rows whose
 // Col is below the bound its other side's watermark gives: no row of the
 // other side to come can match them. The side keeps its rows by Col value
-// in a min-heap in memory, filled as rows are stored and,
+// in memory (expiring.go), filled as rows are stored and,
 // after a restart, from a scan of its state (start); an expired row is
 // removed from the state and the cache as a retracted row would be,
 // without output. An index table in the store did the same at four
@@ -42,79 +42,6 @@ type expiryState struct {
 	// wm is the other side's latest watermark on wmCol; cleaned is the
 	// bound the side was last cleaned to.
 	wm, cleaned types.Datum
-}
-
-// expiring is a min-heap of stored rows by their Col value. Times and
-// integers (the usual Col) compare as int64 keys; other types as datums.
-type expiring struct {
-	ints bool
-	rows []expiringRow
-}
-
-type expiringRow struct {
-	k   int64       // x as an integer, when ints
-	x   types.Datum // x itself, otherwise
-	row types.Row   // the stored row (never modified once stored)
-}
-
-func (h *expiring) less(i, j int) bool {
-	if h.ints {
-		return h.rows[i].k < h.rows[j].k
-	}
-	return types.Compare(h.rows[i].x, h.rows[j].x) < 0
-}
-
-// below reports whether the heap's least row is below bound.
-func (h *expiring) below(bound types.Datum) bool {
-	if len(h.rows) == 0 {
-		return false
-	}
-	if h.ints {
-		b, ok := types.OrderInt64(bound)
-		return ok && h.rows[0].k < b
-	}
-	return types.Compare(h.rows[0].x, bound) < 0
-}
-
-func (h *expiring) push(x types.Datum, row types.Row) {
-	r := expiringRow{row: row}
-	if h.ints {
-		r.k, _ = types.OrderInt64(x)
-	} else {
-		r.x = x
-	}
-	h.rows = append(h.rows, r)
-	for i := len(h.rows) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			break
-		}
-		h.rows[i], h.rows[p] = h.rows[p], h.rows[i]
-		i = p
-	}
-}
-
-// pop removes the least row and returns it.
-func (h *expiring) pop() types.Row {
-	row := h.rows[0].row
-	n := len(h.rows) - 1
-	h.rows[0] = h.rows[n]
-	h.rows[n] = expiringRow{}
-	h.rows = h.rows[:n]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < n && h.less(l, m) {
-			m = l
-		}
-		if l+1 < n && h.less(l+1, m) {
-			m = l + 1
-		}
-		if m == i {
-			return row
-		}
-		h.rows[i], h.rows[m] = h.rows[m], h.rows[i]
-		i = m
-	}
 }
 
 func newExpirySpec(name string, e *plan.JoinExpiry, own, other []types.Type) (*expirySpec, error) {
@@ -160,7 +87,7 @@ func (s *side) noteExpiring(row types.Row) {
 // since it was noted is deleted again, which changes nothing.
 func (s *side) expire(ectx *expr.Context) error {
 	x := &s.exp
-	if s.expiry == nil || x.wm == nil || len(x.due.rows) == 0 {
+	if s.expiry == nil || x.wm == nil || x.due.empty() {
 		return nil
 	}
 	bound, err := expr.EvalRow(ectx, s.expiry.bound, types.Row{x.wm}, s.expiry.in)
@@ -173,12 +100,12 @@ func (s *side) expire(ectx *expr.Context) error {
 		return nil
 	}
 	nullSafe := make([]bool, len(s.keys)) // NULL keys are kept by no side
-	for x.due.below(bound) {
-		row := x.due.pop()
+	err = x.due.drainBelow(bound, func(row types.Row) error {
 		key, _ := s.keyOf(nil, row, nullSafe)
-		if err := s.remove(key, row, 0); err != nil {
-			return err
-		}
+		return s.remove(key, row, 0)
+	})
+	if err != nil {
+		return err
 	}
 	x.cleaned = bound
 	return nil
