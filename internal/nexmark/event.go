@@ -169,8 +169,8 @@ func (g *Generator) person(id, ts int64, extra bool) Person {
 func (g *Generator) auction(n, id, ts int64, extra bool) Auction {
 	r := newRNG(uint64(id))
 	a := Auction{ID: g.lastAuction(id) + g.cfg.FirstAuctionID, DateTime: ts}
-	a.ItemName = string(r.appendLetters(nil, 20))
-	a.Desc = string(r.appendLetters(nil, 100))
+	a.ItemName = r.letters(20)
+	a.Desc = r.letters(100)
 	a.InitialBid = r.price()
 	a.Reserve = a.InitialBid + r.price()
 	a.Expires = ts + g.auctionLength(n, r, ts)
