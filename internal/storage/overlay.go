@@ -218,7 +218,7 @@ func (o *overlay) seal(epoch uint64) *sealedRun {
 	if resize {
 		o.pendingPeak = n
 	}
-	o.resetOrder()
+	o.resetOrder(n)
 	return &o.runs[len(o.runs)-1]
 }
 

@@ -138,9 +138,10 @@ func (o *overlay) buildTree() {
 	ko.spare, ko.sorted, ko.covered = all[:0], ko.sorted[:0], 0
 }
 
-// resetOrder forgets the order at a seal. The tree is kept (emptied) for
-// the next epoch only if this one used it; merges start over.
-func (o *overlay) resetOrder() {
+// resetOrder forgets the order at the seal of n items. The tree is kept
+// (emptied) for the next epoch only if this one used it; merges start
+// over, in buffers kept unless a huge epoch grew them (oversized).
+func (o *overlay) resetOrder(n int) {
 	ko := &o.order
 	if ko.tree != nil {
 		if ko.scanned {
@@ -149,5 +150,11 @@ func (o *overlay) resetOrder() {
 			ko.tree = nil
 		}
 	}
-	ko.sorted, ko.covered, ko.scanned = ko.sorted[:0], 0, false
+	for _, b := range []*[]int32{&ko.sorted, &ko.spare, &ko.fresh} {
+		if oversized(cap(*b), n) {
+			*b = nil
+		}
+		*b = (*b)[:0]
+	}
+	ko.covered, ko.scanned = 0, false
 }

@@ -29,6 +29,7 @@ func TestOverlayReleasesHugeEpochBuffers(t *testing.T) {
 	for i := range big {
 		o.put(fmt.Appendf(nil, "t1234%08d", i), row)
 	}
+	o.ensureOrder() // a scan: the key order's buffers grow too
 	seal(1)
 	o.prune(1)
 	for e := uint64(2); e < 6; e++ {
@@ -48,6 +49,11 @@ func TestOverlayReleasesHugeEpochBuffers(t *testing.T) {
 	}
 	if c := o.spare.capacity(); c > retainItems {
 		t.Errorf("spare keeps capacity %d", c)
+	}
+	for _, b := range [][]int32{o.order.sorted, o.order.spare, o.order.fresh} {
+		if cap(b) > retainItems {
+			t.Errorf("the key order keeps a buffer of %d positions", cap(b))
+		}
 	}
 	if c := cap(o.sortKeys); c > retainItems {
 		t.Errorf("sortKeys keeps capacity %d", c)

@@ -36,10 +36,11 @@
 //     A min or max value inserted into a group new this epoch waits on
 //     the group and is written at the flush, counted, as a fresh row
 //     (pending.go; scans merge such rows until they commit, waited.go).
-//  5. Finding a group: the epoch's dirty set (every group touched since the
-//     last barrier, pinned in memory whatever the cache does), then the LRU
-//     cache (env.CacheOrDefault() groups), then Agg.ResultTable. A group
-//     not in the table starts empty. Both in-memory indexes are keyed by the
+//  5. Finding a group: the LRU cache (env.CacheOrDefault() groups), then
+//     the dirty groups it evicted (the epoch's dirty set pins every group
+//     touched since the last barrier, whatever the cache does), then
+//     Agg.ResultTable, unless the groups are complete (complete.go). A
+//     group not in the table starts empty. Both in-memory indexes are keyed by the
 //     group key's value encoding, written straight from the chunk's columns,
 //     when every key type's value encoding is canonical (integers, bool,
 //     text, bytea, date/time types), else by its memcomparable key

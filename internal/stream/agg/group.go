@@ -111,9 +111,9 @@ func (gs *groups) get(ctx context.Context, key types.Row) (*group, error) {
 	return gs.miss(ctx, string(kb), key)
 }
 
-// hit returns the group whose index key is kb if it is dirty or cached
-// (marking it dirty), else nil. It allocates nothing: the lookups convert
-// kb without copying and the dirty index reuses g.k.
+// hit returns the group whose index key is kb if it is cached (marking it
+// dirty) or dirty and evicted, else nil. It allocates nothing: the
+// lookups convert kb without copying.
 func (gs *groups) hit(kb []byte) *group {
 	g, ok := gs.cache.Get(string(kb))
 	if !ok {
