@@ -49,17 +49,24 @@ func MapExprs(n *Node, f func(expr.Desc) expr.Desc) *Node {
 		tf.Bound = f(tf.Bound)
 		out.TemporalFilter = &tf
 	case n.Agg != nil:
-		a := *n.Agg
-		a.Calls = append([]AggCall(nil), n.Agg.Calls...)
-		for i, c := range a.Calls {
-			if c.Filter != nil {
-				d := f(*c.Filter)
-				a.Calls[i].Filter = &d
-			}
-		}
-		out.Agg = &a
+		out.Agg = mapAgg(n.Agg, f)
+	case n.LocalAgg != nil:
+		out.LocalAgg = mapAgg(n.LocalAgg, f)
 	}
 	return &out
+}
+
+// mapAgg maps the calls' FILTER conditions of a copy of a.
+func mapAgg(a *Agg, f func(expr.Desc) expr.Desc) *Agg {
+	c := *a
+	c.Calls = append([]AggCall(nil), a.Calls...)
+	for i, call := range c.Calls {
+		if call.Filter != nil {
+			d := f(*call.Filter)
+			c.Calls[i].Filter = &d
+		}
+	}
+	return &c
 }
 
 func mapExpiry(e *JoinExpiry, f func(expr.Desc) expr.Desc) *JoinExpiry {

@@ -21,8 +21,11 @@ const (
 	KindHashJoin        Kind = "hash_join"
 	KindHashAgg         Kind = "hash_agg"
 	KindSimpleAgg       Kind = "simple_agg" // global aggregation, no GROUP BY
-	KindTopN            Kind = "top_n"
-	KindUnion           Kind = "union"
+	// KindLocalAgg pre-aggregates each chunk before the exchange to a
+	// hash aggregation (SplitLocalAggs); it keeps no state.
+	KindLocalAgg Kind = "local_agg"
+	KindTopN     Kind = "top_n"
+	KindUnion    Kind = "union"
 	// KindHopWindow repeats each row once per hopping window holding it.
 	KindHopWindow Kind = "hop_window"
 	// KindWatermarkFilter drops late rows and emits watermarks.
@@ -64,6 +67,7 @@ type Node struct {
 	Filter          *Filter          `json:",omitempty"`
 	HashJoin        *HashJoin        `json:",omitempty"`
 	Agg             *Agg             `json:",omitempty"` // hash_agg and simple_agg
+	LocalAgg        *Agg             `json:",omitempty"` // local_agg: group keys and calls, no tables
 	TopN            *TopN            `json:",omitempty"`
 	OverWindow      *OverWindow      `json:",omitempty"`
 	Distinct        *Distinct        `json:",omitempty"`
@@ -190,6 +194,9 @@ const (
 	AggStringAgg AggKind = "string_agg"
 	// AggArrayAgg collects its input, NULLs included, into an array.
 	AggArrayAgg AggKind = "array_agg"
+	// AggSumCounts adds up counts a local aggregation computed (bigint,
+	// never NULL): count and count(*) after SplitLocalAggs.
+	AggSumCounts AggKind = "sum_counts"
 )
 
 // AggCall is one aggregate in an Agg node.

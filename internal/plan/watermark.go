@@ -76,7 +76,7 @@ func DeriveStreamProps(n *Node) {
 
 func appendOnly(n *Node) bool {
 	switch n.Kind {
-	case KindWatermarkFilter, KindProject, KindFilter, KindHopWindow, KindUnion:
+	case KindWatermarkFilter, KindProject, KindFilter, KindHopWindow, KindUnion, KindLocalAgg:
 		return allAppendOnly(n.Inputs)
 	case KindHashJoin:
 		return n.HashJoin.Type == InnerJoin && allAppendOnly(n.Inputs)
@@ -126,6 +126,12 @@ func outputWatermarks(n *Node) []int {
 			// Emitting on window close, a group goes out when the first
 			// key closes it, whatever its other keys.
 			if slices.Contains(in, k) && (j == 0 || !n.Agg.EmitOnWindowClose) {
+				out = append(out, j)
+			}
+		}
+	case KindLocalAgg:
+		for j, k := range n.LocalAgg.GroupKeys {
+			if slices.Contains(in, k) {
 				out = append(out, j)
 			}
 		}

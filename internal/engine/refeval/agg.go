@@ -8,10 +8,15 @@ import (
 	"github.com/sluice-db/sluice/internal/types"
 )
 
-// aggregate groups rows and computes each call from scratch. A simple
-// aggregation (no group keys) always yields one row.
+// aggregate groups rows and computes each call from scratch. A
+// simple aggregation (no group keys) always yields one row. A local
+// aggregation's is one partial per group over all its rows, which is one
+// of the outputs it may give (it aggregates whatever chunks it gets).
 func aggregate(n *plan.Node, rows []types.Row) ([]types.Row, error) {
 	a := n.Agg
+	if n.Kind == plan.KindLocalAgg {
+		a = n.LocalAgg
+	}
 	groups := map[string][]types.Row{}
 	var order []string
 	for _, r := range rows {
@@ -101,6 +106,12 @@ func aggCall(call plan.AggCall, in []types.Type, g []types.Row) (types.Datum, er
 	switch call.Kind {
 	case plan.AggCount:
 		return int64(len(vals)), nil
+	case plan.AggSumCounts:
+		var n int64
+		for _, v := range vals {
+			n += v.(int64)
+		}
+		return n, nil
 	case plan.AggMin, plan.AggMax:
 		return extreme(vals, call.Kind == plan.AggMax), nil
 	case plan.AggSum:

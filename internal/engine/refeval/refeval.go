@@ -45,7 +45,7 @@ func Eval(n *plan.Node, tables Tables) ([]types.Row, error) {
 		return slices.Concat(ins...), nil
 	case plan.KindHashJoin:
 		return join(n, ins[0], ins[1])
-	case plan.KindHashAgg, plan.KindSimpleAgg:
+	case plan.KindHashAgg, plan.KindSimpleAgg, plan.KindLocalAgg:
 		return aggregate(n, ins[0])
 	case plan.KindDistinct:
 		return distinct(n.Distinct.Keys, ins[0]), nil

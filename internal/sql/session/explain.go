@@ -170,14 +170,12 @@ func nodeLine(n *plan.Node) string {
 		}
 		info += expiryString("left", "right", j.LeftExpiry) + expiryString("right", "left", j.RightExpiry)
 	case plan.KindHashAgg, plan.KindSimpleAgg:
-		var calls []string
-		for _, c := range n.Agg.Calls {
-			calls = append(calls, aggString(c))
-		}
-		info = fmt.Sprintf("group keys: %s, aggs: [%s]", keyList(n.Agg.GroupKeys), strings.Join(calls, ", "))
+		info = aggInfo(n.Agg)
 		if n.Agg.EmitOnWindowClose {
 			info += ", emit on window close"
 		}
+	case plan.KindLocalAgg:
+		info = aggInfo(n.LocalAgg)
 	case plan.KindTopN:
 		info = fmt.Sprintf("order: %s, limit: %d, offset: %d", orderList(n.TopN.OrderBy), n.TopN.Limit, n.TopN.Offset)
 		if len(n.TopN.GroupKeys) > 0 {
@@ -257,6 +255,14 @@ func orderList(os []plan.ColumnOrder) string {
 		}
 	}
 	return "[" + strings.Join(s, ", ") + "]"
+}
+
+func aggInfo(a *plan.Agg) string {
+	var calls []string
+	for _, c := range a.Calls {
+		calls = append(calls, aggString(c))
+	}
+	return fmt.Sprintf("group keys: %s, aggs: [%s]", keyList(a.GroupKeys), strings.Join(calls, ", "))
 }
 
 func aggString(c plan.AggCall) string {

@@ -36,6 +36,15 @@ func Build(env *stream.Env, _ *task.Group, n *plan.Node, inputs []stream.Executo
 			return nil, err
 		}
 		return a, checkSchema(n, a.Schema())
+	case plan.KindLocalAgg:
+		if n.LocalAgg == nil || len(n.LocalAgg.GroupKeys) == 0 {
+			return nil, fmt.Errorf("agg: local_agg node without group keys")
+		}
+		l, err := newLocalAgg(inputs[0], n.LocalAgg)
+		if err != nil {
+			return nil, err
+		}
+		return l, checkSchema(n, l.Schema())
 	case plan.KindDistinct:
 		if n.Distinct == nil {
 			return nil, fmt.Errorf("agg: distinct node without Distinct")

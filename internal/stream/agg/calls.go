@@ -42,6 +42,10 @@ func resultType(k plan.AggKind, arg types.Type) (types.Type, error) {
 	switch k {
 	case plan.AggCountStar, plan.AggCount:
 		return types.TInt64, nil
+	case plan.AggSumCounts:
+		if arg.ID == types.Int64 {
+			return types.TInt64, nil
+		}
 	case plan.AggSum:
 		switch {
 		case arg.ID == types.Int16 || arg.ID == types.Int32:

@@ -1,7 +1,11 @@
 // Package agg holds the streaming aggregation executors: hash aggregation
-// (GROUP BY), simple aggregation (no GROUP BY, exactly one output row) and
-// DISTINCT. Every aggregate is retractable: deletes and updates of earlier
-// rows are folded in as exactly as inserts.
+// (GROUP BY), simple aggregation (no GROUP BY, exactly one output row),
+// DISTINCT, and the local aggregation of two-phase aggregation (local.go:
+// stateless, it pre-aggregates each chunk of an input that only inserts
+// before the exchange; the hash aggregation adds up its partial counts,
+// sum_counts, and takes the extreme of its partial extremes). Every
+// aggregate is retractable: deletes and updates of earlier rows are folded
+// in as exactly as inserts.
 //
 // # Aggregation, step by step
 //

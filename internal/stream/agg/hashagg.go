@@ -200,6 +200,12 @@ func (a *Agg) applyCall(ctx context.Context, g *group, ci int, call *callSpec, c
 
 // applyRunning is the hot path: count and integer sums skip boxing.
 func (a *Agg) applyRunning(st *runState, call *callSpec, col types.Column, i int, sign int64) error {
+	if call.Kind == plan.AggSumCounts {
+		if v, ok := col.(*types.Vec[int64]); ok {
+			st.n += sign * v.Vals[i]
+			return nil
+		}
+	}
 	if call.class == sumInt {
 		if v, ok := col.(*types.Vec[int64]); ok {
 			st.n += sign

@@ -96,6 +96,10 @@ func (s *runState) countSpecial(nan, inf, negative bool, delta int64) bool {
 // apply adds (sign +1) or retracts (sign -1) the non-NULL input d of call.
 // count(*) passes a nil d.
 func (s *runState) apply(c *callSpec, d types.Datum, sign int64, dec *apd.Context) error {
+	if c.Kind == plan.AggSumCounts {
+		s.n += sign * d.(int64) // a count a local aggregation made
+		return nil
+	}
 	s.n += sign
 	switch c.Kind {
 	case plan.AggSum, plan.AggAvg:
@@ -172,7 +176,7 @@ func newOutputEnv(ectx *expr.Context) (*outputEnv, error) {
 // output returns the call's current value.
 func (s *runState) output(c *callSpec, env *outputEnv) (types.Datum, error) {
 	switch c.Kind {
-	case plan.AggCount, plan.AggCountStar:
+	case plan.AggCount, plan.AggCountStar, plan.AggSumCounts:
 		return s.n, nil
 	case plan.AggBoolAnd:
 		if s.trues+s.falses == 0 {

@@ -51,7 +51,7 @@ func builderFor(k plan.Kind) (builder, bool) {
 		return mview.Build, true
 	case plan.KindHashJoin:
 		return join.Build, true
-	case plan.KindHashAgg, plan.KindSimpleAgg, plan.KindDistinct:
+	case plan.KindHashAgg, plan.KindSimpleAgg, plan.KindDistinct, plan.KindLocalAgg:
 		return agg.Build, true
 	case plan.KindTopN:
 		return topn.Build, true

@@ -1,0 +1,64 @@
+package plan
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// TestSplitLocalAggs: an aggregation over a source by a key the source is
+// not distributed by gets a local aggregation below it, whose partials it
+// combines (sum_counts for the counts, the same extreme for min and max);
+// one with a call that does not combine, or over an input that may
+// delete, or whose input is shared, stays whole.
+func TestSplitLocalAggs(t *testing.T) {
+	calls := func(extra ...AggCall) []AggCall {
+		return append([]AggCall{{Kind: AggCountStar, Type: types.TInt64}, {Kind: AggCount, Args: []int{1}, Type: types.TInt64},
+			{Kind: AggMax, Args: []int{1}, Type: types.TInt64}}, extra...)
+	}
+	agg := func(in *Node, cs []AggCall) *Node {
+		return &Node{Kind: KindHashAgg, Inputs: []*Node{in}, Schema: []types.Type{types.TInt64, types.TInt64, types.TInt64, types.TInt64},
+			StreamKey: []int{0}, Agg: &Agg{GroupKeys: []int{1}, Calls: cs}}
+	}
+	prepare := func(n *Node) *Node {
+		DeriveStreamProps(n)
+		MarkAppendOnlyInputs(n)
+		SplitLocalAggs(n)
+		DeriveStreamProps(n)
+		return n
+	}
+	n := prepare(agg(shareSource(), calls()))
+	local := n.Inputs[0]
+	if local.Kind != KindLocalAgg || !slices.Equal(local.LocalAgg.GroupKeys, []int{1}) || !local.AppendOnly {
+		t.Fatalf("no local aggregation below: %+v", local)
+	}
+	if got := n.Agg.Calls; got[0].Kind != AggSumCounts || got[1].Kind != AggSumCounts || got[2].Kind != AggMax ||
+		got[0].Args[0] != 1 || got[1].Args[0] != 2 || got[2].Args[0] != 3 || !slices.Equal(n.Agg.GroupKeys, []int{0}) {
+		t.Errorf("global calls %+v, keys %v", got, n.Agg.GroupKeys)
+	}
+	if len(local.Schema) != 4 || local.Inputs[0].Kind != KindConnectorSource {
+		t.Errorf("local schema %v over %s", local.Schema, local.Inputs[0].Kind)
+	}
+
+	sum := AggCall{Kind: AggSum, Args: []int{1}, Type: types.TDecimal}
+	vals := &Node{Kind: KindValues, Schema: shareTypes, Values: &Values{}}
+	src := shareSource()
+	shared := agg(src, calls())
+	twice := &Node{Kind: KindUnion, Inputs: []*Node{shared, agg(src, calls())}, Schema: shared.Schema}
+	for name, n := range map[string]*Node{
+		"a sum":           agg(shareSource(), calls(sum)),
+		"values":          agg(vals, calls()),
+		"a shared source": twice.Inputs[0],
+		"distinct count":  agg(shareSource(), calls(AggCall{Kind: AggCount, Args: []int{0}, Type: types.TInt64, Distinct: true})),
+	} {
+		root := n
+		if name == "a shared source" {
+			root = twice
+		}
+		prepare(root)
+		if n.Inputs[0].Kind == KindLocalAgg {
+			t.Errorf("%s: split", name)
+		}
+	}
+}
