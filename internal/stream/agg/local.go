@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -218,26 +219,16 @@ func (l *LocalAgg) add(c *types.Chunk, g int32, i int) {
 // one-phase aggregation's kept extreme (equal numerics of different
 // scales, or -0 and 0, show alike either way).
 func beats(k plan.AggKind, col types.Column, i, b int) bool {
-	var cmp int
+	var c int
 	if v, ok := col.(*types.Vec[int64]); ok {
-		cmp = compareInt64(v.Vals[i], v.Vals[b])
+		c = cmp.Compare(v.Vals[i], v.Vals[b])
 	} else {
-		cmp = types.Compare(col.Get(i), col.Get(b))
+		c = types.Compare(col.Get(i), col.Get(b))
 	}
 	if k == plan.AggMin {
-		return cmp <= 0
+		return c <= 0
 	}
-	return cmp >= 0
-}
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return c >= 0
 }
 
 // output builds the chunk of the groups: keys gathered from each group's
