@@ -22,8 +22,8 @@ import (
 // group keys (an exchange would follow anyway). An input reached through a
 // shared node's chain is left alone: the shared fragment dispatches to
 // its readers already, and a local aggregation there would add a second
-// exchange. Run it after MarkAppendOnlyInputs, then DeriveStreamProps
-// again for the new nodes' watermarks.
+// exchange. Run it after MarkAppendOnlyInputs; it derives the new nodes'
+// watermarks itself.
 func SplitLocalAggs(root *Node) {
 	parents := parentCounts(root)
 	eachOnce(root, func(n *Node) {
@@ -95,7 +95,9 @@ func splitLocal(n *Node) {
 	// row; the stream only inserts, so nothing refers to one either. The
 	// stream key names them all, and only the aggregation above reads
 	// the node, by its group keys.
-	n.Inputs[0] = &Node{Kind: KindLocalAgg, Inputs: []*Node{in}, Schema: schema,
+	ln := &Node{Kind: KindLocalAgg, Inputs: []*Node{in}, Schema: schema,
 		StreamKey: seq(len(schema)), AppendOnly: true, LocalAgg: local}
+	ln.Watermarks = outputWatermarks(ln)
+	n.Inputs[0] = ln
 	a.GroupKeys, a.Calls = seq(k), calls
 }

@@ -25,13 +25,17 @@ func TestSplitLocalAggs(t *testing.T) {
 		DeriveStreamProps(n)
 		MarkAppendOnlyInputs(n)
 		SplitLocalAggs(n)
-		DeriveStreamProps(n)
 		return n
 	}
-	n := prepare(agg(shareSource(), calls()))
+	src := shareSource()
+	src.Watermarks = []int{1} // on the group key: the local output's column 0
+	n := prepare(agg(src, calls()))
 	local := n.Inputs[0]
 	if local.Kind != KindLocalAgg || !slices.Equal(local.LocalAgg.GroupKeys, []int{1}) || !local.AppendOnly {
 		t.Fatalf("no local aggregation below: %+v", local)
+	}
+	if !slices.Equal(local.Watermarks, []int{0}) || !slices.Equal(n.Watermarks, []int{0}) {
+		t.Errorf("watermarks: local %v, global %v", local.Watermarks, n.Watermarks)
 	}
 	if got := n.Agg.Calls; got[0].Kind != AggSumCounts || got[1].Kind != AggSumCounts || got[2].Kind != AggMax ||
 		got[0].Args[0] != 1 || got[1].Args[0] != 2 || got[2].Args[0] != 3 || !slices.Equal(n.Agg.GroupKeys, []int{0}) {
@@ -43,9 +47,9 @@ func TestSplitLocalAggs(t *testing.T) {
 
 	sum := AggCall{Kind: AggSum, Args: []int{1}, Type: types.TDecimal}
 	vals := &Node{Kind: KindValues, Schema: shareTypes, Values: &Values{}}
-	src := shareSource()
-	shared := agg(src, calls())
-	twice := &Node{Kind: KindUnion, Inputs: []*Node{shared, agg(src, calls())}, Schema: shared.Schema}
+	one := shareSource()
+	shared := agg(one, calls())
+	twice := &Node{Kind: KindUnion, Inputs: []*Node{shared, agg(one, calls())}, Schema: shared.Schema}
 	for name, n := range map[string]*Node{
 		"a sum":           agg(shareSource(), calls(sum)),
 		"values":          agg(vals, calls()),

@@ -4,9 +4,10 @@ import "github.com/sluice-db/sluice/internal/expr"
 
 // MapExprs returns a copy of the tree under n with f applied to every
 // expression in it (projections, filters, join residuals and expiry
-// bounds, VALUES rows, aggregate filters). Every node is copied (plans are small) and n itself
-// is never modified, so a cached plan can be bound again and again: the
-// planner binds a prepared statement's parameters with it.
+// bounds, VALUES rows, aggregate filters). Every node is copied (plans
+// are small) and n itself is never modified, so a cached plan can be
+// bound again and again: the planner binds a prepared statement's
+// parameters with it.
 func MapExprs(n *Node, f func(expr.Desc) expr.Desc) *Node {
 	if n == nil {
 		return nil

@@ -154,7 +154,6 @@ func (p *Planner) createView(ctx context.Context, st *parser.Statement, cs *pg_q
 	plan.DeriveStreamProps(r.node)
 	plan.MarkAppendOnlyInputs(r.node)
 	plan.SplitLocalAggs(r.node)
-	plan.DeriveStreamProps(r.node) // the local aggregations' watermarks
 	plan.DeriveJoinExpiry(r.node)
 	if err := checkNoNow(r.node); err != nil {
 		return nil, err

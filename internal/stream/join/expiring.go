@@ -99,14 +99,16 @@ func (h *expiring) queueFor(k int64) *rowQueue {
 
 // drainBelow removes every row below bound, calling f with each.
 func (h *expiring) drainBelow(bound types.Datum, f func(types.Row) error) error {
+	below := func(r *expiringRow) bool { return types.Compare(r.x, bound) < 0 }
 	if h.ints {
 		b, ok := types.OrderInt64(bound)
 		if !ok {
 			return nil
 		}
+		below = func(r *expiringRow) bool { return r.k < b }
 		for i := range h.queues {
 			q := &h.queues[i]
-			for !q.empty() && q.rows[q.head].k < b {
+			for !q.empty() && below(&q.rows[q.head]) {
 				row := q.rows[q.head].row
 				q.pop()
 				if err := f(row); err != nil {
@@ -115,7 +117,7 @@ func (h *expiring) drainBelow(bound types.Datum, f func(types.Row) error) error 
 			}
 		}
 	}
-	for h.heapBelow(bound) {
+	for len(h.heap) > 0 && below(&h.heap[0]) {
 		if err := f(h.heapPop()); err != nil {
 			return err
 		}
@@ -128,18 +130,6 @@ func (h *expiring) less(i, j int) bool {
 		return h.heap[i].k < h.heap[j].k
 	}
 	return types.Compare(h.heap[i].x, h.heap[j].x) < 0
-}
-
-// heapBelow reports whether the heap's least row is below bound.
-func (h *expiring) heapBelow(bound types.Datum) bool {
-	if len(h.heap) == 0 {
-		return false
-	}
-	if h.ints {
-		b, ok := types.OrderInt64(bound)
-		return ok && h.heap[0].k < b
-	}
-	return types.Compare(h.heap[0].x, bound) < 0
 }
 
 func (h *expiring) heapPush(r expiringRow) {

@@ -351,7 +351,6 @@ func (s *side) seal(epoch uint64) error {
 	if err := s.rows.Seal(epoch); err != nil {
 		return fmt.Errorf("join: seal %s: %w", "rows", err)
 	}
-
 	if s.degrees != nil {
 		if err := s.degrees.Seal(epoch); err != nil {
 			return fmt.Errorf("join: seal %s: %w", "degrees", err)
