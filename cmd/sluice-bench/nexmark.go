@@ -25,8 +25,13 @@ import (
 //
 //	sluice-bench nexmark -query q0,q1 -events 1000000
 //	sluice-bench nexmark -all
+//	sluice-bench nexmark -query q0 -into blackhole
 //
-// A query's time runs from CREATE MATERIALIZED VIEW until every source
+// With -into blackhole each query feeds a blackhole sink instead of a
+// view, as RisingWave's and Flink's published figures are measured; a
+// view stores every row its query emits, which a sink does not.
+//
+// A query's time runs from CREATE MATERIALIZED VIEW (or SINK) until every source
 // has read its events and the epoch holding the last of them has
 // committed (serve -watch-sources).
 
@@ -39,6 +44,10 @@ type nexmarkConfig struct {
 	watermark time.Duration
 	timeout   time.Duration
 	profile   string // directory for one CPU profile per query
+	// into is where each query's rows go: "view" (a materialized view)
+	// or "blackhole" (a blackhole sink, as RisingWave's and Flink's
+	// published figures are measured).
+	into string
 }
 
 // nexmarkRun is what one query's run measured.
@@ -71,6 +80,7 @@ func parseNexmarkFlags(args []string, stderr io.Writer) (nexmarkConfig, error) {
 		"declare WATERMARK FOR date_time AS date_time - this on every source, as RisingWave's benchmark does (0: none)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "give up on a query after this long")
 	fs.StringVar(&c.profile, "cpuprofile-dir", "", "write each query's engine CPU profile to DIR/<query>.pprof")
+	fs.StringVar(&c.into, "into", "view", "where each query's rows go: view (a materialized view) or blackhole (a blackhole sink)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -88,6 +98,8 @@ func parseNexmarkFlags(args []string, stderr io.Writer) (nexmarkConfig, error) {
 	switch {
 	case fs.NArg() > 0:
 		return c, usageError{errors.New("unexpected arguments")}
+	case c.into != "view" && c.into != "blackhole":
+		return c, usageError{errors.New("-into must be view or blackhole")}
 	case c.engine.barrier <= 0 || c.events < 1 || c.splits < 1 || c.timeout <= 0:
 		return c, usageError{errors.New("-barrier-interval-ms, -events, -splits and -timeout must be positive")}
 	}
@@ -149,7 +161,7 @@ func runNexmarkQuery(ctx context.Context, c nexmarkConfig, q nexmarkQuery, stder
 		return nexmarkRun{}, err
 	}
 	t0 := time.Now()
-	if _, err := conn.Exec(ctx, "CREATE MATERIALIZED VIEW v AS "+q.sql); err != nil {
+	if _, err := conn.Exec(ctx, c.createStatement(q)); err != nil {
 		return nexmarkRun{}, fmt.Errorf("%s: %w", q.name, err)
 	}
 	r := nexmarkRun{query: q.name, events: c.events}
@@ -162,12 +174,21 @@ func runNexmarkQuery(ctx context.Context, c nexmarkConfig, q nexmarkQuery, stder
 		return r, err
 	}
 	r.cpu, r.rss = cpu1-cpu0, peakRSS(srv.pid())
-	if q.name == "q0" {
+	if q.name == "q0" && c.into == "view" {
 		if err := checkQ0(ctx, conn, c.events); err != nil {
 			return r, err
 		}
 	}
 	return r, nil
+}
+
+// createStatement creates the job running q: a view, or a blackhole
+// sink. The ceiling always runs into a view (its filter keeps no row).
+func (c nexmarkConfig) createStatement(q nexmarkQuery) string {
+	if c.into == "blackhole" && !strings.HasPrefix(q.name, "ceiling") {
+		return "CREATE SINK v AS " + q.sql + " WITH (connector = 'blackhole')"
+	}
+	return "CREATE MATERIALIZED VIEW v AS " + q.sql
 }
 
 // await waits for the child's sources-done line and reads the barrier
@@ -233,8 +254,8 @@ func writeNexmarkRuns(w io.Writer, c nexmarkConfig, runs []nexmarkRun) error {
 	if c.watermark > 0 {
 		wm = "date_time - " + c.watermark.String()
 	}
-	fmt.Fprintf(w, "sluice-bench nexmark\n  events:      %d per query\n  splits:      %d per source\n  watermark:   %s\n  cores:       %d\n  load:        %s\n\n",
-		c.events, c.splits, wm, runtime.NumCPU(), loadAverage())
+	fmt.Fprintf(w, "sluice-bench nexmark\n  events:      %d per query\n  splits:      %d per source\n  watermark:   %s\n  into:        %s\n  cores:       %d\n  load:        %s\n\n",
+		c.events, c.splits, wm, c.into, runtime.NumCPU(), loadAverage())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "query\tevents/s\tevents/CPU-s\tCPU s\tof ceiling\tpeak RSS\tbarrier p50\tbarrier p99")
 	for _, r := range runs {

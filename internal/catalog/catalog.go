@@ -33,6 +33,10 @@ const (
 	// KindSource is a source: columns and a connector, no job and no
 	// stored rows; each job reading it runs its own connector source.
 	KindSource Kind = "source"
+	// KindSink is a sink: a job writing a query's changes to a sink
+	// connector. It has columns and a job but no stored rows, and no
+	// query can read it.
+	KindSink Kind = "sink"
 )
 
 // State is where a relation is in its life.
@@ -77,6 +81,8 @@ type Relation struct {
 	// Connector is the connector of a source, or of a table that takes
 	// rows from one (nil: none).
 	Connector *connector.Spec `json:",omitempty"`
+	// Sink is a sink's connector (nil for every other kind).
+	Sink *connector.SinkSpec `json:",omitempty"`
 	// Watermark is the WATERMARK FOR of a source or append-only table.
 	Watermark *Watermark `json:",omitempty"`
 	// DependsOn lists relations this one reads.

@@ -24,6 +24,15 @@
 // is exhausted. So a source actor stays responsive to barriers and to its
 // control channel (pause, rate limit, drop) whatever the connector does.
 //
+// # Sinks
+//
+// OpenSink validates a SinkSpec the same way (sink.go): the connector,
+// every option, and RisingWave's type = 'append-only' | 'upsert' with
+// force_append_only. Each actor of a sink's job writes through a
+// SinkWriter of its own: Write with each chunk, Barrier at each epoch's
+// end, before the epoch can commit. The blackhole connector takes every
+// row and keeps none; Kafka comes next.
+//
 // # Row ids
 //
 // A source or table without a primary key gets a hidden _row_id column.

@@ -139,16 +139,25 @@ func (e *Engine) CreateMaterializedView(ctx context.Context, spec ViewSpec) (*ca
 	rel := &catalog.Relation{ID: ids.Next(), Name: spec.Name, Kind: catalog.KindMaterializedView,
 		Columns: spec.Columns, PK: spec.PK, Definition: spec.Definition, DependsOn: spec.DependsOn, Owner: spec.Owner,
 		Table: plan.Table{ID: ids.Next(), Types: ts, PK: spec.PK, DistKey: spec.PK}}
-	if spec.RateLimit != nil {
-		if *spec.RateLimit < 0 {
-			return nil, sqlerr.Errorf(sqlerr.InvalidParameterValue, "rate limit must not be negative: %d", *spec.RateLimit)
-		}
-		// Recorded with the job's first catalog write, so it holds from
-		// the first row and after any restart, like an ALTER's.
-		limit := *spec.RateLimit
-		rel.Job.Control.RateLimit = &limit
+	if err := rateLimitOf(rel, spec.RateLimit); err != nil {
+		return nil, err
 	}
 	return rel, e.createJob(ctx, rel, spec.Plan, ids, spec.Background)
+}
+
+// rateLimitOf records a rate limit given with a CREATE in rel's job.
+// Recorded with the job's first catalog write, it holds from the first
+// row and after any restart, like an ALTER's.
+func rateLimitOf(rel *catalog.Relation, limit *int64) error {
+	if limit == nil {
+		return nil
+	}
+	if *limit < 0 {
+		return sqlerr.Errorf(sqlerr.InvalidParameterValue, "rate limit must not be negative: %d", *limit)
+	}
+	l := *limit
+	rel.Job.Control.RateLimit = &l
+	return nil
 }
 
 func columnTypes(cols []catalog.Column) []types.Type {
@@ -162,10 +171,7 @@ func columnTypes(cols []catalog.Column) []types.Type {
 // createJob plans, records, deploys and registers rel's job; on any
 // failure nothing of it remains.
 func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *plan.Node, ids *IDBlock, background bool) error {
-	root := &plan.Node{Kind: plan.KindMaterialize, Inputs: []*plan.Node{input}, Schema: rel.Table.Types,
-		StreamKey: rel.PK, Materialize: &plan.Materialize{Table: rel.Table, View: rel.Kind == catalog.KindMaterializedView,
-			FreshInserts:  rel.Kind == catalog.KindTable && hasRowID(rel) && rel.Connector == nil,
-			CheckedWrites: checkedWrites(rel)}}
+	root := jobRoot(rel, input)
 	plan.DeriveStreamProps(root)
 	frags := &fragmentIDs{ctx: ctx, e: e, ids: ids}
 	job, err := plan.Fragmentize(rel.ID, root, plan.FragmentOptions{

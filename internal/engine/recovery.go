@@ -92,7 +92,7 @@ func (e *Engine) DeleteJobState(ctx context.Context, id uint32) error {
 			return err
 		}
 	}
-	if rel.Table.ID != 0 { // a source has no table
+	if rel.Table.ID != 0 { // a source or sink has no table
 		if err := e.store.DropTableState(ctx, rel.Table.ID); err != nil {
 			return err
 		}

@@ -37,8 +37,11 @@ const (
 	// KindOverWindow computes window functions (OVER) per partition.
 	KindOverWindow  Kind = "over_window"
 	KindMaterialize Kind = "materialize"
-	KindBackfill    Kind = "backfill" // snapshot of an upstream table, then its changes
-	KindMerge       Kind = "merge"    // receives from an upstream fragment
+	// KindSink writes its input to a sink connector (CREATE SINK); it is
+	// a job's root, as a materialize is, and stores nothing.
+	KindSink     Kind = "sink"
+	KindBackfill Kind = "backfill" // snapshot of an upstream table, then its changes
+	KindMerge    Kind = "merge"    // receives from an upstream fragment
 )
 
 // Node is one executor in a fragment's tree. Exactly the field matching
@@ -72,6 +75,7 @@ type Node struct {
 	OverWindow      *OverWindow      `json:",omitempty"`
 	Distinct        *Distinct        `json:",omitempty"`
 	Materialize     *Materialize     `json:",omitempty"`
+	Sink            *Sink            `json:",omitempty"`
 	Backfill        *Backfill        `json:",omitempty"`
 	Merge           *Merge           `json:",omitempty"`
 
@@ -261,6 +265,13 @@ type TopN struct {
 type Distinct struct {
 	Keys  []int
 	Table Table
+}
+
+// Sink is a sink's connector, as declared and validated by
+// connector.OpenSink.
+type Sink struct {
+	Name string
+	Spec connector.SinkSpec
 }
 
 // Materialize writes its input into a table keyed by PK; an insert on an

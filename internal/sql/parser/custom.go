@@ -119,6 +119,8 @@ func parseCustom(st *Statement, w []word) (ok bool, err error) {
 		st.Kind, p.i = KindShowTables, 2
 	case is(w, 0, "show", "sources"):
 		st.Kind, p.i = KindShowSources, 2
+	case is(w, 0, "show", "sinks"):
+		st.Kind, p.i = KindShowSinks, 2
 	case is(w, 0, "show", "create"):
 		st.Kind, p.i = KindShowCreate, 2
 		p.object()
@@ -135,7 +137,7 @@ func parseCustom(st *Statement, w []word) (ok bool, err error) {
 	case is(w, 0, "describe"), is(w, 0, "desc"):
 		st.Kind, p.i = KindDescribe, 1
 		st.Name = p.name()
-	case is(w, 0, "alter", "materialized", "view"), is(w, 0, "alter", "table"):
+	case is(w, 0, "alter", "materialized", "view"), is(w, 0, "alter", "table"), is(w, 0, "alter", "sink"):
 		if !p.alter() {
 			st.Object, st.Name = "", ""
 			return false, nil
@@ -199,6 +201,8 @@ func (p *customParser) object() {
 		p.st.Object, p.i = ObjectTable, p.i+1
 	case is(p.w, p.i, "source") && p.st.Kind == KindShowCreate:
 		p.st.Object, p.i = ObjectSource, p.i+1
+	case is(p.w, p.i, "sink"):
+		p.st.Object, p.i = ObjectSink, p.i+1
 	default:
 		p.fail()
 		return

@@ -32,6 +32,10 @@ const (
 	KindShowMaterializedViews Kind = "show_materialized_views"
 	KindShowSources           Kind = "show_sources"
 	KindShowCreate            Kind = "show_create"
+	KindShowSinks             Kind = "show_sinks"
+	// KindCreateSink is CREATE SINK (sink.go): Node holds the query of
+	// the AS form, SinkFrom the relation of the FROM form.
+	KindCreateSink Kind = "create_sink"
 )
 
 // ObjectKind is the kind of relation a custom statement names.
@@ -42,6 +46,7 @@ const (
 	ObjectTable            ObjectKind = "table"
 	ObjectMaterializedView ObjectKind = "materialized view"
 	ObjectSource           ObjectKind = "source"
+	ObjectSink             ObjectKind = "sink"
 )
 
 // Statement is one parsed statement.
@@ -64,6 +69,14 @@ type Statement struct {
 	// Source is set for CREATE SOURCE and DROP SOURCE, which pg_query
 	// parses as CREATE TABLE and DROP TABLE (source.go).
 	Source bool
+	// Sink is set for DROP SINK, which pg_query parses as DROP VIEW.
+	Sink bool
+	// SinkFrom is the relation of CREATE SINK … FROM relation;
+	// IfNotExists is CREATE SINK IF NOT EXISTS.
+	SinkFrom    string
+	IfNotExists bool
+	// Explain is set for EXPLAIN CREATE SINK.
+	Explain bool
 	// With holds the WITH (…) options after a CREATE TABLE's or CREATE
 	// SOURCE's column list; HasWith is set when the clause is there,
 	// even empty. Format, Encode and EncodeOptions are FORMAT … ENCODE …
@@ -227,6 +240,13 @@ func parseBatch(ctx context.Context, sql string, text []byte, pieces []piece, ou
 func preparePiece(sql string, p piece, st *Statement, text []byte) (std bool, err error) {
 	*st = Statement{Kind: KindStandard, Input: sql, Start: p.start, End: p.end}
 	words := wordsOf(sql, p.toks)
+	if ok, std, err := createSink(st, words, text); ok || err != nil {
+		if err != nil || !std {
+			blank(text, p.start, p.end)
+			return false, err
+		}
+		return true, checkNesting(sql, p)
+	}
 	if ok, err := parseCustom(st, words); ok || err != nil {
 		blank(text, p.start, p.end)
 		return false, err
@@ -244,6 +264,10 @@ func preparePiece(sql string, p piece, st *Statement, text []byte) (std bool, er
 	if at, ok := dropSource(words); ok {
 		st.Source = true
 		copy(text[at.start:at.end], "table ")
+	}
+	if at, ok := dropSink(words); ok {
+		st.Sink = true
+		copy(text[at.start:at.end], "view")
 	}
 	if at, ok := emitOnWindowClose(words); ok {
 		st.EmitOnWindowClose = true

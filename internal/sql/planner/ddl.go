@@ -144,9 +144,21 @@ func (p *Planner) createView(ctx context.Context, st *parser.Statement, cs *pg_q
 		return nil, err
 	}
 	r = q.visibleFirst(r)
-	if st.EmitOnWindowClose {
+	if err := q.streamingPlan(ctx, r, st.EmitOnWindowClose); err != nil {
+		return nil, err
+	}
+	spec := engine.ViewSpec{Name: cs.Into.Rel.Relname, Columns: cols, Plan: r.node, PK: slices.Clone(r.node.StreamKey),
+		DependsOn: q.deps, Definition: st.SQL()}
+	return &CreateView{Spec: spec, IfNotExists: cs.IfNotExists}, nil
+}
+
+// streamingPlan readies the plan of a view's or sink's query for a job:
+// EMIT ON WINDOW CLOSE when asked, the rewrites, and its state tables'
+// ids.
+func (q *query) streamingPlan(ctx context.Context, r *relExpr, eowc bool) error {
+	if eowc {
 		if err := emitOnWindowClose(r.node); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	plan.NullUnread(r.node)
@@ -156,14 +168,9 @@ func (p *Planner) createView(ctx context.Context, st *parser.Statement, cs *pg_q
 	plan.SplitLocalAggs(r.node)
 	plan.DeriveJoinExpiry(r.node)
 	if err := checkNoNow(r.node); err != nil {
-		return nil, err
+		return err
 	}
-	if err := p.assignIDs(ctx, r.node); err != nil {
-		return nil, err
-	}
-	spec := engine.ViewSpec{Name: cs.Into.Rel.Relname, Columns: cols, Plan: r.node, PK: slices.Clone(r.node.StreamKey),
-		DependsOn: q.deps, Definition: st.SQL()}
-	return &CreateView{Spec: spec, IfNotExists: cs.IfNotExists}, nil
+	return q.p.assignIDs(ctx, r.node)
 }
 
 // visibleFirst reorders r's columns so the visible ones come first (a
@@ -272,6 +279,11 @@ func (p *Planner) drop(st *parser.Statement, ds *pg_query.DropStmt) (Result, err
 		}
 	case pg_query.ObjectType_OBJECT_MATVIEW:
 		d.Kind = catalog.KindMaterializedView
+	case pg_query.ObjectType_OBJECT_VIEW:
+		if !st.Sink {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DROP VIEW is not supported: Sluice has no plain views")
+		}
+		d.Kind = catalog.KindSink
 	default:
 		return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "DROP %s is not supported", ds.RemoveType.String()[len("OBJECT_"):])
 	}

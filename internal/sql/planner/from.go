@@ -7,6 +7,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -113,6 +114,9 @@ func (q *query) rangeVar(rv *pg_query.RangeVar) (*relExpr, error) {
 		rel, ok := q.p.cat.ByName(rv.Relname)
 		if !ok {
 			return nil, errAt(q.st, sqlerr.UndefinedTable, rv.Location, "relation %q does not exist", rv.Relname)
+		}
+		if rel.Kind == catalog.KindSink {
+			return nil, errAt(q.st, sqlerr.WrongObjectType, rv.Location, "%q is a sink: it writes rows out and has none to read", rv.Relname)
 		}
 		q.p.reads = append(q.p.reads, rel)
 		var err error

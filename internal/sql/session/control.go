@@ -49,8 +49,11 @@ func (s *Session) alterControl(ctx context.Context, st *parser.Statement, w pgwi
 }
 
 func objectKind(o parser.ObjectKind) catalog.Kind {
-	if o == parser.ObjectTable {
+	switch o {
+	case parser.ObjectTable:
 		return catalog.KindTable
+	case parser.ObjectSink:
+		return catalog.KindSink
 	}
 	return catalog.KindMaterializedView
 }

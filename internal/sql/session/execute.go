@@ -34,6 +34,10 @@ func (s *Session) execute(ctx context.Context, st *parser.Statement, w pgwire.Re
 		return s.showRelations(ctx, catalog.KindMaterializedView, w)
 	case parser.KindShowSources:
 		return s.showRelations(ctx, catalog.KindSource, w)
+	case parser.KindShowSinks:
+		return s.showRelations(ctx, catalog.KindSink, w)
+	case parser.KindCreateSink:
+		return s.createSink(ctx, st, w)
 	case parser.KindShowCreate:
 		return s.showCreate(ctx, st, w)
 	case parser.KindDescribe:
@@ -157,6 +161,18 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 			return err
 		}
 		return w.Complete("CREATE MATERIALIZED VIEW")
+	case *planner.CreateSink:
+		r.Spec.Owner = s.user
+		r.Spec.Background = s.vars.bool("background_ddl")
+		limit, err := s.viewRateLimit()
+		if err != nil {
+			return err
+		}
+		r.Spec.RateLimit = limit
+		if _, err := s.e.CreateSink(ctx, r.Spec); err != nil {
+			return err
+		}
+		return w.Complete("CREATE SINK")
 	case *planner.Drop:
 		return s.drop(ctx, r, false, w)
 	case *planner.CreateFunction:
@@ -256,4 +272,25 @@ func (s *Session) warnThen(w pgwire.ResultWriter, code, msg, tag string) error {
 		return err
 	}
 	return w.Complete(tag)
+}
+
+// createSink runs CREATE SINK: planned as a view's query is, with the
+// same privilege checks (SELECT on what it reads), then created as a job
+// whose root writes to the sink connector.
+func (s *Session) createSink(ctx context.Context, st *parser.Statement, w pgwire.ResultWriter) error {
+	if st.IfNotExists && !st.Explain && s.exists(st.Name) {
+		return s.skipExisting(st.Name, "CREATE SINK", w)
+	}
+	s.h.planned.Add(1)
+	res, err := s.p.PlanSink(ctx, st)
+	if err != nil {
+		return err
+	}
+	if err := s.checkPrivileges(res, s.p.Reads()); err != nil {
+		return err
+	}
+	if cs, ok := res.(*planner.CreateSink); ok && st.Explain {
+		return s.explainSink(ctx, cs, w)
+	}
+	return s.executePlanned(ctx, res, w)
 }

@@ -9,6 +9,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/sluice-db/sluice/internal/batch"
+	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/plan"
@@ -31,7 +32,7 @@ func (s *Session) explain(ctx context.Context, st *parser.Statement, ex *pg_quer
 	var lines []string
 	switch r := res.(type) {
 	case *planner.CreateView:
-		if lines, err = s.explainStream(r); err != nil {
+		if lines, err = s.explainStream(r.Spec.Name, viewRoot(r.Spec)); err != nil {
 			return err
 		}
 	case *planner.Query:
@@ -63,15 +64,34 @@ func indentLines(ls []string) []string {
 	return out
 }
 
-// explainStream fragments the view's plan as CREATE would and prints each
-// fragment.
-func (s *Session) explainStream(cv *planner.CreateView) ([]string, error) {
-	ts := make([]types.Type, len(cv.Spec.Columns))
-	for i, c := range cv.Spec.Columns {
+// viewRoot is the materialize a view's job puts over its plan.
+func viewRoot(v engine.ViewSpec) *plan.Node {
+	ts := make([]types.Type, len(v.Columns))
+	for i, c := range v.Columns {
 		ts[i] = c.Type
 	}
-	root := &plan.Node{Kind: plan.KindMaterialize, Inputs: []*plan.Node{cv.Spec.Plan}, Schema: ts,
-		StreamKey: cv.Spec.PK, Materialize: &plan.Materialize{Table: plan.Table{Types: ts, PK: cv.Spec.PK, DistKey: cv.Spec.PK}}}
+	return &plan.Node{Kind: plan.KindMaterialize, Inputs: []*plan.Node{v.Plan}, Schema: ts,
+		StreamKey: v.PK, Materialize: &plan.Materialize{Table: plan.Table{Types: ts, PK: v.PK, DistKey: v.PK}}}
+}
+
+// explainSink answers EXPLAIN CREATE SINK.
+func (s *Session) explainSink(ctx context.Context, cs *planner.CreateSink, w pgwire.ResultWriter) error {
+	root := &plan.Node{Kind: plan.KindSink, Inputs: []*plan.Node{cs.Spec.Plan}, Schema: cs.Spec.Plan.Schema,
+		StreamKey: cs.Spec.PK, Sink: &plan.Sink{Name: cs.Spec.Name, Spec: cs.Spec.Connector}}
+	lines, err := s.explainStream(cs.Spec.Name, root)
+	if err != nil {
+		return err
+	}
+	rows := make([]types.Row, len(lines))
+	for i, l := range lines {
+		rows[i] = types.Row{l}
+	}
+	return writeRows(ctx, w, textColumns("QUERY PLAN"), rows)
+}
+
+// explainStream fragments a job's plan (root: its materialize or sink)
+// as CREATE would and prints each fragment.
+func (s *Session) explainStream(name string, root *plan.Node) ([]string, error) {
 	next := uint32(0)
 	job, err := plan.Fragmentize(0, root, plan.FragmentOptions{
 		Parallelism:    s.h.cfg.Parallelism,
@@ -79,7 +99,7 @@ func (s *Session) explainStream(cv *planner.CreateView) ([]string, error) {
 		Upstream:       s.upstreamFragment,
 	})
 	if err != nil {
-		return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "cannot plan %s: %v", cv.Spec.Name, err)
+		return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "cannot plan %s: %v", name, err)
 	}
 	var lines []string
 	for _, f := range job.Fragments {
@@ -187,6 +207,8 @@ func nodeLine(n *plan.Node) string {
 		info = "keys: " + keyList(n.Distinct.Keys)
 	case plan.KindMaterialize:
 		info = "pk: " + keyList(n.Materialize.Table.PK)
+	case plan.KindSink:
+		info = "sink: " + n.Sink.Name + ", connector: " + n.Sink.Spec.Connector
 	case plan.KindMerge:
 		info = fmt.Sprintf("from fragment %d", n.Merge.UpstreamFragment)
 		if n.Merge.Port > 0 {

@@ -63,7 +63,7 @@ func (s *Session) mayDo(rel *catalog.Relation, priv string) error {
 }
 
 func relKindName(k catalog.Kind) string {
-	if k == catalog.KindMaterializedView || k == catalog.KindSource {
+	if k == catalog.KindMaterializedView || k == catalog.KindSource || k == catalog.KindSink {
 		return string(k)
 	}
 	return "table"

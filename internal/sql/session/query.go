@@ -183,11 +183,13 @@ func (s *Session) showCreate(ctx context.Context, st *parser.Statement, w pgwire
 	return writeRows(ctx, w, textColumns("Name", "Create Sql"), []types.Row{{"public." + rel.Name, rel.Definition}})
 }
 
-// relations lists live relations of a kind ("" for all), sorted by name.
+// relations lists live relations of a kind ("" for all that hold or
+// bring rows: not sinks, which, as in RisingWave, are not in pg_class),
+// sorted by name.
 func (s *Session) relations(kind catalog.Kind) []*catalog.Relation {
 	var out []*catalog.Relation
 	for _, r := range s.e.Catalog().All() {
-		if r.State == catalog.StateDropping || (kind != "" && r.Kind != kind) {
+		if r.State == catalog.StateDropping || (kind != "" && r.Kind != kind) || (kind == "" && r.Kind == catalog.KindSink) {
 			continue
 		}
 		out = append(out, r)

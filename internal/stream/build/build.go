@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-db/sluice/internal/stream/join"
 	"github.com/sluice-db/sluice/internal/stream/mview"
 	"github.com/sluice-db/sluice/internal/stream/overwindow"
+	"github.com/sluice-db/sluice/internal/stream/sink"
 	"github.com/sluice-db/sluice/internal/stream/source"
 	"github.com/sluice-db/sluice/internal/stream/stateless"
 	"github.com/sluice-db/sluice/internal/stream/temporal"
@@ -49,6 +50,8 @@ func builderFor(k plan.Kind) (builder, bool) {
 		return stateless.Build, true
 	case plan.KindMaterialize:
 		return mview.Build, true
+	case plan.KindSink:
+		return sink.Build, true
 	case plan.KindHashJoin:
 		return join.Build, true
 	case plan.KindHashAgg, plan.KindSimpleAgg, plan.KindDistinct, plan.KindLocalAgg:
