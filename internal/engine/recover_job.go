@@ -111,6 +111,14 @@ func (e *Engine) recoverTargets(name string) ([]*catalog.Relation, error) {
 	}
 	rels := e.catalog.Closure(rel.ID)
 	for _, r := range rels {
+		if r.Kind == catalog.KindSink {
+			// Rebuilt from its inputs, a sink would write every row of
+			// them out again, and nothing it wrote before is taken back.
+			serr := sqlerr.Errorf(sqlerr.FeatureNotSupported, "cannot recover materialized view %q: sink %q reads it "+
+				"and would write all of its rows again", name, r.Name)
+			serr.Hint = fmt.Sprintf("Drop the sink first (DROP SINK %s), or use RECOVER, which replays only the uncommitted epoch.", r.Name)
+			return nil, serr
+		}
 		if r.State != catalog.StateCreated {
 			serr := sqlerr.Errorf(objectNotInPrerequisiteState, "materialized view %q is still being created", r.Name)
 			serr.Hint = "Wait for it (SHOW JOBS) or cancel it (CANCEL JOBS) first."

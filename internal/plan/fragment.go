@@ -301,6 +301,12 @@ func required(n *Node, i int) Dist {
 			return Dist{DistHash, n.Materialize.Table.DistKey}
 		}
 		return Dist{Kind: DistSingleton}
+	case KindSink:
+		// A key's changes reach one writer, in order, as they reach one
+		// materialize; rows that are only inserted need no shuffle.
+		if len(n.Inputs) == 1 && !n.Inputs[0].AppendOnly && len(n.StreamKey) > 0 {
+			return Dist{DistHash, n.StreamKey}
+		}
 	}
 	return Dist{Kind: DistSome}
 }

@@ -27,12 +27,9 @@ func createSink(st *Statement, w []word, text []byte) (handled, std bool, err er
 	if is(w, p.i, "if", "not", "exists") {
 		st.IfNotExists, p.i = true, p.i+3
 	}
-	if p.i >= len(w) || !isIdent(w[p.i]) {
-		p.fail()
+	if st.Name = p.name(); p.err != nil {
 		return true, false, p.err
 	}
-	st.Name = w[p.i].text
-	p.i++
 	with := sinkWith(w, p.i)
 	if with < 0 {
 		e := sqlerr.New(sqlerr.SyntaxError, "CREATE SINK needs WITH (connector = …) at its end")

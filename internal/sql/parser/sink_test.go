@@ -20,6 +20,8 @@ func TestCreateSink(t *testing.T) {
 	}{
 		{"CREATE SINK s FROM mv WITH (connector = 'blackhole')", "s", "mv", false, false,
 			[]Option{{"connector", "blackhole", 28}}, "/"},
+		{"CREATE SINK public.s FROM mv WITH (connector = 'blackhole')", "s", "mv", false, false,
+			[]Option{{"connector", "blackhole", 35}}, "/"},
 		{"create sink if not exists S from public.mv with (connector='blackhole', type='append-only') format plain encode json",
 			"s", "mv", true, false, []Option{{"connector", "blackhole", 49}, {"type", "append-only", 72}}, "PLAIN/JSON"},
 		{"CREATE SINK s AS SELECT a FROM t WHERE a > 1 WITH (connector = 'blackhole')", "s", "", false, true,

@@ -174,7 +174,8 @@ func (s *Session) describeStatement(ctx context.Context, p *prepared) ([]pgwire.
 	}
 	st := &sts[0]
 	readOnly := st.Kind == parser.KindShowTables || st.Kind == parser.KindShowMaterializedViews ||
-		st.Kind == parser.KindDescribe || st.Kind == parser.KindShowJobs
+		st.Kind == parser.KindDescribe || st.Kind == parser.KindShowJobs || st.Kind == parser.KindShowSources ||
+		st.Kind == parser.KindShowSinks || st.Kind == parser.KindShowCreate || (st.Kind == parser.KindCreateSink && st.Explain)
 	if st.Kind == parser.KindStandard {
 		switch st.Node.Node.(type) {
 		case *pg_query.Node_SelectStmt, *pg_query.Node_VariableShowStmt, *pg_query.Node_ExplainStmt:

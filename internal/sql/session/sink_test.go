@@ -165,6 +165,25 @@ func TestSinkWritesChanges(t *testing.T) {
 	if got := queryStrings(t, c, "SHOW SINKS"); !slices.Equal(got, []string{"changes"}) {
 		t.Errorf("SHOW SINKS: %v", got)
 	}
+	// The extended protocol describes these statements by running them,
+	// as a driver's prepared query needs.
+	for _, sql := range []string{"SHOW SINKS", "SHOW CREATE SINK changes", "SHOW SOURCES",
+		"EXPLAIN CREATE SINK x FROM t WITH (connector = 'blackhole')"} {
+		rows, err := c.Query(context.Background(), sql)
+		if err == nil {
+			for rows.Next() {
+			}
+			err = rows.Err()
+		}
+		if err != nil {
+			t.Errorf("%s over the extended protocol: %v", sql, err)
+		}
+	}
+	// Rebuilt from its input, a sink would write every row again.
+	exec(t, c, "CREATE MATERIALIZED VIEW mv AS SELECT a FROM t")
+	exec(t, c, "CREATE SINK from_mv FROM mv WITH (connector = 'blackhole')")
+	wantCode(t, c, "RECOVER MATERIALIZED VIEW mv", "0A000")
+	exec(t, c, "DROP MATERIALIZED VIEW mv CASCADE")
 	wantCode(t, c, "SELECT * FROM changes", "42809")
 	wantCode(t, c, "DROP TABLE t", "2BP01")
 	exec(t, c, "DROP SINK changes")
