@@ -6,10 +6,15 @@ package plan
 // aggregation (Agg.AppendOnlyInput) drops its min and max calls' value
 // tables: a min or max is exactly the extreme seen so far, and keeping
 // every value cost Nexmark q7 a write per bid. A top-N
-// (TopN.AppendOnlyInput) stores only the rows it may still emit. Run it
-// before state tables get ids.
+// (TopN.AppendOnlyInput) stores only the rows it may still emit. A hash
+// join (HashJoin.LeftAppendOnly, RightAppendOnly) stores such a side's
+// rows as keys new to its table. Run it before state tables get ids.
 func MarkAppendOnlyInputs(root *Node) {
 	eachOnce(root, func(n *Node) {
+		if n.HashJoin != nil && len(n.Inputs) == 2 && n.Inputs[0] != nil && n.Inputs[1] != nil {
+			n.HashJoin.LeftAppendOnly, n.HashJoin.RightAppendOnly = n.Inputs[0].AppendOnly, n.Inputs[1].AppendOnly
+			return
+		}
 		if len(n.Inputs) != 1 || n.Inputs[0] == nil || !n.Inputs[0].AppendOnly {
 			return
 		}

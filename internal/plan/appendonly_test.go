@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/types"
@@ -27,5 +28,27 @@ func TestMarkAppendOnlyInputs(t *testing.T) {
 	}
 	if c := vals.Agg.Calls; vals.Agg.AppendOnlyInput || c[0].Table == nil || c[2].Table == nil {
 		t.Errorf("over values: append-only %v, tables %v %v", vals.Agg.AppendOnlyInput, c[0].Table, c[2].Table)
+	}
+}
+
+// TestMarkAppendOnlyJoinSides: a join learns which of its inputs only
+// insert, side by side.
+func TestMarkAppendOnlyJoinSides(t *testing.T) {
+	vals := &Node{Kind: KindValues, Schema: []types.Type{types.TInt64, types.TInt64}, Values: &Values{}}
+	for _, tc := range []struct {
+		l, r         *Node
+		wantL, wantR bool
+	}{
+		{shareSource(), vals, true, false},
+		{vals, shareSource(), false, true},
+		{shareSource(), shareSource(), true, true},
+	} {
+		n := &Node{Kind: KindHashJoin, Inputs: []*Node{tc.l, tc.r}, Schema: slices.Concat(tc.l.Schema, tc.r.Schema),
+			HashJoin: &HashJoin{Type: InnerJoin, LeftKeys: []int{0}, RightKeys: []int{0}}}
+		DeriveStreamProps(n)
+		MarkAppendOnlyInputs(n)
+		if n.HashJoin.LeftAppendOnly != tc.wantL || n.HashJoin.RightAppendOnly != tc.wantR {
+			t.Errorf("sides append-only %v %v, want %v %v", n.HashJoin.LeftAppendOnly, n.HashJoin.RightAppendOnly, tc.wantL, tc.wantR)
+		}
 	}
 }

@@ -180,6 +180,11 @@ type HashJoin struct {
 	// LeftExpiry and RightExpiry, on inner joins, delete a side's rows
 	// that no future row of the other can match (DeriveJoinExpiry).
 	LeftExpiry, RightExpiry *JoinExpiry `json:",omitempty"`
+	// LeftAppendOnly and RightAppendOnly: the side's input only inserts
+	// (MarkAppendOnlyInputs), so each row it stores is of a key its table
+	// never held. False, the default of older plans, stores every row as
+	// an update of whatever the key held.
+	LeftAppendOnly, RightAppendOnly bool `json:",omitempty"`
 }
 
 // AggKind names an aggregate function.

@@ -43,6 +43,9 @@ type joinCase struct {
 	// expiry, when set, adds the expiries plan.DeriveJoinExpiry finds
 	// with watermarks on these input columns (left, right).
 	expiry *[2][]int
+	// appendOnly marks sides whose input only inserts
+	// (HashJoin.LeftAppendOnly, RightAppendOnly).
+	appendOnly [2]bool
 }
 
 // node builds the plan node the way the planner is expected to: each side's
@@ -55,8 +58,9 @@ func (c joinCase) node() *plan.Node {
 	hj := &plan.HashJoin{
 		Type: c.typ, LeftKeys: c.lk, RightKeys: c.rk, NullSafe: c.nullSafe,
 		Residual: c.residual, Output: out,
-		LeftTable:  sideTable(1, c.lt, c.lk, c.lsk),
-		RightTable: sideTable(2, c.rt, c.rk, c.rsk),
+		LeftTable:      sideTable(1, c.lt, c.lk, c.lsk),
+		RightTable:     sideTable(2, c.rt, c.rk, c.rsk),
+		LeftAppendOnly: c.appendOnly[0], RightAppendOnly: c.appendOnly[1],
 	}
 	l, r, _ := outerSides(c.typ)
 	if l {

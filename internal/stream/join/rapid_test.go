@@ -58,7 +58,9 @@ type script struct {
 	stop   uint64
 }
 
-func genScript(t *rapid.T) *script {
+// genScript generates the input; a side marked in insertsOnly only
+// inserts.
+func genScript(t *rapid.T, insertsOnly [2]bool) *script {
 	m := newModel()
 	sc := &script{states: map[uint64][2][]types.Row{}}
 	var bs [2]*types.Builder
@@ -88,7 +90,7 @@ func genScript(t *rapid.T) *script {
 		case 1:
 			flush()
 		default:
-			s, rows := genRowOp(t, m)
+			s, rows := genRowOp(t, m, insertsOnly)
 			for _, r := range rows {
 				if c := bs[s].Append(r.op, r.row); c != nil {
 					sc.msgs[s] = append(sc.msgs[s], stream.ChunkMsg(c))
@@ -119,11 +121,11 @@ type opRow struct {
 }
 
 // genRowOp returns an insert, a delete or an update of one side's row.
-func genRowOp(t *rapid.T, m *model) (int, []opRow) {
+func genRowOp(t *rapid.T, m *model, insertsOnly [2]bool) (int, []opRow) {
 	s := rapid.IntRange(0, 1).Draw(t, "side")
 	ids := slices.Sorted(maps.Keys(m.rows[s]))
 	kind := rapid.IntRange(0, 2).Draw(t, "kind")
-	if len(ids) == 0 {
+	if len(ids) == 0 || insertsOnly[s] {
 		kind = 0
 	}
 	fresh := func(id int64) types.Row {
@@ -232,7 +234,9 @@ func checkAgainstOracle(rt *rapid.T, cache int) {
 		chunkSize:    rapid.SampledFrom([]int{1, 2, 1024}).Draw(rt, "chunk"),
 		largeKeyRows: rapid.SampledFrom([]int{1, 3, 4096}).Draw(rt, "large"),
 	}
-	sc := genScript(rt)
+	// An append-only side stores its rows as keys new to its table.
+	c.appendOnly = [2]bool{rapid.Bool().Draw(rt, "leftAppendOnly"), rapid.Bool().Draw(rt, "rightAppendOnly")}
+	sc := genScript(rt, c.appendOnly)
 	h := newHarness(rt, streamtest.OpenStore(rt), c, cfg,
 		stream.NewMockSource(idkv, sc.msgs[0]...), stream.NewMockSource(idkv, sc.msgs[1]...))
 	defer h.stop()

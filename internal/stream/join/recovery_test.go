@@ -56,7 +56,8 @@ func TestRecovery(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		c := propCase(rapid.SampledFrom(joinTypes).Draw(rt, "type"), false, rapid.Bool().Draw(rt, "residual"))
 		cfg := config{chunkSize: 4, cacheEntries: rapid.SampledFrom([]int{1, 1000}).Draw(rt, "cache"), largeKeyRows: 2}
-		sc := genScript(rt)
+		c.appendOnly = [2]bool{rapid.Bool().Draw(rt, "leftAppendOnly"), rapid.Bool().Draw(rt, "rightAppendOnly")}
+		sc := genScript(rt, c.appendOnly)
 		segs := [2]map[uint64][]stream.Message{segments(sc.msgs[0]), segments(sc.msgs[1])}
 		last := sc.stop
 		commit := rapid.Uint64Range(1, last).Draw(rt, "commit")

@@ -220,7 +220,14 @@ func (s *side) setDegree(r *storedRow, d int64) error {
 // store adds a row with its degree, writing through to a cached entry of
 // its key (an uncached key is not loaded: the next probe reads the store).
 func (s *side) store(key, row types.Row, degree int64) error {
-	if err := s.write(row, degree, stateTable.Insert, "store"); err != nil {
+	insert := stateTable.Insert
+	if s.appendOnly {
+		// The row is kept once, shared by the table and the cache, which
+		// never change it: a copy for the table held every stored row
+		// twice until its epoch committed.
+		insert = stateTable.InsertAbsent
+	}
+	if err := s.write(row, degree, insert, "store"); err != nil {
 		return err
 	}
 	s.noteExpiring(row)
@@ -280,6 +287,9 @@ func (s *side) write(row types.Row, degree int64, apply func(stateTable, types.R
 		return fmt.Errorf("join: %s row: %w", verb, err)
 	}
 	if s.degrees != nil {
+		if verb == "store" {
+			apply = stateTable.Insert // a degree row is updated in place
+		}
 		if err := apply(s.degrees, degreeRow(s.pkOf(row), degree)); err != nil {
 			return fmt.Errorf("join: %s degree: %w", verb, err)
 		}

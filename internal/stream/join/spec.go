@@ -42,6 +42,9 @@ type sideSpec struct {
 	keyOrd   []codec.Order // nil or the table's orders over the key prefix
 	pkOrd    []codec.Order
 	expiry   *expirySpec // nil: rows stay until retracted
+	// appendOnly: the input only inserts, so every row stored is of a key
+	// the table never held (stateTable.InsertAbsent: no copy, no read).
+	appendOnly bool
 }
 
 func newSpec(n *plan.Node, inputs [2][]types.Type) (*spec, error) {
@@ -68,6 +71,7 @@ func newSpec(n *plan.Node, inputs [2][]types.Type) (*spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	sp.sides[0].appendOnly, sp.sides[1].appendOnly = hj.LeftAppendOnly, hj.RightAppendOnly
 	if hj.LeftExpiry != nil || hj.RightExpiry != nil {
 		if hj.Type != plan.InnerJoin {
 			return nil, fmt.Errorf("join: expiry on a %s join", hj.Type)

@@ -11,6 +11,10 @@ import (
 // storage.StateTable (see table.go); unit tests use an in-memory one.
 type stateTable interface {
 	Insert(row types.Row) error
+	// InsertAbsent is Insert of a row whose key the table never held; the
+	// table keeps row itself, which must not change after
+	// (storage.StateTable.InsertAbsent).
+	InsertAbsent(row types.Row) error
 	Delete(row types.Row) error
 	Update(old, new types.Row) error
 	// Get looks a row up by its full primary key.
