@@ -22,6 +22,9 @@ type stallConfig struct {
 	settleCap    time.Duration // cap on each wait after a DROP
 	idleCPU      float64       // cores; at or below this the process is idle
 	idleWindow   time.Duration // the CPU use is measured over this trailing window
+	// feed is what amp's join reads besides t: "table" (t again, issue
+	// 4's reference stall) or "nexmark" (an endless Nexmark bid source).
+	feed string
 }
 
 func parseStallFlags(args []string, stderr io.Writer) (stallConfig, error) {
@@ -39,6 +42,7 @@ func parseStallFlags(args []string, stderr io.Writer) (stallConfig, error) {
 	fs.DurationVar(&c.settleCap, "settle-cap", 30*time.Second, "cap on waiting for goroutines, CPU and sibling after a DROP")
 	fs.Float64Var(&c.idleCPU, "idle-cpu", 0.10, "CPU use (cores) at or below which the process counts as idle")
 	fs.DurationVar(&c.idleWindow, "idle-window", 100*time.Millisecond, "trailing window over which CPU use is measured")
+	fs.StringVar(&c.feed, "feed", "table", "what amp joins t with: table (t itself) or nexmark (an unpaced Nexmark bid source, each bid joining every row)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -56,6 +60,8 @@ func (c stallConfig) validate(extra int) error {
 		return usageError{errors.New("-rows and -stalls must be at least 1, -graceful-runs at least 0")}
 	case c.gracefulCap <= 0 || c.stallWait <= 0 || c.settleCap <= 0 || c.idleWindow <= 0:
 		return usageError{errors.New("caps and windows must be positive")}
+	case c.feed != "table" && c.feed != "nexmark":
+		return usageError{errors.New("-feed must be table or nexmark")}
 	case c.stallFactor <= 0 || c.idleCPU <= 0:
 		return usageError{errors.New("-stall-factor and -idle-cpu must be positive")}
 	}

@@ -12,6 +12,9 @@ import (
 type roundResult struct {
 	barrierAge time.Duration
 	ping       time.Duration // SELECT 1 during the stall, before the DROP
+	// control is each ALTER's latency during the stall, before the DROP
+	// (controlStatements, in order).
+	control    [len(controlStatements)]time.Duration
 	drop       time.Duration
 	goroutines timing // back to the round's baseline count
 	cpuIdle    timing
@@ -26,16 +29,34 @@ func (b *stallBench) immediateRound(ctx context.Context) (roundResult, error) {
 	if err != nil {
 		return roundResult{}, err
 	}
+	var control [len(controlStatements)]time.Duration
+	for i, q := range controlStatements {
+		t0 := time.Now()
+		if err := b.exec(ctx, q); err != nil {
+			return roundResult{}, err
+		}
+		control[i] = time.Since(t0)
+	}
 	t0 := time.Now()
 	if err := b.exec(ctx, dropAmp); err != nil {
 		return roundResult{}, err
 	}
-	r := roundResult{barrierAge: s.barrierAge, ping: s.ping, drop: time.Since(t0), heapBefore: s.base.heap}
+	r := roundResult{barrierAge: s.barrierAge, ping: s.ping, control: control, drop: time.Since(t0), heapBefore: s.base.heap}
 	if err := b.settle(ctx, t0, s, &r); err != nil {
 		return roundResult{}, err
 	}
 	r.heapAfter = heapAfterGC()
 	return r, nil
+}
+
+// controlStatements are sent to the stuck amp before its DROP: each
+// travels the control channel and must not wait for the barrier. amp is
+// left running as it was (RESUME, then the limit lifted).
+var controlStatements = [...]string{
+	"ALTER MATERIALIZED VIEW amp SET RATE_LIMIT = 10",
+	"ALTER MATERIALIZED VIEW amp PAUSE",
+	"ALTER MATERIALIZED VIEW amp RESUME",
+	"ALTER MATERIALIZED VIEW amp SET RATE_LIMIT = DEFAULT",
 }
 
 // settle watches goroutines, CPU, commits and sibling in one loop (no

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -26,8 +27,7 @@ func (res *stallResults) report(c stallConfig, in *instance) *report {
 		{"machine", fmt.Sprintf("%s/%s, %d cores (GOMAXPROCS %d), %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())},
 		{"load", fmt.Sprintf("1-minute load average %s at start, %s at end", res.loadStart, res.loadEnd)},
 		{"engine", fmt.Sprintf("in-process, %s, barrier every %s, parallelism %s", store, c.engine.barrier, parallelismText(c.engine.parallelism))},
-		{"workload", fmt.Sprintf("issue 4's reference stall: %d rows with k = 1 (%d join rows); %d immediate stalls, %d graceful (cap %s)",
-			c.rows, int64(c.rows)*int64(c.rows), c.stalls, c.gracefulRuns, c.gracefulCap)},
+		{"workload", workloadText(c)},
 		{"method", fmt.Sprintf("DROP sent over pgwire once the oldest in-flight barrier is ≥ %s; waits after it measured from the DROP, capped at %s; idle = ≤ %.2f cores over %s",
 			c.stallThreshold(), c.settleCap, c.idleCPU, c.idleWindow)},
 	}
@@ -36,6 +36,14 @@ func (res *stallResults) report(c stallConfig, in *instance) *report {
 	res.addHeapMetrics(r)
 	r.add(metric{key: "recoveries", label: "recoveries during the run", unit: "count", samples: []float64{float64(res.recoveries)}})
 	return r
+}
+
+func workloadText(c stallConfig) string {
+	rounds := fmt.Sprintf("%d immediate stalls, %d graceful (cap %s)", c.stalls, c.gracefulRuns, c.gracefulCap)
+	if c.feed == "nexmark" {
+		return fmt.Sprintf("an unpaced Nexmark bid source joined to t, %d rows with k = 1 (each bid joins all of them); %s", c.rows, rounds)
+	}
+	return fmt.Sprintf("issue 4's reference stall: %d rows with k = 1 (%d join rows); %s", c.rows, int64(c.rows)*int64(c.rows), rounds)
 }
 
 func parallelismText(p int) string {
@@ -52,6 +60,13 @@ func (res *stallResults) addDropMetrics(r *report, c stallConfig) {
 	}
 	r.add(metric{key: "barrier_latency_at_drop_ms", label: "barrier latency at DROP", unit: "ms", samples: millis(ages)})
 	r.add(metric{key: "select1_during_stall_ms", label: "SELECT 1 during the stall", unit: "ms", samples: millis(pings)})
+	for i, key := range []string{"alter_rate_limit_ms", "alter_pause_ms", "alter_resume_ms", "alter_rate_limit_default_ms"} {
+		var ds []time.Duration
+		for _, x := range res.immediate {
+			ds = append(ds, x.control[i])
+		}
+		r.add(metric{key: key, label: strings.TrimPrefix(controlStatements[i], "ALTER MATERIALIZED VIEW amp "), unit: "ms", samples: millis(ds)})
+	}
 	r.add(metric{key: "drop_immediate_ms", label: "DROP latency, immediate", unit: "ms", samples: millis(drops)})
 	g := res.gracefulMetric(c)
 	r.add(g)

@@ -17,11 +17,19 @@ const (
 	createTable   = `CREATE TABLE t (k int, v int)`
 	createSibling = `CREATE MATERIALIZED VIEW sibling AS SELECT count(*) AS n, sum(v) AS s FROM t`
 	createAmp     = `CREATE MATERIALIZED VIEW amp AS SELECT a.v AS x, b.v AS y FROM t a JOIN t b ON a.k = b.k`
-	insertRows    = `INSERT INTO t SELECT 1, g FROM generate_series(1, %d) AS g`
-	dropAmp       = `DROP MATERIALIZED VIEW amp`
-	dropGraceful  = `DROP MATERIALIZED VIEW amp GRACEFUL`
-	pollEvery     = 5 * time.Millisecond
-	siblingEvery  = 20 * time.Millisecond // a query costs CPU; poll it less often
+	// With -feed nexmark, amp joins an endless, unpaced bid source to t:
+	// once t holds its rows, every bid joins all of them, and the chunks
+	// queued ahead of a barrier hold minutes of work. amp is created in
+	// the background: its source never ends, so it never catches up.
+	createBid = `CREATE SOURCE bid (auction BIGINT, price BIGINT) WITH (connector = 'nexmark', ` +
+		`nexmark.table.type = 'Bid', nexmark.split.num = '2', nexmark.min.event.gap.in.ns = '0')`
+	createSourceAmp = `CREATE MATERIALIZED VIEW amp AS SELECT b.auction AS x, t.v AS y ` +
+		`FROM (SELECT 1 AS k, auction FROM bid) b JOIN t ON b.k = t.k`
+	insertRows   = `INSERT INTO t SELECT 1, g FROM generate_series(1, %d) AS g`
+	dropAmp      = `DROP MATERIALIZED VIEW amp`
+	dropGraceful = `DROP MATERIALIZED VIEW amp GRACEFUL`
+	pollEvery    = 5 * time.Millisecond
+	siblingEvery = 20 * time.Millisecond // a query costs CPU; poll it less often
 )
 
 // stallBench holds the engine, the user's connection and the config.
@@ -38,7 +46,11 @@ func newStallBench(ctx context.Context, cfg stallConfig, in *instance, log io.Wr
 		return nil, err
 	}
 	b := &stallBench{cfg: cfg, in: in, conn: conn, log: log}
-	for _, q := range []string{createTable, createSibling} {
+	setup := []string{createTable, createSibling}
+	if cfg.feed == "nexmark" {
+		setup = append(setup, createBid)
+	}
+	for _, q := range setup {
 		if err := b.exec(ctx, q); err != nil {
 			b.close()
 			return nil, err
@@ -92,7 +104,7 @@ func (b *stallBench) stall(ctx context.Context) (stalled, error) {
 	if err != nil {
 		return stalled{}, err
 	}
-	if err := b.exec(ctx, createAmp); err != nil {
+	if err := b.createAmp(ctx); err != nil {
 		return stalled{}, err
 	}
 	if err := b.exec(ctx, fmt.Sprintf(insertRows, b.cfg.rows)); err != nil {
@@ -113,6 +125,19 @@ func (b *stallBench) stall(ctx context.Context) (stalled, error) {
 		return stalled{}, err
 	}
 	return stalled{base: base, ping: ping, barrierAge: st.Barrier.OldestInFlightAge, committed: st.Barrier.Committed}, nil
+}
+
+// createAmp creates the amplifying view of the configured feed.
+func (b *stallBench) createAmp(ctx context.Context) error {
+	if b.cfg.feed != "nexmark" {
+		return b.exec(ctx, createAmp)
+	}
+	for _, q := range []string{"SET background_ddl = true", createSourceAmp, "SET background_ddl = false"} {
+		if err := b.exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // waitStalled polls the coordinator until the oldest barrier in flight

@@ -29,7 +29,8 @@ func TestDropUnderStallSmoke(t *testing.T) {
 	t.Log(out.String())
 	got := parseMetrics(t, out.String())
 	for _, key := range []string{"barrier_latency_at_drop_ms", "select1_during_stall_ms", "drop_immediate_ms", "goroutines_baseline_ms",
-		"cpu_idle_ms", "next_commit_ms", "sibling_current_ms", "heap_before_mib", "heap_after_mib"} {
+		"cpu_idle_ms", "next_commit_ms", "sibling_current_ms", "heap_before_mib", "heap_after_mib",
+		"alter_rate_limit_ms", "alter_pause_ms", "alter_resume_ms", "alter_rate_limit_default_ms"} {
 		if m := got[key]; m.N != 2 || m.P50 == nil || *m.P50 <= 0 || *m.P99 < *m.P50 {
 			t.Errorf("%s = %+v, want 2 positive samples", key, m)
 		}
@@ -47,6 +48,34 @@ func TestDropUnderStallSmoke(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "DROP latency, immediate") {
 		t.Errorf("no table in the output:\n%s", out.String())
+	}
+}
+
+// TestDropUnderStallNexmarkSmoke is the same with a Nexmark bid source
+// feeding the stuck join: the source job is throttled, paused, resumed
+// and dropped while its barrier is stuck, and sibling comes back.
+func TestDropUnderStallNexmarkSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an engine")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	args := []string{"drop-under-stall", "-feed", "nexmark", "-data-dir", t.TempDir(), "-stalls", "2", "-rows", "2000",
+		"-graceful-runs", "0", "-barrier-interval-ms", "50", "-settle-cap", "5s", "-idle-cpu", "0.5", "-parallelism", "2"}
+	if code := dispatch(ctx, args, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	t.Log(out.String())
+	got := parseMetrics(t, out.String())
+	for _, key := range []string{"barrier_latency_at_drop_ms", "drop_immediate_ms", "alter_rate_limit_ms", "alter_pause_ms",
+		"alter_resume_ms", "sibling_current_ms", "next_commit_ms"} {
+		if m := got[key]; m.N != 2 || m.P50 == nil || *m.P50 <= 0 || *m.P99 < *m.P50 {
+			t.Errorf("%s = %+v, want 2 positive samples", key, m)
+		}
+	}
+	if !strings.Contains(out.String(), "Nexmark bid source") {
+		t.Errorf("the workload does not name the feed:\n%s", out.String())
 	}
 }
 
