@@ -9,6 +9,7 @@
 //	sluice-bench drop-under-stall [flags]   DROP while a join holds the barrier
 //	sluice-bench ingest [flags]             the write path against PostgreSQL 15
 //	sluice-bench nexmark [flags]            Nexmark queries fed by the nexmark connector
+//	sluice-bench nexmark-verify [flags]     the Nexmark views against PostgreSQL
 //	sluice-bench nexmark-data [flags]       generated Nexmark events as table rows
 //	sluice-bench serve [flags]              one engine for a parent sluice-bench
 //
@@ -39,6 +40,7 @@ func commands() []command {
 		{name: "drop-under-stall", summary: "DROP a view whose join holds the barrier (issue 4's reference stall)", run: runDropUnderStall},
 		{name: "ingest", summary: "COPY, views, concurrent INSERT and UPDATE by key against PostgreSQL (issue 8)", run: runIngest},
 		{name: "nexmark", summary: "Nexmark queries as views fed by the nexmark connector, against the generator alone (issue 10)", run: runNexmark},
+		{name: "nexmark-verify", summary: "the Nexmark views over N events against PostgreSQL's queries over the same events (issue 10)", run: runNexmarkVerify},
 		{name: "nexmark-data", summary: "write generated Nexmark events as person, auction and bid rows (COPY text or CSV) with their DDL", run: runNexmarkData},
 		{name: "serve", summary: "serve one engine for a parent sluice-bench until stdin closes (ingest runs it)", run: runServe},
 	}
