@@ -59,7 +59,8 @@ func isConst(d expr.Desc) bool { return d.Kind == expr.KindLiteral && d.Value !=
 // whether the node emits only inserts. Leaves keep what the planner set
 // (a backfill of a table with a watermark), except that a connector
 // source is append-only. An aggregation emitting on window close stays
-// append-only.
+// append-only, and so does a view's materialize over an append-only
+// input (a backfill of the view is then append-only too).
 func DeriveStreamProps(n *Node) {
 	for _, in := range n.Inputs {
 		DeriveStreamProps(in)
@@ -82,6 +83,10 @@ func appendOnly(n *Node) bool {
 		return n.HashJoin.Type == InnerJoin && allAppendOnly(n.Inputs)
 	case KindHashAgg:
 		return n.Agg.EmitOnWindowClose
+	case KindMaterialize:
+		// A view's materialize passes its input's changes on as they are;
+		// a table's may turn an insert into an update of its key.
+		return n.Materialize != nil && n.Materialize.View && allAppendOnly(n.Inputs)
 	}
 	return false
 }

@@ -120,7 +120,7 @@ func (q *query) scanRelation(rel *catalog.Relation, qual string) (*relExpr, erro
 		return out, nil
 	}
 	out.node = &plan.Node{Kind: plan.KindBackfill, Schema: slices.Clone(rel.Table.Types), StreamKey: slices.Clone(rel.PK),
-		Watermarks: relationWatermarks(rel), AppendOnly: rel.AppendOnly && rel.Connector == nil,
+		Watermarks: relationWatermarks(rel), AppendOnly: rel.AppendOnly && rel.Connector == nil || relationAppendOnly(rel),
 		Backfill: &plan.Backfill{Upstream: rel.Table, Columns: cols, ProgressTable: source.ProgressTable(0)}}
 	return out, nil
 }
@@ -138,6 +138,17 @@ func relationWatermarks(rel *catalog.Relation) []int {
 		return nil
 	}
 	return slices.Clone(f.Root.Watermarks)
+}
+
+// relationAppendOnly reports whether rel is a view whose rows are only
+// ever inserted (its materialize's input is append-only: an EMIT ON
+// WINDOW CLOSE aggregation, a filter over a source).
+func relationAppendOnly(rel *catalog.Relation) bool {
+	if rel.Kind != catalog.KindMaterializedView || rel.Job.Plan == nil {
+		return false
+	}
+	f := rel.Job.Plan.Fragment(rel.Job.MaterializeFragment)
+	return f != nil && f.Root != nil && f.Root.AppendOnly
 }
 
 // resolve finds the column qual.name (qual may be empty) in r. Visible
