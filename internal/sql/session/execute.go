@@ -7,6 +7,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sql/parser"
 	"github.com/sluice-db/sluice/internal/sql/planner"
@@ -150,25 +151,17 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 		}
 		return w.Complete("CREATE SOURCE")
 	case *planner.CreateView:
-		r.Spec.Owner = s.user
-		r.Spec.Background = s.vars.bool("background_ddl")
-		limit, err := s.viewRateLimit()
-		if err != nil {
+		if err := s.jobSettings(&r.Spec); err != nil {
 			return err
 		}
-		r.Spec.RateLimit = limit
 		if _, err := s.e.CreateMaterializedView(ctx, r.Spec); err != nil {
 			return err
 		}
 		return w.Complete("CREATE MATERIALIZED VIEW")
 	case *planner.CreateSink:
-		r.Spec.Owner = s.user
-		r.Spec.Background = s.vars.bool("background_ddl")
-		limit, err := s.viewRateLimit()
-		if err != nil {
+		if err := s.jobSettings(&r.Spec.ViewSpec); err != nil {
 			return err
 		}
-		r.Spec.RateLimit = limit
 		if _, err := s.e.CreateSink(ctx, r.Spec); err != nil {
 			return err
 		}
@@ -189,6 +182,16 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 		return s.retryLocked(ctx, func() error { return s.delete(ctx, r, w) })
 	}
 	return sqlerr.Errorf(sqlerr.FeatureNotSupported, "statement result %T not supported", res)
+}
+
+// jobSettings gives a new view's or sink's job what the session says:
+// its owner, background_ddl and the rate limit it starts with.
+func (s *Session) jobSettings(spec *engine.ViewSpec) error {
+	spec.Owner = s.user
+	spec.Background = s.vars.bool("background_ddl")
+	limit, err := s.viewRateLimit()
+	spec.RateLimit = limit
+	return err
 }
 
 // drop runs DROP; graceful (DROP MATERIALIZED VIEW … GRACEFUL) sends a
