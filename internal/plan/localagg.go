@@ -3,6 +3,7 @@ package plan
 import (
 	"slices"
 
+	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -19,11 +20,15 @@ import (
 // DISTINCT, FILTER or ORDER BY (their partials combine: counts add up,
 // extremes take the extreme), when the input only inserts (so no partial
 // must retract), and when the input is not already distributed by the
-// group keys (an exchange would follow anyway). An input reached through a
-// shared node's chain is left alone: the shared fragment dispatches to
-// its readers already, and a local aggregation there would add a second
-// exchange. Run it after MarkAppendOnlyInputs; it derives the new nodes'
-// watermarks itself.
+// group keys (an exchange would follow anyway). An input that is a chain
+// of projections and filters over a shared node, passing the group keys
+// through as columns, is left alone: the shared node's fragment
+// dispatches to the aggregation's by those columns, and a local
+// aggregation would add an exchange. A chain that computes a group key
+// (Nexmark q7's window end) runs in a fragment of its own whatever
+// happens, so there the local aggregation shrinks the second exchange
+// from a row per input row to a row per group and chunk. Run it after
+// MarkAppendOnlyInputs; it derives the new nodes' watermarks itself.
 func SplitLocalAggs(root *Node) {
 	parents := parentCounts(root)
 	eachOnce(root, func(n *Node) {
@@ -47,15 +52,36 @@ func splittable(n *Node, parents map[*Node]int) bool {
 	if !needsExchange(required(n, 0), distOf(in)) {
 		return false
 	}
-	for m := in; m != nil; m = m.Inputs[0] {
-		if parents[m] > 1 {
+	return !keysReachShared(in, n.Agg.GroupKeys, parents)
+}
+
+// keysReachShared reports whether in is a chain of projections and
+// filters, read by no one else, down to a shared node, which passes keys
+// through as that node's columns: then the shared node dispatches
+// straight to in's reader (chainToShared). A node of the chain read by
+// more than one is itself shared.
+func keysReachShared(in *Node, keys []int, parents map[*Node]int) bool {
+	keys = slices.Clone(keys)
+	for n := in; ; n = n.Inputs[0] {
+		if parents[n] > 1 {
+			return true
+		}
+		if len(n.Inputs) != 1 || n.Inputs[0] == nil {
 			return false
 		}
-		if len(m.Inputs) != 1 {
-			break
+		switch {
+		case n.Kind == KindFilter:
+		case n.Kind == KindProject && n.Project != nil:
+			for i, k := range keys {
+				if k < 0 || k >= len(n.Project.Exprs) || n.Project.Exprs[k].Kind != expr.KindInput {
+					return false // computed here: the chain gets a fragment of its own
+				}
+				keys[i] = n.Project.Exprs[k].Index
+			}
+		default:
+			return false
 		}
 	}
-	return true
 }
 
 func combinable(c AggCall) bool {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -63,6 +64,41 @@ func TestSplitLocalAggs(t *testing.T) {
 		prepare(root)
 		if n.Inputs[0].Kind == KindLocalAgg {
 			t.Errorf("%s: split", name)
+		}
+	}
+}
+
+// TestSplitLocalAggsOverSharedChain: over a projection of a shared source,
+// an aggregation whose group key the projection passes through stays
+// whole (the source dispatches to it by that column), and one whose key
+// the projection computes (a window's end) is split: its chain runs in a
+// fragment of its own either way, and the local aggregation shrinks what
+// crosses the exchange after it.
+func TestSplitLocalAggsOverSharedChain(t *testing.T) {
+	calls := []AggCall{{Kind: AggMax, Args: []int{1}, Type: types.TInt64}}
+	for _, tc := range []struct {
+		name  string
+		key   expr.Desc
+		split bool
+	}{
+		{"key passed through", expr.Input(1, types.TInt64), false},
+		{"key computed", expr.Func("+", expr.Input(1, types.TInt64), expr.Literal(int64(10), types.TInt64)), true},
+	} {
+		src := shareSource()
+		proj := func() *Node {
+			return &Node{Kind: KindProject, Inputs: []*Node{src}, Schema: []types.Type{types.TInt64, types.TInt64},
+				StreamKey: []int{1}, Project: &Project{Exprs: []expr.Desc{tc.key, expr.Input(0, types.TInt64)}}}
+		}
+		a := &Node{Kind: KindHashAgg, Inputs: []*Node{proj()}, Schema: []types.Type{types.TInt64, types.TInt64},
+			StreamKey: []int{0}, Agg: &Agg{GroupKeys: []int{0}, Calls: slices.Clone(calls)}}
+		other := &Node{Kind: KindHashAgg, Inputs: []*Node{proj()}, Schema: a.Schema, StreamKey: []int{0},
+			Agg: &Agg{GroupKeys: []int{0}, Calls: slices.Clone(calls)}}
+		root := &Node{Kind: KindUnion, Inputs: []*Node{a, other}, Schema: a.Schema}
+		DeriveStreamProps(root)
+		MarkAppendOnlyInputs(root)
+		SplitLocalAggs(root)
+		if got := a.Inputs[0].Kind == KindLocalAgg; got != tc.split {
+			t.Errorf("%s: split %v, want %v", tc.name, got, tc.split)
 		}
 	}
 }
