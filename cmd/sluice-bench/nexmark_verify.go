@@ -34,7 +34,7 @@ type verifyConfig struct {
 	loads  int
 }
 
-func runNexmarkVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runNexmarkVerify(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var c verifyConfig
 	var barrierMS int
 	fs := flag.NewFlagSet("sluice-bench nexmark-verify", flag.ContinueOnError)
@@ -42,7 +42,7 @@ func runNexmarkVerify(ctx context.Context, args []string, stdout, stderr io.Writ
 	addEngineFlags(fs, &c.engine, &barrierMS)
 	fs.Int64Var(&c.events, "events", 1_000_000, "events of the combined stream loaded into both (1:3:46 people, auctions, bids)")
 	fs.IntVar(&c.loads, "loads", 4, "COPYs the events arrive in (the views are compared after half of them)")
-	if err := fs.Parse(args); err != nil {
+	if err = fs.Parse(args); err != nil {
 		return err
 	}
 	c.engine.barrier = time.Duration(barrierMS) * time.Millisecond
