@@ -60,8 +60,7 @@ func sinkColumns(cols []catalog.Column) []connector.Column {
 // the materialize into rel's table.
 func jobRoot(rel *catalog.Relation, input *plan.Node) *plan.Node {
 	if rel.Kind == catalog.KindSink {
-		return &plan.Node{Kind: plan.KindSink, Inputs: []*plan.Node{input}, Schema: input.Schema,
-			StreamKey: rel.PK, Sink: &plan.Sink{Name: rel.Name, Spec: *rel.Sink}}
+		return plan.NewSink(input, rel.Name, *rel.Sink, rel.PK)
 	}
 	return &plan.Node{Kind: plan.KindMaterialize, Inputs: []*plan.Node{input}, Schema: rel.Table.Types,
 		StreamKey: rel.PK, Materialize: &plan.Materialize{Table: rel.Table, View: rel.Kind == catalog.KindMaterializedView,

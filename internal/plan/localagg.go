@@ -3,7 +3,6 @@ package plan
 import (
 	"slices"
 
-	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -55,33 +54,17 @@ func splittable(n *Node, parents map[*Node]int) bool {
 	return !keysReachShared(in, n.Agg.GroupKeys, parents)
 }
 
-// keysReachShared reports whether in is a chain of projections and
-// filters, read by no one else, down to a shared node, which passes keys
-// through as that node's columns: then the shared node dispatches
-// straight to in's reader (chainToShared). A node of the chain read by
-// more than one is itself shared.
+// keysReachShared reports whether in is shared, or a chain of
+// projections and filters over a shared node passing keys through as its
+// columns: then the shared node dispatches straight to in's reader
+// (fragmenter.chainToShared).
 func keysReachShared(in *Node, keys []int, parents map[*Node]int) bool {
-	keys = slices.Clone(keys)
-	for n := in; ; n = n.Inputs[0] {
-		if parents[n] > 1 {
-			return true
-		}
-		if len(n.Inputs) != 1 || n.Inputs[0] == nil {
-			return false
-		}
-		switch {
-		case n.Kind == KindFilter:
-		case n.Kind == KindProject && n.Project != nil:
-			for i, k := range keys {
-				if k < 0 || k >= len(n.Project.Exprs) || n.Project.Exprs[k].Kind != expr.KindInput {
-					return false // computed here: the chain gets a fragment of its own
-				}
-				keys[i] = n.Project.Exprs[k].Index
-			}
-		default:
-			return false
-		}
+	shared := func(n *Node) bool { return parents[n] > 1 }
+	if shared(in) {
+		return true
 	}
+	_, _, ok := keysThroughChain(in, keys, shared)
+	return ok
 }
 
 func combinable(c AggCall) bool {

@@ -279,6 +279,13 @@ type Sink struct {
 	Spec connector.SinkSpec
 }
 
+// NewSink is the root of a sink's job: sink name writing input's rows,
+// whose key is key, through spec's connector.
+func NewSink(input *Node, name string, spec connector.SinkSpec, key []int) *Node {
+	return &Node{Kind: KindSink, Inputs: []*Node{input}, Schema: input.Schema, StreamKey: key,
+		Sink: &Sink{Name: name, Spec: spec}}
+}
+
 // Materialize writes its input into a table keyed by PK; an insert on an
 // existing key overwrites it (and emits the update downstream).
 type Materialize struct {

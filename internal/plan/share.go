@@ -152,26 +152,39 @@ func (f *fragmenter) chainToShared(in *Node, req Dist) (*Node, Dist, bool) {
 	if req.Kind == DistSome {
 		return nil, req, false
 	}
-	keys := append([]int(nil), req.Keys...)
-	for n := in; ; {
+	s, keys, ok := keysThroughChain(in, req.Keys, f.shared)
+	if !ok {
+		return nil, req, false
+	}
+	return s, Dist{Kind: req.Kind, Keys: keys}, true
+}
+
+// keysThroughChain follows n down through projections and filters to the
+// first node below it that shared reports (n itself is not looked at),
+// mapping keys (columns of n's output) onto that node's columns. ok is
+// false when the chain holds another kind of node, or a projection
+// computes a key rather than passing a column through.
+func keysThroughChain(n *Node, keys []int, shared func(*Node) bool) (*Node, []int, bool) {
+	keys = append([]int(nil), keys...)
+	for {
 		if len(n.Inputs) != 1 || n.Inputs[0] == nil {
-			return nil, req, false
+			return nil, nil, false
 		}
 		switch {
 		case n.Kind == KindFilter:
 		case n.Kind == KindProject && n.Project != nil:
 			for i, k := range keys {
 				if k < 0 || k >= len(n.Project.Exprs) || n.Project.Exprs[k].Kind != expr.KindInput {
-					return nil, req, false
+					return nil, nil, false
 				}
 				keys[i] = n.Project.Exprs[k].Index
 			}
 		default:
-			return nil, req, false
+			return nil, nil, false
 		}
 		n = n.Inputs[0]
-		if f.shared(n) {
-			return n, Dist{Kind: req.Kind, Keys: keys}, true
+		if shared(n) {
+			return n, keys, true
 		}
 	}
 }

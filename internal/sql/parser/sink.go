@@ -56,10 +56,7 @@ func createSink(st *Statement, w []word, text []byte) (handled, std bool, err er
 	if err := sinkOptions(p, text); err != nil {
 		return true, false, err
 	}
-	if !std {
-		blank(text, w[0].start, w[len(w)-1].end)
-	}
-	return true, std, nil
+	return true, std, nil // the FROM form is blanked whole by the caller
 }
 
 // sinkWith returns the index of the WITH opening the sink's options: the

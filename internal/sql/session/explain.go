@@ -49,11 +49,7 @@ func (s *Session) explain(ctx context.Context, st *parser.Statement, ex *pg_quer
 	default:
 		return sqlerr.Errorf(sqlerr.FeatureNotSupported, "EXPLAIN of %T is not supported", res)
 	}
-	rows := make([]types.Row, len(lines))
-	for i, l := range lines {
-		rows[i] = types.Row{l}
-	}
-	return writeRows(ctx, w, textColumns("QUERY PLAN"), rows)
+	return writePlan(ctx, w, lines)
 }
 
 func indentLines(ls []string) []string {
@@ -76,12 +72,15 @@ func viewRoot(v engine.ViewSpec) *plan.Node {
 
 // explainSink answers EXPLAIN CREATE SINK.
 func (s *Session) explainSink(ctx context.Context, cs *planner.CreateSink, w pgwire.ResultWriter) error {
-	root := &plan.Node{Kind: plan.KindSink, Inputs: []*plan.Node{cs.Spec.Plan}, Schema: cs.Spec.Plan.Schema,
-		StreamKey: cs.Spec.PK, Sink: &plan.Sink{Name: cs.Spec.Name, Spec: cs.Spec.Connector}}
-	lines, err := s.explainStream(cs.Spec.Name, root)
+	lines, err := s.explainStream(cs.Spec.Name, plan.NewSink(cs.Spec.Plan, cs.Spec.Name, cs.Spec.Connector, cs.Spec.PK))
 	if err != nil {
 		return err
 	}
+	return writePlan(ctx, w, lines)
+}
+
+// writePlan writes an EXPLAIN's lines as its QUERY PLAN rows.
+func writePlan(ctx context.Context, w pgwire.ResultWriter, lines []string) error {
 	rows := make([]types.Row, len(lines))
 	for i, l := range lines {
 		rows[i] = types.Row{l}
