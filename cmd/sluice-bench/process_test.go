@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"testing"
@@ -53,13 +54,22 @@ func TestProcessCPU(t *testing.T) {
 	}
 }
 
+// TestHeapAfterGC checks that heapAfterGC sees 32 MiB held live. Memory
+// another test's goroutines still hold (an engine closing) can be freed
+// between the two readings and hide the growth, so a few tries are
+// allowed; a function that did not see live memory fails every one.
 func TestHeapAfterGC(t *testing.T) {
-	base := heapAfterGC()
-	hold := make([]byte, 32<<20)
-	hold[len(hold)-1] = 1
-	grown := heapAfterGC()
-	if grown < base+16<<20 {
-		t.Fatalf("heap %d → %d with 32 MiB live", base, grown)
+	var seen []string
+	for range 5 {
+		base := heapAfterGC()
+		hold := make([]byte, 32<<20)
+		hold[len(hold)-1] = 1
+		grown := heapAfterGC()
+		runtime.KeepAlive(hold)
+		if grown >= base+16<<20 {
+			return
+		}
+		seen = append(seen, fmt.Sprintf("%d → %d", base, grown))
 	}
-	runtime.KeepAlive(hold)
+	t.Fatalf("heap with 32 MiB live: %v", seen)
 }

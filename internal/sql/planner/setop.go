@@ -173,6 +173,12 @@ func (q *query) unionAll(branches []*relExpr, common []types.Type) (*relExpr, er
 			outs = append(outs, outCol{t: typed{d, st}, name: "_key", hidden: true})
 		}
 		p := q.project(br, outs, false)
+		// The branch's key is the union's (its number and key slots), not
+		// every column: a branch in a fragment of its own is dispatched by
+		// it, and an update's two halves must travel one path to keep
+		// their order (with every column, a global count's U- and U+ went
+		// to different actors and reached the view in either order).
+		p.node.StreamKey = seq(len(p.cols))[n:]
 		u.node = appendInput(u.node, p.node)
 		if j == 0 {
 			u.cols = p.cols
