@@ -171,7 +171,13 @@ func (a *Agg) finishGroup(ctx context.Context, g *group, stash []outRow) ([]outR
 	if err := a.outputs(ctx, g, out); err != nil {
 		return nil, err
 	}
-	if err := a.groups.persist(g, out); err != nil {
+	if a.closesAtFlush(g) {
+		// Final now, and nothing reads it again: its row goes (or, made
+		// this epoch, is never written), not at the next barrier's scan.
+		if err := a.groups.drop(g); err != nil {
+			return nil, err
+		}
+	} else if err := a.groups.persist(g, out); err != nil {
 		return nil, err
 	}
 	prev := g.prev
@@ -185,6 +191,17 @@ func (a *Agg) finishGroup(ctx context.Context, g *group, stash []outRow) ([]outR
 	}
 	g.prev, g.spare = out, prev
 	return stash, nil
+}
+
+// closesAtFlush reports whether the watermark closed dirty group g by
+// this barrier: its key's window is below the newest watermark, so no row
+// of it can come any more, and this flush emits its final output. With
+// EMIT ON WINDOW CLOSE the closing scan emits and deletes it instead;
+// with value tables (min, max, distinct) the next barrier's scan deletes
+// its values and its row together.
+func (a *Agg) closesAtFlush(g *group) bool {
+	return !a.win.onClose && len(a.tables) == 1 && a.win.cur != nil &&
+		types.Compare(g.key[0], a.win.cur) < 0
 }
 
 // sameOutput compares outputs exactly (1.0 and 1.00 differ: a user sees

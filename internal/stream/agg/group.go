@@ -251,7 +251,13 @@ func (gs *groups) persist(g *group, out types.Row) error {
 	row := gs.rowBuf[:0]
 	row = append(append(append(row, g.key...), out...), g.rows, blob)
 	gs.rowBuf = row
-	err = gs.result.Insert(row)
+	if g.isNew {
+		// No layer holds the key: a row deleted again within the epoch
+		// (its window closed) then reaches no file and no batch.
+		err = gs.result.InsertAbsent(slices.Clone(row))
+	} else {
+		err = gs.result.Insert(row)
+	}
 	clear(row) // drop references to the datums
 	if err != nil {
 		return fmt.Errorf("agg: persist group: %w", err)
@@ -273,6 +279,17 @@ func (gs *groups) remove(g *group) error {
 	if err != nil {
 		return fmt.Errorf("agg: remove group: %w", err)
 	}
+	return nil
+}
+
+// drop forgets a group its window closed: it deletes the group's row,
+// unless the group is new this epoch and so has none.
+func (gs *groups) drop(g *group) error {
+	if !g.isNew {
+		return gs.remove(g)
+	}
+	gs.cache.Delete(g.k)
+	gs.deleted(g.k)
 	return nil
 }
 

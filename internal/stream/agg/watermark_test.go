@@ -86,6 +86,55 @@ barrier 4`
 	}
 }
 
+// TestAggDropsGroupsClosedAtTheirFlush: a group the watermark closes by
+// the barrier that flushes its last change is deleted at that flush, and
+// one made in that same epoch is never stored; groups the epoch did not
+// touch go at the next barrier, by the scan below the watermark.
+func TestAggDropsGroupsClosedAtTheirFlush(t *testing.T) {
+	st := streamtest.OpenStore(t)
+	in := tsch(i64, i64)
+	node := planAgg(in, []int{0}, []plan.AggCall{ac(plan.AggCountStar, i64)}, 1)
+	text := `barrier
++ 1 10
++ 2 20
+barrier
++ 2 5
++ 3 7
+watermark 0 3
+barrier
++ 4 1
+watermark 0 5
+barrier
+barrier`
+	a, err := NewAgg(testEnv(st, 100), stream.NewMockSource(in, script(in, text, 1)...), node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`barrier 1`, `+ 1 1
++ 2 1
+barrier 2`, `U- 2 1
+U+ 2 2
++ 3 1
+watermark 0 3
+barrier 3`, `+ 4 1
+watermark 0 5
+barrier 4`, `barrier 5`}
+	// Stored groups after each epoch commits: 2 goes at its flush, 1 at
+	// the next barrier, 4 is never stored, 3 goes at barrier 5.
+	stored := []int{0, 2, 2, 1, 0}
+	for e := range want {
+		if got := renderUntil(t, a, uint64(e+1)); got != want[e] {
+			t.Fatalf("epoch %d: got:\n%s\nwant:\n%s", e+1, got, want[e])
+		}
+		if err := st.Commit(context.Background(), uint64(e+1), nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := keys(t, st, 1); n != stored[e] {
+			t.Errorf("after epoch %d: %d groups stored, want %d", e+1, n, stored[e])
+		}
+	}
+}
+
 // TestAggEmitOnWindowClose: each group is emitted once, as an insert,
 // when the watermark passes it, and a rebuilt actor that sees the same
 // watermark again does not emit it twice.
