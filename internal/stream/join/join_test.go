@@ -166,3 +166,18 @@ func TestBuildRejectsMalformedNodes(t *testing.T) {
 		t.Fatal("want an error for missing inputs")
 	}
 }
+
+// TestAppendOnlySideKeepsKeyOrder: an append-only side appends a row to
+// its key's cached entry even when it sorts before the last one, and a
+// probe still meets the rows in primary-key order, the order a read of
+// the state table gives (so the output does not depend on the cache).
+func TestAppendOnlySideKeepsKeyOrder(t *testing.T) {
+	c := kvCase(plan.InnerJoin)
+	c.appendOnly = [2]bool{false, true}
+	runScript(t, c, testConfig(), []step{
+		{R, "+ 30 1\n+ 10 1\n+ 20 1\n+ 25 1", ""},
+		{L, "+ 1 1", "+ 1 1 10 1\n+ 1 1 20 1\n+ 1 1 25 1\n+ 1 1 30 1\n"},
+		{R, "+ 5 1\n+ 40 1\n+ 22 1", "+ 1 1 5 1\n+ 1 1 40 1\n+ 1 1 22 1\n"},
+		{L, "+ 2 1", "+ 2 1 5 1\n+ 2 1 10 1\n+ 2 1 20 1\n+ 2 1 22 1\n+ 2 1 25 1\n+ 2 1 30 1\n+ 2 1 40 1\n"},
+	})
+}

@@ -92,6 +92,7 @@ func (s *side) openCandidates(ctx context.Context, t *rowTask) error {
 		return err
 	}
 	if !e.large {
+		e.inOrder()
 		t.cached = cachedCandidates{rows: e.rows}
 		t.src = &t.cached
 		return nil
