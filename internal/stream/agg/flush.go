@@ -200,8 +200,10 @@ func (a *Agg) finishGroup(ctx context.Context, g *group, stash []outRow) ([]outR
 // with value tables (min, max, distinct) the next barrier's scan deletes
 // its values and its row together.
 func (a *Agg) closesAtFlush(g *group) bool {
+	// A NULL key is never below a watermark (the scan below it orders
+	// NULLs last): the group stays and keeps updating.
 	return !a.win.onClose && len(a.tables) == 1 && a.win.cur != nil &&
-		types.Compare(g.key[0], a.win.cur) < 0
+		g.key[0] != nil && types.Compare(g.key[0], a.win.cur) < 0
 }
 
 // sameOutput compares outputs exactly (1.0 and 1.00 differ: a user sees

@@ -135,6 +135,34 @@ barrier 4`, `barrier 5`}
 	}
 }
 
+// TestAggKeepsNullKeyGroupPastWatermark: a group whose first key is NULL
+// is not below any watermark, so it is neither dropped at its flush nor
+// made again by its next row: it updates.
+func TestAggKeepsNullKeyGroupPastWatermark(t *testing.T) {
+	st := streamtest.OpenStore(t)
+	in := tsch(i64, i64)
+	node := planAgg(in, []int{0}, []plan.AggCall{ac(plan.AggCountStar, i64)}, 1)
+	text := `barrier
++ NULL 1
+watermark 0 3
+barrier
++ NULL 2
+barrier`
+	a, err := NewAgg(testEnv(st, 100), stream.NewMockSource(in, script(in, text, 1)...), node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"barrier 1", "+ NULL 1\nwatermark 0 3\nbarrier 2", "U- NULL 1\nU+ NULL 2\nbarrier 3"}
+	for e := range want {
+		if got := renderUntil(t, a, uint64(e+1)); got != want[e] {
+			t.Errorf("epoch %d: got:\n%s\nwant:\n%s", e+1, got, want[e])
+		}
+		if err := st.Commit(context.Background(), uint64(e+1), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestAggEmitOnWindowClose: each group is emitted once, as an insert,
 // when the watermark passes it, and a rebuilt actor that sees the same
 // watermark again does not emit it twice.
