@@ -176,6 +176,16 @@ func TestOverlayMatchesModelWithTree(t *testing.T) {
 	TestOverlayMatchesModel(t)
 }
 
+// TestOverlayMatchesModelFiltering: the same model test where a bounded
+// scan of even one unordered item picks its items in a pass instead of
+// sorting (until the passes add up to a sort), so scans through picks,
+// through the sorted order and through both at once are compared.
+func TestOverlayMatchesModelFiltering(t *testing.T) {
+	filterFrom = 1
+	defer func() { filterFrom = 64 }()
+	TestOverlayMatchesModel(t)
+}
+
 // runItems returns a run's items in key order.
 func runItems(r *sealedRun) []overlayItem {
 	out := make([]overlayItem, r.len())
