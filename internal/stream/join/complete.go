@@ -16,7 +16,8 @@ import (
 // first row in a cache entry of its own while complete, and stops being
 // complete for good when the cache evicts an entry that holds rows (or a
 // large key's). Entries deleted with their rows (watermark cleaning) and
-// entries emptied by deletes keep it complete.
+// entries emptied by deletes keep it complete; an emptied entry leaves the
+// cache (side.remove), so the cache holds the keys that have rows.
 
 // noRows is the entry of a key a complete side has no rows for. It is
 // never cached nor written to.

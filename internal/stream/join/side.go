@@ -308,8 +308,12 @@ func (s *side) remove(key, row types.Row, degree int64) error {
 	if err := s.write(row, degree, stateTable.Delete, "delete"); err != nil {
 		return err
 	}
-	e, _, i, found, err := s.cachedSlot(key, row)
-	if e == nil || err != nil {
+	k, e, err := s.lookup(key)
+	if e == nil || e.large || err != nil {
+		return err
+	}
+	_, i, found, err := s.slot(e, row)
+	if err != nil {
 		return err
 	}
 	switch {
@@ -321,6 +325,15 @@ func (s *side) remove(key, row types.Row, degree int64) error {
 		e.rows = e.rows[1:]
 	case found:
 		e.rows = slices.Delete(e.rows, i, i+1)
+	}
+	if len(e.rows) == 0 {
+		// An emptied entry leaves the cache. A complete side reads a key
+		// without an entry as a key without rows; any other side reads
+		// the key from the table when it is next probed, which few are:
+		// kept, the entries of keys whose rows expired filled q7's cache,
+		// so every lookup probed a map of 65 536 keys, and the first live
+		// entry evicted for room ended completeness.
+		s.cache.Delete(string(k))
 	}
 	return nil
 }
@@ -340,18 +353,6 @@ func (s *side) write(row types.Row, degree int64, apply func(stateTable, types.R
 		}
 	}
 	return nil
-}
-
-// cachedSlot finds where row stands in the cached entry of key: its
-// encoded pk, its index in e.rows and whether it is there. e is nil when
-// key has no cached entry or a large one.
-func (s *side) cachedSlot(key, row types.Row) (e *keyEntry, pk []byte, i int, found bool, err error) {
-	e, err = s.cachedEntry(key)
-	if e == nil || err != nil {
-		return nil, nil, 0, false, err
-	}
-	pk, i, found, err = s.slot(e, row)
-	return e, pk, i, found, err
 }
 
 // slot finds where row stands in entry e: its encoded pk, its index in
@@ -378,17 +379,6 @@ func (s *side) lookup(key types.Row) ([]byte, *keyEntry, error) {
 	}
 	e, _ := storage.GetBytes(s.cache, k)
 	return k, e, nil
-}
-
-// cachedEntry returns the cached, not large entry of key, or nil.
-func (s *side) cachedEntry(key types.Row) (*keyEntry, error) {
-	// Nothing probed this side yet (a stream joined to a static side is
-	// never probed): lookup skips encoding the key.
-	_, e, err := s.lookup(key)
-	if e == nil || err != nil || e.large {
-		return nil, err
-	}
-	return e, nil
 }
 
 // cmpPK compares through string(pk) conversions that the compiler makes
