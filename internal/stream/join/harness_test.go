@@ -168,7 +168,8 @@ type step struct {
 
 // runScript feeds each step as its own epoch (so the two inputs' order is
 // deterministic), ends with a stop barrier, and checks every epoch's output.
-func runScript(t *testing.T, c joinCase, cfg config, steps []step) {
+// It returns the harness, whose executor a test may then inspect.
+func runScript(t *testing.T, c joinCase, cfg config, steps []step) *harness {
 	t.Helper()
 	var msgs [2][]stream.Message
 	for s := range 2 {
@@ -202,4 +203,5 @@ func runScript(t *testing.T, c joinCase, cfg config, steps []step) {
 	if out, b := h.untilBarrier(); out != "" || !b.IsStop(testActor) {
 		t.Fatalf("last epoch: got %q then %v", out, b)
 	}
+	return h
 }

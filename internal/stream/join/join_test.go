@@ -186,34 +186,13 @@ func TestAppendOnlySideKeepsKeyOrder(t *testing.T) {
 // cache entry has no rows, so an entry emptied by deletes leaves the cache
 // and only keys with rows take its room.
 func TestCompleteSideDropsEmptiedEntries(t *testing.T) {
-	c := kvCase(plan.InnerJoin)
-	steps := []step{
+	h := runScript(t, kvCase(plan.InnerJoin), testConfig(), []step{
 		{R, "+ 10 1\n+ 11 1", ""},
 		{R, "- 10 1\n- 11 1", ""},
 		{R, "+ 20 2", ""},
 		{R, "- 20 2\n+ 30 3", ""},
 		{L, "+ 1 1\n+ 2 2\n+ 3 3", "+ 3 3 30 3\n"},
-	}
-	var msgs [2][]stream.Message
-	ts := [2][]types.Type{c.lt, c.rt}
-	for s := range 2 {
-		msgs[s] = append(msgs[s], stream.NewBarrier(1))
-	}
-	for i, st := range steps {
-		msgs[st.side] = append(msgs[st.side], stream.TextChunk(ts[st.side], st.chunk))
-		for s := range 2 {
-			msgs[s] = append(msgs[s], stream.NewBarrier(uint64(i+2)))
-		}
-	}
-	h := newHarness(t, streamtest.OpenStore(t), c, testConfig(),
-		stream.NewMockSource(c.lt, msgs[0]...), stream.NewMockSource(c.rt, msgs[1]...))
-	defer h.stop()
-	h.untilBarrier()
-	for i, st := range steps {
-		if out, _ := h.untilBarrier(); out != st.want {
-			t.Errorf("step %d: got:\n%swant:\n%s", i, out, st.want)
-		}
-	}
+	})
 	right := h.exec.sides[R]
 	if !right.complete || right.cache.Len() != 1 {
 		t.Errorf("right side: complete %v with %d cached keys, want complete with 1 (key 3)", right.complete, right.cache.Len())
