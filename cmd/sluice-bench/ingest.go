@@ -34,10 +34,9 @@ type ingestConfig struct {
 
 func parseIngestFlags(args []string, stderr io.Writer) (ingestConfig, error) {
 	c := ingestConfig{args: args}
-	var barrierMS int
 	fs := flag.NewFlagSet("sluice-bench ingest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addEngineFlags(fs, &c.engine, &barrierMS)
+	addEngineFlags(fs, &c.engine)
 	fs.IntVar(&c.rows, "rows", 1000000, "bid rows loaded by the COPY figures and in the UPDATE figure's table")
 	fs.IntVar(&c.clients, "clients", 16, "concurrent connections of the INSERT figure")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long the INSERT figure runs on each system, in all its windows")
@@ -54,7 +53,6 @@ func parseIngestFlags(args []string, stderr io.Writer) (ingestConfig, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	c.engine.barrier = time.Duration(barrierMS) * time.Millisecond
 	c.figures = make(map[string]bool)
 	for k := range strings.SplitSeq(*figures, ",") {
 		if !slices.Contains(figureKeys, k) {

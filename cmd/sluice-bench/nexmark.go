@@ -66,12 +66,11 @@ func (r nexmarkRun) eventsPerCPUSec() float64 { return float64(r.events) / r.cpu
 
 func parseNexmarkFlags(args []string, stderr io.Writer) (nexmarkConfig, error) {
 	var c nexmarkConfig
-	var barrierMS int
 	var query string
 	var all bool
 	fs := flag.NewFlagSet("sluice-bench nexmark", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addEngineFlags(fs, &c.engine, &barrierMS)
+	addEngineFlags(fs, &c.engine)
 	fs.StringVar(&query, "query", "q0", "queries to run, comma-separated (q0, q1, …)")
 	fs.BoolVar(&all, "all", false, "run every query Sluice can run")
 	fs.Int64Var(&c.events, "events", 1_000_000, "events of the combined stream each query reads (1:3:46 people, auctions, bids)")
@@ -84,7 +83,6 @@ func parseNexmarkFlags(args []string, stderr io.Writer) (nexmarkConfig, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	c.engine.barrier = time.Duration(barrierMS) * time.Millisecond
 	var err error
 	if c.queries, err = pickQueries(query, all); err != nil {
 		return c, usageError{err}

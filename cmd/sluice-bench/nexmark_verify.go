@@ -36,16 +36,14 @@ type verifyConfig struct {
 
 func runNexmarkVerify(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var c verifyConfig
-	var barrierMS int
 	fs := flag.NewFlagSet("sluice-bench nexmark-verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addEngineFlags(fs, &c.engine, &barrierMS)
+	addEngineFlags(fs, &c.engine)
 	fs.Int64Var(&c.events, "events", 1_000_000, "events of the combined stream loaded into both (1:3:46 people, auctions, bids)")
 	fs.IntVar(&c.loads, "loads", 4, "COPYs the events arrive in (the views are compared after half of them)")
 	if err = fs.Parse(args); err != nil {
 		return err
 	}
-	c.engine.barrier = time.Duration(barrierMS) * time.Millisecond
 	if fs.NArg() > 0 || c.events < 1 || c.loads < 2 || c.engine.barrier <= 0 {
 		return usageError{errors.New("-events must be positive, -loads at least 2, -barrier-interval-ms positive")}
 	}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,12 +32,32 @@ const serveReady = "sluice-bench serve ready"
 // dispatch on the arguments instead of the tests.
 const childEnv = "SLUICE_BENCH_CHILD"
 
-func addEngineFlags(fs *flag.FlagSet, c *engineConfig, barrierMS *int) {
-	fs.IntVar(barrierMS, "barrier-interval-ms", 1000, "milliseconds between checkpoint barriers (the playground's default)")
+func addEngineFlags(fs *flag.FlagSet, c *engineConfig) {
+	c.barrier = time.Second
+	fs.Var(msFlag{&c.barrier}, "barrier-interval-ms", "milliseconds between checkpoint barriers (the playground's default)")
 	fs.IntVar(&c.parallelism, "parallelism", 0, "actors per distributed fragment (0: number of cores)")
 	fs.StringVar(&c.dataDir, "data-dir", "", "store directory (default: a new temporary directory, removed afterwards)")
 	fs.BoolVar(&c.inMemory, "in-memory", false, "keep the store in memory instead of on disk")
 	fs.DurationVar(&c.commitDelay, "commit-delay", engine.DefaultCommitDelay, "group commit: least time between log syncs (sluice --commit-delay); 0 syncs at once")
+}
+
+// msFlag is a flag of whole milliseconds that sets a duration.
+type msFlag struct{ d *time.Duration }
+
+func (m msFlag) String() string {
+	if m.d == nil {
+		return "0"
+	}
+	return strconv.FormatInt(m.d.Milliseconds(), 10)
+}
+
+func (m msFlag) Set(s string) error {
+	ms, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return err
+	}
+	*m.d = time.Duration(ms) * time.Millisecond
+	return nil
 }
 
 // args is c as serve's command line.
@@ -53,18 +74,17 @@ func (c engineConfig) args() []string {
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var c engineConfig
-	var barrierMS int
 	var cpuProfile string
 	var watch bool
 	fs := flag.NewFlagSet("sluice-bench serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addEngineFlags(fs, &c, &barrierMS)
+	addEngineFlags(fs, &c)
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the engine to this file")
 	fs.BoolVar(&watch, "watch-sources", false, "print a line once every job's bounded connector sources are read and committed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if c.barrier = time.Duration(barrierMS) * time.Millisecond; c.barrier <= 0 || fs.NArg() > 0 {
+	if c.barrier <= 0 || fs.NArg() > 0 {
 		return usageError{errors.New("-barrier-interval-ms must be positive and no arguments follow the flags")}
 	}
 	if cpuProfile != "" {

@@ -29,10 +29,9 @@ type stallConfig struct {
 
 func parseStallFlags(args []string, stderr io.Writer) (stallConfig, error) {
 	var c stallConfig
-	var barrierMS int
 	fs := flag.NewFlagSet("sluice-bench drop-under-stall", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addEngineFlags(fs, &c.engine, &barrierMS)
+	addEngineFlags(fs, &c.engine)
 	fs.IntVar(&c.rows, "rows", 20000, "rows inserted per stall, all with k = 1 (the join makes rows² rows)")
 	fs.IntVar(&c.stalls, "stalls", 20, "stalls ended by an immediate DROP")
 	fs.IntVar(&c.gracefulRuns, "graceful-runs", 2, "stalls ended by DROP … GRACEFUL (each may cost -graceful-cap)")
@@ -46,7 +45,6 @@ func parseStallFlags(args []string, stderr io.Writer) (stallConfig, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	c.engine.barrier = time.Duration(barrierMS) * time.Millisecond
 	return c, c.validate(fs.NArg())
 }
 
