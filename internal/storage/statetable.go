@@ -287,9 +287,6 @@ func (t *StateTable) sealInto(sb *stagedBatch, epoch uint64) error {
 		return err
 	}
 	sb.addFile(f)
-	if f == nil {
-		byFile = freshDeleted(vals, t.overlay.sealedFresh())
-	}
 	sb.batch = t.store.db.NewBatchWithSize(batchSize(vals, byFile) + t.freshSealedSize())
 	// Fresh rows first: an overlay write of the same key is newer.
 	if err := t.sealFresh(sb.batch, epoch); err != nil {
@@ -300,25 +297,6 @@ func (t *StateTable) sealInto(sb *stagedBatch, epoch uint64) error {
 		return err
 	}
 	return t.sealCounts(sb.batch)
-}
-
-// freshDeleted marks the run's fresh keys that end the epoch deleted: no
-// layer held them before it and none holds them after, so the batch
-// leaves them out as a file's seal does. A join side whose rows expire
-// within the epoch they came in (Nexmark q7's bids, when event time runs
-// ahead of the barrier interval) wrote each such row's tombstone to
-// Pebble, which carried it through flush and compaction.
-func freshDeleted(vals *sealedKVs, fresh types.Bitmap) types.Bitmap {
-	var out types.Bitmap
-	if !fresh.Any() {
-		return out
-	}
-	for j := range vals.len() {
-		if vals.tombstone(j) && fresh.Get(j) {
-			out.Set(j)
-		}
-	}
-	return out
 }
 
 // batchSize is the bytes of the batch holding the run's items that the

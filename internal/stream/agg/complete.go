@@ -78,8 +78,10 @@ func (gs *groups) mayBeStored(k string) bool {
 	return true
 }
 
-// deleted forgets the key of a group deleted from the table.
+// deleted forgets the key of a group deleted from the table (or never
+// written to it): the cache and the evicted set drop it.
 func (gs *groups) deleted(k string) {
+	gs.cache.Delete(k)
 	if gs.evicted != nil {
 		delete(gs.evicted, k)
 	}

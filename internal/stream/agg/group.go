@@ -267,7 +267,6 @@ func (gs *groups) persist(g *group, out types.Row) error {
 
 // remove deletes a group whose rows are all gone.
 func (gs *groups) remove(g *group) error {
-	gs.cache.Delete(g.k)
 	gs.deleted(g.k)
 	row := append(gs.rowBuf[:0], g.key...)
 	for range gs.nCalls + 2 {
@@ -288,7 +287,6 @@ func (gs *groups) drop(g *group) error {
 	if !g.isNew {
 		return gs.remove(g)
 	}
-	gs.cache.Delete(g.k)
 	gs.deleted(g.k)
 	return nil
 }

@@ -120,7 +120,6 @@ func (a *Agg) forget(row types.Row, nG int) error {
 	if err != nil {
 		return err
 	}
-	a.groups.cache.Delete(string(kb))
 	a.groups.deleted(string(kb))
 	return a.groups.result.Delete(row)
 }
