@@ -87,6 +87,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if c.barrier <= 0 || fs.NArg() > 0 {
 		return usageError{errors.New("-barrier-interval-ms must be positive and no arguments follow the flags")}
 	}
+	runtimecfg.TuneGC(os.Getenv) // as cmd/sluice does
 	if cpuProfile != "" {
 		stop, err := startCPUProfile(cpuProfile)
 		if err != nil {

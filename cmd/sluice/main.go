@@ -128,6 +128,7 @@ func (c *config) resolvePassword(env string) error {
 
 func main() {
 	runtimecfg.Reexec() // the runtime's settings, before anything starts
+	runtimecfg.TuneGC(os.Getenv)
 	c, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)

@@ -14,4 +14,10 @@
 // freed pages until the kernel reclaims them, which it does under memory
 // pressure (a cgroup's limit too) before anything is killed. A GODEBUG
 // that sets madvdontneed itself is left as it is.
+//
+// The collector (gc.go): TuneGC, called once a server process runs, sets
+// a garbage-collection target of GCPercent and a soft memory limit of
+// three quarters of the machine's (or the cgroup's) memory, unless $GOGC
+// or $GOMEMLIMIT chose otherwise. MachineMemory is also what the batch
+// executor's query memory pool is sized from.
 package runtimecfg

@@ -1,12 +1,11 @@
 package session
 
 import (
-	"bufio"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/sluice-db/sluice/internal/batch"
+	"github.com/sluice-db/sluice/internal/runtimecfg"
 	"github.com/sluice-db/sluice/internal/sqlerr"
 )
 
@@ -20,26 +19,7 @@ import (
 // number is kB; B, kB, MB, GB and TB are units.
 
 // DefaultQueryPool is a query memory pool of half the machine's memory.
-func DefaultQueryPool() *batch.MemoryPool { return batch.NewMemoryPool(machineMemory() / 2) }
-
-// machineMemory is /proc/meminfo's MemTotal.
-func machineMemory() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 4 << 30
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			if kb, err := strconv.ParseInt(fields[1], 10, 64); err == nil && kb > 0 {
-				return kb << 10
-			}
-		}
-	}
-	return 4 << 30
-}
+func DefaultQueryPool() *batch.MemoryPool { return batch.NewMemoryPool(runtimecfg.MachineMemory() / 2) }
 
 var memoryUnits = []struct {
 	name  string

@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-db/sluice/internal/batch"
 	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/pgwire"
+	"github.com/sluice-db/sluice/internal/runtimecfg"
 	"github.com/sluice-db/sluice/internal/sql/parser"
 	"github.com/sluice-db/sluice/internal/sql/planner"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -82,7 +83,7 @@ func NewHandler(e *engine.Engine, cfg Config) *Handler {
 		cfg.QueryPool = DefaultQueryPool()
 	}
 	if cfg.QueryMemoryLimit <= 0 {
-		cfg.QueryMemoryLimit = min(machineMemory()/4, cfg.QueryPool.Limit())
+		cfg.QueryMemoryLimit = min(runtimecfg.MachineMemory()/4, cfg.QueryPool.Limit())
 	}
 	if cfg.MaxConnections <= 0 {
 		d := pgwire.Config{}.WithDefaults()
