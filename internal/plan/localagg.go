@@ -33,6 +33,7 @@ func SplitLocalAggs(root *Node) {
 	eachOnce(root, func(n *Node) {
 		if splittable(n, parents) {
 			splitLocal(n)
+			n.Inputs[0] = hopPanes(n.Inputs[0], parents)
 		}
 	})
 }
