@@ -38,7 +38,7 @@ func (h *HopWindow) Expand(in *types.Chunk, schema []types.Type, read []bool) *t
 		if t == 1<<63-1 || t == -1<<63 { // ±infinity is in no window
 			continue
 		}
-		last := h.Origin + floorDiv(t-h.Origin, h.Slide)*h.Slide
+		last := h.PaneOf(t)
 		op := in.Op(i).Normalize()
 		for k := range copies {
 			start := last - int64(k)*h.Slide
@@ -135,9 +135,29 @@ func (h *HopWindow) Watermarks(wm types.Datum) (start, end types.Datum, ok bool)
 	if !inRange(t) {
 		return nil, nil, false
 	}
-	first := h.Origin + floorDiv(t-h.Origin, h.Slide)*h.Slide - h.Size + h.Slide
+	first := h.PaneOf(t) - h.Size + h.Slide
 	if !inRange(first) || !inRange(first+h.Size) {
 		return nil, nil, false
 	}
 	return sameKind(wm, first), sameKind(wm, first+h.Size), true
+}
+
+// Grid is where the windows' starts are aligned: Origin reduced into
+// [0, Slide), the same starts every Slide. Binning from Origin itself (the
+// Unix epoch, about -9.5e14 micros from 2000) made t - Origin overflow for
+// times in the last 30 years of the timestamp range, which put them in
+// windows off the grid.
+func (h *HopWindow) Grid() int64 {
+	g := h.Origin % h.Slide
+	if g < 0 {
+		g += h.Slide
+	}
+	return g
+}
+
+// PaneOf is the start of the slide-wide pane holding time t (micros): the
+// last window start at or before t.
+func (h *HopWindow) PaneOf(t int64) int64 {
+	g := h.Grid()
+	return g + floorDiv(t-g, h.Slide)*h.Slide
 }

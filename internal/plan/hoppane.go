@@ -7,7 +7,7 @@ import (
 
 // Panes of a hopping window. A row's time t falls in size/slide windows,
 // and every t of one pane (the slide-wide bin of t, date_bin(slide, t,
-// origin)) falls in the same ones. So a local aggregation grouped by a
+// grid), HopWindow.PaneOf) falls in the same ones. So a local aggregation grouped by a
 // window's start or end, over a HOP, can aggregate by the pane instead and
 // expand each partial to its windows afterwards: the same partial rows
 // come out, but the aggregation hashes each input row once rather than
@@ -55,7 +55,7 @@ func hopPanes(ln *Node, parents map[*Node]int) *Node {
 			args[i] = append(args[i], through[arg])
 		}
 	}
-	if !window {
+	if !window || hop.HopWindow.Size == hop.HopWindow.Slide { // one window per row: nothing to save
 		return ln
 	}
 	return paneNodes(ln, hop, keys, args)
@@ -92,7 +92,7 @@ func paneNodes(ln, hop *Node, keys []int, args [][]int) *Node {
 	x, h, a := hop.Inputs[0], hop.HopWindow, ln.LocalAgg
 	w, tt := len(x.Schema), x.Schema[h.TimeCol]
 	slide := expr.Literal(types.DInterval{Micros: h.Slide}, types.TInterval)
-	pane := expr.Func("date_bin", slide, expr.Input(h.TimeCol, tt), expr.Literal(timeOfKind(tt, h.Origin), tt))
+	pane := expr.Func("date_bin", slide, expr.Input(h.TimeCol, tt), expr.Literal(timeOfKind(tt, h.Grid()), tt))
 	pane.Type = tt
 	exprs := []expr.Desc{pane}
 	col := map[int]int{} // X column → its column in the pane projection
