@@ -82,9 +82,15 @@ func registerDatetime(r registry) {
 }
 
 // wallPlus is timestamp + interval; an infinite timestamp stays as it is.
+// An interval of only a time part adds its micros: event-time windows
+// and watermarks add one to every row (window_end, date_time - 4 s), and
+// the calendar arithmetic through time.Time was 6 % of Nexmark q7.
 func wallPlus(w int64, v types.DInterval) (int64, error) {
 	if infSign(w) != 0 {
 		return w, nil
+	}
+	if v.Months == 0 && v.Days == 0 && w >= types.MinTimestampMicros && w < types.EndTimestampMicros {
+		return addMicros(w, v.Micros)
 	}
 	x, err := addInterval(wallTime(w), v)
 	if err != nil {
@@ -155,9 +161,14 @@ func addInterval(t time.Time, v types.DInterval) (int64, error) {
 	if t.Year() > 294276 || t.Year() < -4714 {
 		return 0, errTimestampRange()
 	}
-	x := int64(types.TimestampFromTime(t))
-	r := x + v.Micros
-	if (x >= 0) == (v.Micros >= 0) && (r >= 0) != (x >= 0) || r < types.MinTimestampMicros || r >= types.EndTimestampMicros {
+	return addMicros(int64(types.TimestampFromTime(t)), v.Micros)
+}
+
+// addMicros is timestamp micros x plus us, an error past the timestamps'
+// range (or int64's).
+func addMicros(x, us int64) (int64, error) {
+	r := x + us
+	if (x >= 0) == (us >= 0) && (r >= 0) != (x >= 0) || r < types.MinTimestampMicros || r >= types.EndTimestampMicros {
 		return 0, errTimestampRange()
 	}
 	return r, nil

@@ -152,19 +152,38 @@ func (e *binaryExpr[A, B, R]) Eval(ctx *Context, c *types.Chunk) (types.Column, 
 	if err != nil {
 		return nil, err
 	}
+	// A constant, non-NULL right argument (a literal, as in date_time -
+	// INTERVAL '4' SECOND) is not copied into a column per chunk, which
+	// for types without a typed fill meant boxing it once per row.
+	if lit, ok := e.r.(*literalExpr); ok {
+		if b, ok := lit.val.(B); ok {
+			return e.apply(ctx, c, a.Vals, nil, b, unionNulls(a.Nulls, nil))
+		}
+	}
 	b, err := evalAs[B](ctx, e.r, c)
 	if err != nil {
 		return nil, err
 	}
+	var none B
+	return e.apply(ctx, c, a.Vals, b.Vals, none, unionNulls(a.Nulls, b.Nulls))
+}
+
+// apply computes fn of each row not NULL in nulls: its a and its b, or
+// bc for every row when bs is nil.
+func (e *binaryExpr[A, B, R]) apply(ctx *Context, c *types.Chunk, a []A, bs []B, bc B, nulls types.Bitmap) (types.Column, error) {
 	n := c.Capacity()
 	out := newVec[R](e.typ, n)
-	out.Nulls = unionNulls(a.Nulls, b.Nulls)
+	out.Nulls = nulls
 	s := evalState{ctx: ctx, chunk: c}
 	for i := 0; i < n; i++ {
 		if out.Nulls.Get(i) {
 			continue
 		}
-		r, err := e.fn(ctx, a.Vals[i], b.Vals[i])
+		b := bc
+		if bs != nil {
+			b = bs[i]
+		}
+		r, err := e.fn(ctx, a[i], b)
 		if err != nil {
 			if err := failRow(&s, out, i, err); err != nil {
 				return nil, err
