@@ -203,6 +203,16 @@ func constColumn(t types.Type, d types.Datum, n int) (types.Column, error) {
 		fillVec(v, d, n)
 	case *types.Vec[string]:
 		fillVec(v, d, n)
+	case *types.Vec[types.DInterval]: // the typed fills spare a boxed Append per row
+		fillVec(v, d, n)
+	case *types.Vec[types.DTimestamp]:
+		fillVec(v, d, n)
+	case *types.Vec[types.DTimestamptz]:
+		fillVec(v, d, n)
+	case *types.Vec[types.DDate]:
+		fillVec(v, d, n)
+	case *types.Vec[types.DTime]:
+		fillVec(v, d, n)
 	default:
 		for i := 0; i < n; i++ {
 			col.Append(d)

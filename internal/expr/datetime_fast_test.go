@@ -82,3 +82,33 @@ func TestConstantRightArgumentMatchesColumn(t *testing.T) {
 		}
 	})
 }
+
+// TestConstColumnOfDatetimeTypes: a literal of each datetime type (and
+// a NULL one) fills every row of its column.
+func TestConstColumnOfDatetimeTypes(t *testing.T) {
+	for _, c := range []struct {
+		t types.Type
+		d types.Datum
+	}{
+		{types.TInterval, types.DInterval{Months: 1, Days: 2, Micros: 3}},
+		{types.TTimestamp, types.DTimestamp(123_456)},
+		{types.TTimestamptz, types.DTimestamptz(-5)},
+		{types.TDate, types.DDate(42)},
+		{types.TTime, types.DTime(7_000_000)},
+	} {
+		for _, d := range []types.Datum{c.d, nil} {
+			col, err := constColumn(c.t, d, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if col.Len() != 3 {
+				t.Fatalf("%s %v: %d rows, want 3", c.t, d, col.Len())
+			}
+			for i := range 3 {
+				if got := col.Get(i); types.Compare(got, d) != 0 || (got == nil) != (d == nil) {
+					t.Fatalf("%s: row %d is %v, want %v", c.t, i, got, d)
+				}
+			}
+		}
+	}
+}
