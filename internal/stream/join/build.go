@@ -19,16 +19,18 @@ const defaultLargeKeyRows = 4096
 // config holds the executor's tunables; tests shrink them to exercise the
 // cache-miss and large-key paths.
 type config struct {
-	chunkSize    int
-	cacheEntries int
-	largeKeyRows int
+	chunkSize      int
+	cacheEntries   int
+	largeKeyRows   int
+	adaptMinStores int
 }
 
 func defaultConfig(env *stream.Env) config {
 	return config{
-		chunkSize:    env.ChunkSizeOrDefault(),
-		cacheEntries: env.CacheOrDefault(),
-		largeKeyRows: defaultLargeKeyRows,
+		chunkSize:      env.ChunkSizeOrDefault(),
+		cacheEntries:   env.CacheOrDefault(),
+		largeKeyRows:   defaultLargeKeyRows,
+		adaptMinStores: defaultAdaptMinStores,
 	}
 }
 
@@ -89,9 +91,10 @@ func exprContext(env *stream.Env) *expr.Context {
 
 func openSide(ss sideSpec, open tableOpener, cfg config) (*side, error) {
 	s := &side{
-		sideSpec:     ss,
-		cache:        storage.NewLRU[string, *keyEntry](cfg.cacheEntries),
-		largeKeyRows: max(cfg.largeKeyRows, 1),
+		sideSpec:       ss,
+		cache:          storage.NewLRU[string, *keyEntry](cfg.cacheEntries),
+		largeKeyRows:   max(cfg.largeKeyRows, 1),
+		adaptMinStores: max(cfg.adaptMinStores, 1),
 	}
 	var err error
 	if s.rows, err = open(ss.table); err != nil {

@@ -129,6 +129,7 @@ func (j *HashJoin) passBarrier(ctx context.Context) (stream.Message, error) {
 		if err := s.seal(b.Epoch); err != nil {
 			return stream.Message{}, err
 		}
+		s.endEpochCache()
 	}
 	return stream.BarrierMsg(b), nil
 }

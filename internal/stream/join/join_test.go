@@ -198,3 +198,25 @@ func TestCompleteSideDropsEmptiedEntries(t *testing.T) {
 		t.Errorf("right side: complete %v with %d cached keys, want complete with 1 (key 3)", right.complete, right.cache.Len())
 	}
 }
+
+// TestRarelyProbedSideDropsItsCache: a side that stores rows in an epoch
+// without being probed keeps no cache in the next and is probed from its
+// state table; probed about as often as it stores, it caches again.
+func TestRarelyProbedSideDropsItsCache(t *testing.T) {
+	cfg := testConfig()
+	cfg.adaptMinStores = 2
+	h := runScript(t, kvCase(plan.InnerJoin), cfg, []step{
+		{R, "+ 10 1\n+ 11 1\n+ 20 2", ""},
+		{L, "+ 1 1", "+ 1 1 10 1\n+ 1 1 11 1\n"},
+		{R, "+ 12 1\n- 10 1", "+ 1 1 12 1\n- 1 1 10 1\n"},
+		{L, "+ 2 2\n+ 3 1", "+ 2 2 20 2\n+ 3 1 11 1\n+ 3 1 12 1\n"},
+	})
+	right, left := h.exec.sides[R], h.exec.sides[L]
+	if right.uncached || right.cache.Len() == 0 {
+		t.Errorf("right side probed twice for two stores: uncached %v with %d cached keys, want cached", right.uncached, right.cache.Len())
+	}
+	if !left.uncached || left.complete || left.cache.Len() != 0 {
+		t.Errorf("left side never probed: uncached %v, complete %v, %d cached keys; want uncached, no cache",
+			left.uncached, left.complete, left.cache.Len())
+	}
+}

@@ -87,9 +87,13 @@ func (s *side) openCandidates(ctx context.Context, t *rowTask) error {
 		t.src = emptyCandidates{}
 		return nil
 	}
-	e, err := s.entry(ctx, t.key)
-	if err != nil {
-		return err
+	s.probes++
+	e := &keyEntry{large: true} // an uncached side streams every key (adapt.go)
+	if !s.uncached {
+		var err error
+		if e, err = s.entry(ctx, t.key); err != nil {
+			return err
+		}
 	}
 	if !e.large {
 		e.inOrder()

@@ -233,6 +233,8 @@ func checkAgainstOracle(rt *rapid.T, cache int) {
 		cacheEntries: cache,
 		chunkSize:    rapid.SampledFrom([]int{1, 2, 1024}).Draw(rt, "chunk"),
 		largeKeyRows: rapid.SampledFrom([]int{1, 3, 4096}).Draw(rt, "large"),
+		// 1: a side with a store and no probe in an epoch drops its cache.
+		adaptMinStores: rapid.SampledFrom([]int{1, 1 << 30}).Draw(rt, "adaptMinStores"),
 	}
 	// An append-only side stores its rows as keys new to its table.
 	c.appendOnly = [2]bool{rapid.Bool().Draw(rt, "leftAppendOnly"), rapid.Bool().Draw(rt, "rightAppendOnly")}

@@ -55,7 +55,8 @@ func replay(segs map[uint64][]stream.Message, from, to, base uint64, stop bool) 
 func TestRecovery(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		c := propCase(rapid.SampledFrom(joinTypes).Draw(rt, "type"), false, rapid.Bool().Draw(rt, "residual"))
-		cfg := config{chunkSize: 4, cacheEntries: rapid.SampledFrom([]int{1, 1000}).Draw(rt, "cache"), largeKeyRows: 2}
+		cfg := config{chunkSize: 4, cacheEntries: rapid.SampledFrom([]int{1, 1000}).Draw(rt, "cache"), largeKeyRows: 2,
+			adaptMinStores: rapid.SampledFrom([]int{1, 1 << 30}).Draw(rt, "adaptMinStores")}
 		c.appendOnly = [2]bool{rapid.Bool().Draw(rt, "leftAppendOnly"), rapid.Bool().Draw(rt, "rightAppendOnly")}
 		sc := genScript(rt, c.appendOnly)
 		segs := [2]map[uint64][]stream.Message{segments(sc.msgs[0]), segments(sc.msgs[1])}

@@ -29,6 +29,13 @@ type side struct {
 	// so a key missing from the cache has no rows.
 	complete bool
 	exp      expiryState // with sideSpec.expiry (expiry.go)
+	// uncached: the side keeps no cache and is probed from the state table
+	// (adapt.go), judged from the rows stored in it (stores) and the probes
+	// of it (probes) this epoch; adaptMinStores is the fewest stores that
+	// can drop the cache.
+	uncached       bool
+	stores, probes int
+	adaptMinStores int
 }
 
 // keyEntry caches every row stored under one join key, in primary-key
@@ -284,6 +291,7 @@ func (s *side) setDegree(r *storedRow, d int64) error {
 // store adds a row with its degree, writing through to a cached entry of
 // its key (an uncached key is not loaded: the next probe reads the store).
 func (s *side) store(key, row types.Row, degree int64) error {
+	s.noteStore()
 	insert := stateTable.Insert
 	if s.appendOnly {
 		// The row is kept once, shared by the table and the cache, which
