@@ -42,7 +42,9 @@
 //     cancelled actor stops within one batch.
 //  8. A key with more than largeKeyRows rows is not cached: its cache entry
 //     becomes a "large" marker and probes stream the rows straight from the
-//     state table, reading degrees with point lookups.
+//     state table, reading degrees with point lookups. A side stored far
+//     more often than probed keeps no cache at all and streams every probe
+//     the same way, until an epoch probes it often again (adapt.go).
 //  9. At the end of each input chunk the partial output is flushed. On an
 //     aligned barrier the output is flushed first, then every state table
 //     is sealed for the epoch, then the barrier is passed on.
