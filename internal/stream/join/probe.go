@@ -88,19 +88,25 @@ func (s *side) openCandidates(ctx context.Context, t *rowTask) error {
 		return nil
 	}
 	s.probes++
-	e := &keyEntry{large: true} // an uncached side streams every key (adapt.go)
-	if !s.uncached {
-		var err error
-		if e, err = s.entry(ctx, t.key); err != nil {
-			return err
-		}
+	if s.uncached { // every key is streamed (adapt.go)
+		return s.streamCandidates(ctx, t)
 	}
-	if !e.large {
-		e.inOrder()
-		t.cached = cachedCandidates{rows: e.rows}
-		t.src = &t.cached
-		return nil
+	e, err := s.entry(ctx, t.key)
+	if err != nil {
+		return err
 	}
+	if e.large {
+		return s.streamCandidates(ctx, t)
+	}
+	e.inOrder()
+	t.cached = cachedCandidates{rows: e.rows}
+	t.src = &t.cached
+	return nil
+}
+
+// streamCandidates sets t.src to stream t's key's rows from the state
+// table.
+func (s *side) streamCandidates(ctx context.Context, t *rowTask) error {
 	it, err := s.rows.Scan(ctx, t.key)
 	if err != nil {
 		return fmt.Errorf("join: scan large key: %w", err)
