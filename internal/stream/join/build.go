@@ -1,6 +1,7 @@
 package join
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/sluice-db/sluice/internal/expr"
@@ -17,7 +18,8 @@ import (
 const defaultLargeKeyRows = 4096
 
 // config holds the executor's tunables; tests shrink them to exercise the
-// cache-miss and large-key paths.
+// cache-miss, large-key and uncached paths (adaptMinStores 0 is the
+// default).
 type config struct {
 	chunkSize      int
 	cacheEntries   int
@@ -94,7 +96,7 @@ func openSide(ss sideSpec, open tableOpener, cfg config) (*side, error) {
 		sideSpec:       ss,
 		cache:          storage.NewLRU[string, *keyEntry](cfg.cacheEntries),
 		largeKeyRows:   max(cfg.largeKeyRows, 1),
-		adaptMinStores: max(cfg.adaptMinStores, 1),
+		adaptMinStores: cmp.Or(cfg.adaptMinStores, defaultAdaptMinStores), // unset: the default
 	}
 	var err error
 	if s.rows, err = open(ss.table); err != nil {

@@ -156,7 +156,7 @@ func (h *harness) untilBarrier() (string, *stream.Barrier) {
 }
 
 func testConfig() config {
-	return config{chunkSize: 1024, cacheEntries: 1000, largeKeyRows: defaultLargeKeyRows, adaptMinStores: 1 << 30}
+	return config{chunkSize: 1024, cacheEntries: 1000, largeKeyRows: defaultLargeKeyRows}
 }
 
 // step is one epoch of a scripted test: a chunk on one side (0 or 1).
