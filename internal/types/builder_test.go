@@ -68,3 +68,35 @@ func TestBuilderRecycle(t *testing.T) {
 		t.Error("Recycle emptied a chunk of other column types")
 	}
 }
+
+// TestBuilderUnreadColumns: columns marked unread come out NULL in every
+// chunk, whichever way rows were appended, and the others keep their
+// values.
+func TestBuilderUnreadColumns(t *testing.T) {
+	ts := []Type{TInt64, TVarchar, TInt64}
+	b := NewBuilder(ts, 2)
+	if err := b.Unread([]bool{false, true, false}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Unread([]bool{true}); err == nil {
+		t.Fatal("a mask of the wrong length was accepted")
+	}
+	if b.Append(Insert, Row{int64(1), "a", int64(10)}) != nil {
+		t.Fatal("a chunk after one row of two")
+	}
+	c := b.Append(Delete, Row{int64(2), "b", nil})
+	b.AppendFrom(Insert, c, 0)
+	for k, c := range []*Chunk{c, b.Take()} {
+		for i := range c.Cardinality() {
+			if got := c.Cols[1].Get(i); got != nil {
+				t.Errorf("chunk %d row %d: unread column holds %v", k, i, got)
+			}
+			if c.Cols[0].Get(i) == nil || c.Cols[1].Len() != c.Cardinality() {
+				t.Errorf("chunk %d row %d: read column lost its value, or lengths differ", k, i)
+			}
+		}
+	}
+	if got := c.Cols[2].Get(0); got != int64(10) {
+		t.Errorf("read column: %v, want 10", got)
+	}
+}

@@ -180,6 +180,8 @@ type Builder struct {
 	last int
 	// unbounded: Append never returns a chunk (NewUnboundedBuilder).
 	unbounded bool
+	// unread marks columns nobody reads (Unread); nil: none.
+	unread []bool
 }
 
 // minBuilderCap is the smallest capacity a builder's columns start with.
@@ -208,11 +210,29 @@ func NewUnboundedBuilder(ts []Type) *Builder {
 	return b
 }
 
+// Unread marks the columns that nothing reads (nil: none): Append leaves
+// out their values, and every chunk taken holds NULLs there. A join's
+// output carries both inputs' columns, of which the projection above it
+// often keeps a few.
+func (b *Builder) Unread(cols []bool) error {
+	if cols != nil && len(cols) != len(b.types) {
+		return fmt.Errorf("types: %d unread marks for %d columns", len(cols), len(b.types))
+	}
+	b.unread = cols
+	return nil
+}
+
+func (b *Builder) isUnread(i int) bool { return b.unread != nil && b.unread[i] }
+
 // start allocates the columns of a new chunk.
 func (b *Builder) start() {
 	n := min(max(b.last, minBuilderCap), b.size)
 	b.cols = make([]Column, len(b.types))
 	for i, t := range b.types {
+		if b.isUnread(i) {
+			b.cols[i] = MustColumn(t, 0)
+			continue
+		}
 		b.cols[i] = MustColumn(t, n)
 	}
 	b.ops = make([]Op, 0, n)
@@ -225,7 +245,9 @@ func (b *Builder) Append(op Op, row Row) *Chunk {
 		b.start()
 	}
 	for i, d := range row {
-		b.cols[i].Append(d)
+		if !b.isUnread(i) {
+			b.cols[i].Append(d)
+		}
 	}
 	b.ops = append(b.ops, op)
 	if !b.unbounded && len(b.ops) >= b.size {
@@ -309,6 +331,11 @@ func (b *Builder) Len() int { return len(b.ops) }
 func (b *Builder) Take() *Chunk {
 	if len(b.ops) == 0 {
 		return nil
+	}
+	for i, t := range b.types {
+		if b.isUnread(i) {
+			b.cols[i] = NullColumn(t, len(b.ops))
+		}
 	}
 	c := &Chunk{Cols: b.cols, Ops: b.ops}
 	b.last, b.cols, b.ops = len(b.ops), nil, nil

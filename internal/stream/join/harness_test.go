@@ -46,6 +46,9 @@ type joinCase struct {
 	// appendOnly marks sides whose input only inserts
 	// (HashJoin.LeftAppendOnly, RightAppendOnly).
 	appendOnly [2]bool
+	// read marks the output columns read above the join (ReadOnly); nil:
+	// all.
+	read []bool
 }
 
 // node builds the plan node the way the planner is expected to: each side's
@@ -117,6 +120,9 @@ func newHarness(t tb, store *storage.Store, c joinCase, cfg config, left, right 
 	}
 	h := &harness{t: t, store: store, cancel: cancel, g: g, ctx: gctx, exec: j}
 	t.Cleanup(h.stop)
+	if err := j.ReadOnly(c.read); err != nil {
+		t.Fatal(err)
+	}
 	return h
 }
 

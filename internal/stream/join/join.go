@@ -48,6 +48,25 @@ var _ stream.Executor = (*HashJoin)(nil)
 // Schema returns the output column types.
 func (j *HashJoin) Schema() []types.Type { return j.sp.outTypes }
 
+// ReadOnly tells the join that the executors above read only the output
+// columns marked in read (nil: all): the others go out as NULLs, without
+// copying a value per row. In Nexmark q4 the filter and projection above
+// the join keep 8 of its 19 columns, and appending every column of every
+// output row was a tenth of the CPU.
+func (j *HashJoin) ReadOnly(read []bool) error {
+	if read == nil {
+		return j.out.Unread(nil)
+	}
+	if len(read) != len(j.sp.outTypes) {
+		return fmt.Errorf("join: read mask of %d for %d output columns", len(read), len(j.sp.outTypes))
+	}
+	unread := make([]bool, len(read))
+	for i, r := range read {
+		unread[i] = !r
+	}
+	return j.out.Unread(unread)
+}
+
 // Next returns the next output message. Every pass through its loop checks
 // ctx, and a pass does a bounded amount of work (start one input row, or
 // one batch of probe candidates, or apply candidates until one output

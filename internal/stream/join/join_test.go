@@ -220,3 +220,15 @@ func TestRarelyProbedSideDropsItsCache(t *testing.T) {
 			left.uncached, left.complete, left.cache.Len())
 	}
 }
+
+// TestUnreadOutputColumnsAreNull: output columns nothing above the join
+// reads go out as NULLs; the others, and the rows, are as without.
+func TestUnreadOutputColumnsAreNull(t *testing.T) {
+	c := kvCase(plan.LeftJoin)
+	c.read = []bool{true, false, false, true}
+	runScript(t, c, testConfig(), []step{
+		{L, "+ 1 1\n+ 2 2", "+ 1 NULL NULL NULL\n+ 2 NULL NULL NULL\n"},
+		{R, "+ 10 1", "- 1 NULL NULL NULL\n+ 1 NULL NULL 1\n"},
+	})
+}
+
