@@ -39,7 +39,7 @@ func Actor(env *stream.Env, g *task.Group, root *plan.Node, merges MergeInputs) 
 }
 
 // readOnly is an executor that can skip the work of columns nobody above
-// it reads (a hop window's copies).
+// it reads (a hop window's copies, a join's output columns).
 type readOnly interface{ ReadOnly(read []bool) error }
 
 type builder func(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executor) (stream.Executor, error)
