@@ -231,4 +231,3 @@ func TestUnreadOutputColumnsAreNull(t *testing.T) {
 		{R, "+ 10 1", "- 1 NULL NULL NULL\n+ 1 NULL NULL 1\n"},
 	})
 }
-
