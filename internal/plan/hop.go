@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 
+	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -160,4 +161,23 @@ func (h *HopWindow) Grid() int64 {
 func (h *HopWindow) PaneOf(t int64) int64 {
 	g := h.Grid()
 	return g + floorDiv(t-g, h.Slide)*h.Slide
+}
+
+// BinStart is date_bin(width, $col, origin) of the timestamp or
+// timestamptz column col (of type t): the start of the width-wide bin
+// holding each row's time, bins aligned at origin (micros). TUMBLE's
+// window_start is one, and so is a hop window's pane.
+func BinStart(col int, t types.Type, width, origin int64) expr.Desc {
+	d := expr.Func("date_bin", expr.Literal(types.DInterval{Micros: width}, types.TInterval), expr.Input(col, t),
+		expr.Literal(timeOfType(t, origin), t))
+	d.Type = t
+	return d
+}
+
+// timeOfType is micros as a datum of the time type t.
+func timeOfType(t types.Type, micros int64) types.Datum {
+	if t.ID == types.Timestamptz {
+		return types.DTimestamptz(micros)
+	}
+	return types.DTimestamp(micros)
 }

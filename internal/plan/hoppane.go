@@ -2,7 +2,6 @@ package plan
 
 import (
 	"github.com/sluice-db/sluice/internal/expr"
-	"github.com/sluice-db/sluice/internal/types"
 )
 
 // Panes of a hopping window. A row's time t falls in size/slide windows,
@@ -91,10 +90,7 @@ func hopUnder(ln *Node, parents map[*Node]int) (*Node, []int, bool) {
 func paneNodes(ln, hop *Node, keys []int, args [][]int) *Node {
 	x, h, a := hop.Inputs[0], hop.HopWindow, ln.LocalAgg
 	w, tt := len(x.Schema), x.Schema[h.TimeCol]
-	slide := expr.Literal(types.DInterval{Micros: h.Slide}, types.TInterval)
-	pane := expr.Func("date_bin", slide, expr.Input(h.TimeCol, tt), expr.Literal(timeOfKind(tt, h.Grid()), tt))
-	pane.Type = tt
-	exprs := []expr.Desc{pane}
+	exprs := []expr.Desc{BinStart(h.TimeCol, tt, h.Slide, h.Grid())}
 	col := map[int]int{} // X column → its column in the pane projection
 	use := func(c int) int {
 		if i, ok := col[c]; ok {
@@ -176,12 +172,4 @@ func derived(n *Node) *Node {
 	n.StreamKey = seq(len(n.Schema))
 	n.Watermarks = outputWatermarks(n)
 	return n
-}
-
-// timeOfKind is micros as a datum of the time type t.
-func timeOfKind(t types.Type, micros int64) types.Datum {
-	if t.ID == types.Timestamptz {
-		return types.DTimestamptz(micros)
-	}
-	return types.DTimestamp(micros)
 }

@@ -84,23 +84,13 @@ func (q *query) timeWindow(f *pg_query.RangeFunction, fc *pg_query.FuncCall) (*r
 	for i, t := range r.node.Schema {
 		exprs = append(exprs, expr.Input(i, t))
 	}
-	start := expr.Func("date_bin", expr.Literal(types.DInterval{Micros: iv.size}, types.TInterval), tc.d,
-		expr.Literal(wallOrigin(origin, tc.t), tc.t))
-	start.Type = tc.t
+	start := plan.BinStart(tc.d.Index, tc.t, iv.size, origin)
 	end := expr.Func("+", start, expr.Literal(types.DInterval{Micros: iv.size}, types.TInterval))
 	end.Type = tc.t
 	exprs = append(exprs, start, end)
 	out.node = &plan.Node{Kind: plan.KindProject, Inputs: []*plan.Node{r.node}, Schema: schema,
 		StreamKey: append([]int(nil), r.node.StreamKey...), Project: &plan.Project{Exprs: exprs}}
 	return out, nil
-}
-
-// wallOrigin is origin micros as a literal of the time column's type.
-func wallOrigin(micros int64, t types.Type) types.Datum {
-	if t.ID == types.Timestamptz {
-		return types.DTimestamptz(micros)
-	}
-	return types.DTimestamp(micros)
 }
 
 // windowInput plans the relation named by a window function's first
