@@ -34,20 +34,21 @@ func (t *StateTable) AddCount(ctx context.Context, pk types.Row, delta int64, un
 	if err != nil {
 		return 0, 0, err
 	}
-	if row, ok := t.overlay.unsealedRow(key); ok {
+	h := t.overlay.keyHash(key)
+	if row, ok := t.overlay.unsealedRowH(h, key); ok {
 		if row != nil {
 			before, _ = row[len(pk)].(int64)
 			if after = before + delta; after > 0 {
 				row[len(pk)] = after // the overlay owns its rows
 			} else {
-				t.overlay.put(key, nil)
+				t.overlay.putH(h, key, nil)
 			}
 			return before, max(after, 0), nil
 		}
 		// Deleted earlier this epoch: absent.
-		return t.putCount(key, pk, 0, delta, false, t.overlay.put)
+		return t.putCount(h, key, pk, 0, delta, false, t.overlay.putH)
 	}
-	old, found, untouched, err := t.readKey(ctx, key, pk, uncommittedOnly)
+	old, found, untouched, err := t.readKey(ctx, h, key, pk, uncommittedOnly)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -55,26 +56,27 @@ func (t *StateTable) AddCount(ctx context.Context, pk types.Row, delta int64, un
 		before, _ = old[len(pk)].(int64)
 	}
 	// Not written this epoch: the overlay need not look for it again.
-	put := t.overlay.putAbsent
+	put := t.overlay.putAbsentH
 	if untouched {
-		put = t.overlay.putFresh
+		put = t.overlay.putFreshH
 	}
-	return t.putCount(key, pk, before, delta, found, put)
+	return t.putCount(h, key, pk, before, delta, found, put)
 }
 
 // putCount writes pk's count before+delta as a new row, or deletes the
-// row when that is not positive and one was found, through put.
-func (t *StateTable) putCount(key []byte, pk types.Row, before, delta int64, found bool,
-	put func([]byte, types.Row)) (int64, int64, error) {
+// row when that is not positive and one was found, through put (h is
+// key's hash).
+func (t *StateTable) putCount(h uint64, key []byte, pk types.Row, before, delta int64, found bool,
+	put func(uint64, []byte, types.Row)) (int64, int64, error) {
 	after := before + delta
 	switch {
 	case after > 0:
 		row := make(types.Row, len(pk)+1)
 		copy(row, pk)
 		row[len(pk)] = after
-		put(key, row)
+		put(h, key, row)
 	case found:
-		put(key, nil)
+		put(h, key, nil)
 	}
 	return before, max(after, 0), nil
 }
@@ -93,12 +95,13 @@ func (t *StateTable) checkMultiset(n int) error {
 	return nil
 }
 
-// readKey reads key (of pk) from the layers under the unsealed writes:
+// readKey reads key (of pk, hash h) from the layers under the unsealed writes:
 // the sealed runs, the fresh rows and, unless uncommittedOnly, Pebble.
 // untouched says none of them holds the key, not even as a tombstone of
 // an uncommitted epoch: a key the commit may ingest (putFresh).
-func (t *StateTable) readKey(ctx context.Context, key []byte, pk types.Row, uncommittedOnly bool) (row types.Row, found, untouched bool, err error) {
-	if e, ok := t.overlay.sealedGet(key); ok {
+func (t *StateTable) readKey(ctx context.Context, h uint64, key []byte, pk types.Row,
+	uncommittedOnly bool) (row types.Row, found, untouched bool, err error) {
+	if e, ok := t.overlay.sealedGetH(h, key); ok {
 		return e.row, e.row != nil, false, nil
 	}
 	if row, ok, err := t.freshGet(pk, key); ok || err != nil {

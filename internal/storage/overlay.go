@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"hash/maphash"
 	"slices"
-	"strings"
+
+	"github.com/RaduBerinde/btreemap"
 
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -22,11 +24,13 @@ import (
 // once a scan asks (overlay_order.go). A table that is only read by point
 // lookups never sorts its unsealed writes before the seal.
 type overlay struct {
-	pending keyIndex // unsealed key → position in items (overlay_index.go)
-	items   itemLog  // unsealed writes, in first-write order (overlay_items.go)
+	seed    maphash.Seed // of every index's key hashes (keyHash)
+	pending keyIndex     // unsealed key → position in items (overlay_index.go)
+	items   itemLog      // unsealed writes, in first-write order (overlay_items.go)
 	order   keyOrder
 	runs    []sealedRun
-	spare   itemLog // a pruned run's pages, for the next epoch's writes
+	spare   itemLog  // a pruned run's pages, for the next epoch's writes
+	spareIx keyIndex // a pruned run's index, for the next epoch's keys
 
 	srcScratch  [][]overlayItem // see gather
 	pendScratch []overlayItem
@@ -44,12 +48,9 @@ type overlay struct {
 	encWritten sealedKVs
 	encRun     sealedKVs
 
-	// pendingPeak is the most unsealed keys pending has held since it was
-	// made (its table never shrinks on its own); lastSealed is the last
-	// epoch's size. Both let one huge epoch's buffers go once epochs are
-	// small again.
-	pendingPeak int
-	lastSealed  int
+	// lastSealed is the last epoch's size: it lets one huge epoch's
+	// buffers go once epochs are small again.
+	lastSealed int
 }
 
 // retainItems is how many items' worth of buffers a table keeps between
@@ -68,13 +69,15 @@ type overlayItem struct {
 }
 
 // sealedRun is one sealed, uncommitted epoch's writes: the epoch's items
-// as they were written, and order, their positions in key order. The
+// as they were written, index, the epoch's index of them (point lookups),
+// and order, their positions in key order (scans). The
 // items are not gathered into key order: that read a bulk epoch's million
 // 40-byte items at random, and the seal itself needs only their encodings
 // (sealEncoded). Lookups and scans until the commit read through order.
 type sealedRun struct {
 	epoch   uint64
 	log     itemLog
+	index   keyIndex
 	order   []int32
 	scratch []overlayItem // span's result
 }
@@ -85,40 +88,49 @@ func (r *sealedRun) len() int { return len(r.order) }
 func (r *sealedRun) item(j int) *overlayItem { return r.log.at(r.order[j]) }
 
 func newOverlay() *overlay {
-	return &overlay{pending: newKeyIndex(0)}
+	return &overlay{seed: maphash.MakeSeed(), pending: newKeyIndex(0)}
 }
 
+// keyHash is a key's hash under the overlay's seed. A caller that looks a
+// key up in several layers, or looks it up and then writes it, hashes it
+// once and passes the hash to the ...H methods.
+func (o *overlay) keyHash(key []byte) uint64 { return hashKey(o.seed, key) }
+
 // put records row (nil = tombstone) under key; key is copied if new.
-func (o *overlay) put(key []byte, row types.Row) {
-	if i, ok := o.pending.find(&o.items, key); ok {
+func (o *overlay) put(key []byte, row types.Row) { o.putH(o.keyHash(key), key, row) }
+
+func (o *overlay) putH(h uint64, key []byte, row types.Row) {
+	if i, ok := o.pending.find(h, &o.items, key); ok {
 		o.items.at(i).row = row
 		return
 	}
-	o.putAbsent(key, row)
+	o.putAbsentH(h, key, row)
 }
 
 // putAbsent is put of a key the caller knows has no unsealed write (one
 // hash lookup fewer: a value table's AddCount looked already).
-func (o *overlay) putAbsent(key []byte, row types.Row) {
+func (o *overlay) putAbsent(key []byte, row types.Row) { o.putAbsentH(o.keyHash(key), key, row) }
+
+func (o *overlay) putAbsentH(h uint64, key []byte, row types.Row) {
 	k := string(key)
 	i := o.items.add(overlayItem{key: k, row: row})
-	o.pending.insert(k, i)
-	o.pendingPeak = max(o.pendingPeak, o.items.len())
+	o.pending.insert(h, i)
 	o.noteWrite(k, i)
 }
 
-// putFresh is putAbsent of a key that no layer holds: the committed
+// putFreshH is putAbsentH of a key that no layer holds: the committed
 // state has no row of it, and no sealed run a row or a tombstone. A seal
 // may write such keys to a file the commit ingests (maybeSealFreshItems).
-func (o *overlay) putFresh(key []byte, row types.Row) {
+func (o *overlay) putFreshH(h uint64, key []byte, row types.Row) {
 	o.fresh.Set(o.items.len())
-	o.putAbsent(key, row)
+	o.putAbsentH(h, key, row)
 }
 
-// unsealedRow returns key's unsealed write (nil for a tombstone), if any.
-// The row is the overlay's own: a caller may update it in place.
-func (o *overlay) unsealedRow(key []byte) (types.Row, bool) {
-	i, ok := o.pending.find(&o.items, key)
+// unsealedRowH returns the unsealed write (nil for a tombstone) of key,
+// whose hash is h, if any. The row is the overlay's own: a caller may
+// update it in place.
+func (o *overlay) unsealedRowH(h uint64, key []byte) (types.Row, bool) {
+	i, ok := o.pending.find(h, &o.items, key)
 	if !ok {
 		return nil, false
 	}
@@ -127,34 +139,19 @@ func (o *overlay) unsealedRow(key []byte) (types.Row, bool) {
 
 // get returns the newest uncommitted write of key, if any.
 func (o *overlay) get(key []byte) (overlayItem, bool) {
-	if i, ok := o.pending.find(&o.items, key); ok {
+	h := o.keyHash(key)
+	if i, ok := o.pending.find(h, &o.items, key); ok {
 		return *o.items.at(i), true
 	}
-	return o.sealedGet(key)
+	return o.sealedGetH(h, key)
 }
 
-// sealedGet returns the newest sealed, uncommitted write of key, if any.
-func (o *overlay) sealedGet(key []byte) (overlayItem, bool) {
+// sealedGetH returns the newest sealed, uncommitted write of key, whose
+// hash is h, if any.
+func (o *overlay) sealedGetH(h uint64, key []byte) (overlayItem, bool) {
 	for r := len(o.runs) - 1; r >= 0; r-- {
-		if it, ok := o.runs[r].find(key); ok {
-			return it, true
-		}
-	}
-	return overlayItem{}, false
-}
-
-// find binary-searches the run for key.
-func (r *sealedRun) find(key []byte) (overlayItem, bool) {
-	lo, hi := 0, r.len()
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		switch c := strings.Compare(r.item(m).key, string(key)); {
-		case c == 0:
-			return *r.item(m), true
-		case c < 0:
-			lo = m + 1
-		default:
-			hi = m
+		if i, ok := o.runs[r].index.find(h, &o.runs[r].log, key); ok {
+			return *o.runs[r].log.at(i), true
 		}
 	}
 	return overlayItem{}, false
@@ -195,43 +192,77 @@ func (o *overlay) len() int {
 // seal moves the unsealed writes into a run for epoch and returns it.
 // The caller must not keep the run past the next seal or prune.
 func (o *overlay) seal(epoch uint64) *sealedRun {
-	keys := o.sortedKeys()
-	order := make([]int32, len(keys))
-	for j, k := range keys {
-		order[j] = k.pos
-	}
-	o.runs = append(o.runs, sealedRun{epoch: epoch, log: o.items, order: order})
-	o.sealFreshBits()
-	// The run keeps the items' pages; the next epoch's writes go to a
-	// pruned run's, if there is one.
+	order := o.sealOrder()
+	o.runs = append(o.runs, sealedRun{epoch: epoch, log: o.items, index: o.pending, order: order})
+	o.sealFreshBits(order)
+	// The run keeps the items' pages and their index; the next epoch's
+	// writes go to a pruned run's, if there is one.
 	n := len(order)
 	o.lastSealed = n
 	o.items, o.spare = o.spare, itemLog{}
+	o.pending, o.spareIx = o.nextIndex(n), keyIndex{}
 	if oversized(cap(o.sortKeys), n) {
 		o.sortKeys = nil
 	}
 	if oversized(cap(o.sortTmp), n) {
 		o.sortTmp = nil
 	}
-	resize := oversized(o.pendingPeak, n)
-	o.pending.reset(n, resize)
-	if resize {
-		o.pendingPeak = n
-	}
 	o.resetOrder(n)
 	return &o.runs[len(o.runs)-1]
 }
 
-// sealFreshBits moves the fresh marks of the items the last seal sealed
-// (in o.sortKeys's order) to lastFresh, in the run's order.
-func (o *overlay) sealFreshBits() {
+// nextIndex returns an empty index for an epoch expected to write about
+// as many keys as the last, n: a pruned run's, unless that one was sized
+// for a much bigger epoch.
+func (o *overlay) nextIndex(n int) keyIndex {
+	x := o.spareIx
+	if x.slots == nil || oversized(len(x.slots)/2, n) {
+		return newKeyIndex(n)
+	}
+	x.reset(0, false)
+	return x
+}
+
+// sealOrder returns the positions of the unsealed items in key order, a
+// new slice. An epoch that was scanned has sorted most of its items
+// already (keyOrder): the seal merges in the rest, or walks the tree,
+// rather than sorting all of them again.
+func (o *overlay) sealOrder() []int32 {
+	ko := &o.order
+	if ko.tree != nil { // it orders every unsealed item
+		order := make([]int32, 0, o.items.len())
+		for _, i := range ko.tree.Ascend(btreemap.Min[string](), btreemap.Max[string]()) {
+			order = append(order, i)
+		}
+		return order
+	}
+	if ko.covered > 0 {
+		n := o.items.len()
+		ko.fresh = o.sortedRange(ko.fresh[:0], ko.covered, n)
+		order := make([]int32, 0, n)
+		if len(ko.fresh)*8 > ko.covered {
+			return o.mergeLinear(order, ko.sorted, ko.fresh)
+		}
+		return o.mergeSearch(order, ko.sorted, ko.fresh)
+	}
+	keys := o.sortedKeys()
+	order := make([]int32, len(keys))
+	for j, k := range keys {
+		order[j] = k.pos
+	}
+	return order
+}
+
+// sealFreshBits moves the fresh marks of the items the last seal sealed,
+// whose positions order lists, to lastFresh, in the run's order.
+func (o *overlay) sealFreshBits(order []int32) {
 	clear(o.lastFresh)
 	o.lastFresh = o.lastFresh[:0]
 	if !o.fresh.Any() {
 		return
 	}
-	for i, k := range o.sortKeys {
-		if o.fresh.Get(int(k.pos)) {
+	for i, pos := range order {
+		if o.fresh.Get(int(pos)) {
 			o.lastFresh.Set(i)
 		}
 	}
@@ -253,6 +284,9 @@ func (o *overlay) prune(committed uint64) {
 		if c := l.capacity(); c > o.spare.capacity() && !oversized(c, o.lastSealed) {
 			l.reset(c)
 			o.spare = l
+		}
+		if x := o.runs[n].index; len(x.slots) > len(o.spareIx.slots) && !oversized(len(x.slots)/2, o.lastSealed) {
+			o.spareIx = x
 		}
 		n++
 	}

@@ -18,8 +18,13 @@ import "hash/maphash"
 // Keys whose hashes share the high half (as good as never) are told
 // apart by comparing the keys. Items are never removed within an epoch (a
 // delete is a tombstone item), so no slot is ever emptied until reset.
+//
+// The seal hands the epoch's index to its sealed run, whose point lookups
+// it answers until the commit: a binary search of a run of 200 000 keys
+// was some 18 cache misses per lookup, and a join's every insert looks
+// (0.32 of Nexmark q4's 7.6 CPU s). All of an overlay's indexes share its
+// seed, so one hash of a key serves every layer (keyHash).
 type keyIndex struct {
-	seed  maphash.Seed
 	slots []uint64
 	n     int
 }
@@ -35,19 +40,12 @@ func hashKey(seed maphash.Seed, key []byte) uint64 {
 	return maphash.Bytes(seed, key)
 }
 
-func hashKeyString(seed maphash.Seed, key string) uint64 {
-	if weakKeyHash {
-		return uint64(len(key)%3) << 32
-	}
-	return maphash.String(seed, key)
-}
-
 // minIndexSlots is the smallest table: one that a few writes fill keeps
 // growing through sizes too small to matter.
 const minIndexSlots = 64
 
 func newKeyIndex(n int) keyIndex {
-	return keyIndex{seed: maphash.MakeSeed(), slots: make([]uint64, indexSlotsFor(n))}
+	return keyIndex{slots: make([]uint64, indexSlotsFor(n))}
 }
 
 // indexSlotsFor returns a power of two at least twice n.
@@ -59,9 +57,8 @@ func indexSlotsFor(n int) int {
 	return s
 }
 
-// find returns key's position in items.
-func (x *keyIndex) find(items *itemLog, key []byte) (int32, bool) {
-	h := hashKey(x.seed, key)
+// find returns the position in items of key, whose hash is h.
+func (x *keyIndex) find(h uint64, items *itemLog, key []byte) (int32, bool) {
 	tag, mask := h>>32, uint64(len(x.slots)-1)
 	for p := tag & mask; ; p = (p + 1) & mask {
 		s := x.slots[p]
@@ -76,12 +73,13 @@ func (x *keyIndex) find(items *itemLog, key []byte) (int32, bool) {
 	}
 }
 
-// insert records that key, absent so far, is at position i.
-func (x *keyIndex) insert(key string, i int32) {
+// insert records that the key whose hash is h, absent so far, is at
+// position i.
+func (x *keyIndex) insert(h uint64, i int32) {
 	if 2*(x.n+1) > len(x.slots) {
 		x.grow()
 	}
-	x.place(hashKeyString(x.seed, key)>>32<<32 | uint64(uint32(i)+1))
+	x.place(h>>32<<32 | uint64(uint32(i)+1))
 	x.n++
 }
 

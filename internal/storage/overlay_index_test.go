@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"hash/maphash"
 	"strconv"
 	"testing"
 
@@ -23,6 +24,7 @@ func TestKeyIndexMatchesMap(t *testing.T) {
 
 func checkKeyIndex(rt *rapid.T) {
 	x := newKeyIndex(rapid.IntRange(0, 100).Draw(rt, "hint"))
+	seed := maphash.MakeSeed()
 	var items itemLog
 	model := map[string]int32{}
 	// Most steps draw a new key: enough of them to grow the table a few
@@ -39,7 +41,8 @@ func checkKeyIndex(rt *rapid.T) {
 			model = map[string]int32{}
 		default:
 			k := key.Draw(rt, "key")
-			i, ok := x.find(&items, []byte(k))
+			h := hashKey(seed, []byte(k))
+			i, ok := x.find(h, &items, []byte(k))
 			want, wantOK := model[k]
 			if ok != wantOK || (ok && i != want) {
 				rt.Fatalf("find(%q) = %d, %v; want %d, %v", k, i, ok, want, wantOK)
@@ -47,7 +50,7 @@ func checkKeyIndex(rt *rapid.T) {
 			if !ok {
 				i := items.add(overlayItem{key: k})
 				model[k] = i
-				x.insert(k, i)
+				x.insert(h, i)
 			}
 		}
 	}

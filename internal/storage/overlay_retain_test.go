@@ -58,12 +58,17 @@ func TestOverlayReleasesHugeEpochBuffers(t *testing.T) {
 	if c := cap(o.sortKeys); c > retainItems {
 		t.Errorf("sortKeys keeps capacity %d", c)
 	}
-	if o.pendingPeak > retainItems {
-		t.Errorf("pending map sized for %d keys is kept", o.pendingPeak)
+	for _, x := range []keyIndex{o.pending, o.spareIx} {
+		if c := len(x.slots) / 2; c > retainItems {
+			t.Errorf("a key index sized for %d keys is kept", c)
+		}
 	}
 	for _, r := range o.runs {
 		if c := r.log.capacity(); c > retainItems {
 			t.Errorf("run of epoch %d keeps capacity %d", r.epoch, c)
+		}
+		if c := len(r.index.slots) / 2; c > retainItems {
+			t.Errorf("run of epoch %d keeps an index sized for %d keys", r.epoch, c)
 		}
 	}
 }
@@ -82,5 +87,8 @@ func TestOverlayReusesSteadyEpochBuffers(t *testing.T) {
 	}
 	if c := o.items.capacity() + o.spare.capacity(); c < n {
 		t.Errorf("steady epochs of %d writes keep only %d items of buffer", n, c)
+	}
+	if c := len(o.pending.slots) + len(o.spareIx.slots); c < 2*n {
+		t.Errorf("steady epochs of %d writes keep only %d index slots", n, c)
 	}
 }

@@ -129,15 +129,16 @@ func (t *StateTable) InsertAbsent(row types.Row) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := t.overlay.unsealedRow(key); ok {
-		t.overlay.put(key, row) // deleted earlier this epoch
+	h := t.overlay.keyHash(key)
+	if _, ok := t.overlay.unsealedRowH(h, key); ok {
+		t.overlay.putH(h, key, row) // deleted earlier this epoch
 		return nil
 	}
-	if _, ok := t.overlay.sealedGet(key); ok {
-		t.overlay.putAbsent(key, row) // deleted in an uncommitted epoch
+	if _, ok := t.overlay.sealedGetH(h, key); ok {
+		t.overlay.putAbsentH(h, key, row) // deleted in an uncommitted epoch
 		return nil
 	}
-	t.overlay.putFresh(key, row)
+	t.overlay.putFreshH(h, key, row)
 	return nil
 }
 
