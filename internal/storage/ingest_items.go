@@ -28,10 +28,9 @@ import (
 // maybeSealFreshItems writes the sealed run's fresh keys that hold a row
 // (fresh marks them by position; vals holds the run's encoded values) to
 // a file when they are many (Options.IngestFrom). It returns the items
-// the batch must then leave out, byFile: those written, and the fresh keys
-// deleted again within the epoch (no layer held them before, none holds
-// them after). With few fresh keys it returns no file, and byFile holds
-// only the fresh keys deleted again.
+// the batch must then leave out, byFile: those written. With few fresh
+// keys it returns no file and no items. (Fresh keys deleted again within
+// the epoch are not in the run at all: overlay.sealsItem.)
 func (t *StateTable) maybeSealFreshItems(epoch uint64, vals *sealedKVs, fresh types.Bitmap) (byFile types.Bitmap, f *ingestFile, err error) {
 	n, size := 0, 0
 	for j := range vals.len() {
@@ -41,7 +40,7 @@ func (t *StateTable) maybeSealFreshItems(epoch uint64, vals *sealedKVs, fresh ty
 		}
 	}
 	if n == 0 || !t.store.ingestEnabled(size) {
-		return freshDeleted(vals, fresh), nil, nil
+		return nil, nil, nil
 	}
 	byFile = fresh.Clone()
 	name := t.store.newIngestFile(epoch, t.lay.desc.ID, t.owner)
@@ -60,23 +59,4 @@ func (t *StateTable) maybeSealFreshItems(epoch uint64, vals *sealedKVs, fresh ty
 		return nil, nil, fmt.Errorf("storage: table %d: write sealed fresh keys: %w", t.lay.desc.ID, err)
 	}
 	return byFile, f, nil
-}
-
-// freshDeleted marks the run's fresh keys that end the epoch deleted: no
-// layer held them before it and none holds them after, so the batch
-// leaves them out as a file's seal does. A join side whose rows expire
-// within the epoch they came in (Nexmark q7's bids, when event time runs
-// ahead of the barrier interval) wrote each such row's tombstone to
-// Pebble, which carried it through flush and compaction.
-func freshDeleted(vals *sealedKVs, fresh types.Bitmap) types.Bitmap {
-	var out types.Bitmap
-	if !fresh.Any() {
-		return out
-	}
-	for j := range vals.len() {
-		if vals.tombstone(j) && fresh.Get(j) {
-			out.Set(j)
-		}
-	}
-	return out
 }

@@ -196,8 +196,9 @@ func (o *overlay) seal(epoch uint64) *sealedRun {
 	o.runs = append(o.runs, sealedRun{epoch: epoch, log: o.items, index: o.pending, order: order})
 	o.sealFreshBits(order)
 	// The run keeps the items' pages and their index; the next epoch's
-	// writes go to a pruned run's, if there is one.
-	n := len(order)
+	// writes go to a pruned run's, if there is one. Buffers are sized by
+	// the items written, the dead ones too.
+	n := o.items.len()
 	o.lastSealed = n
 	o.items, o.spare = o.spare, itemLog{}
 	o.pending, o.spareIx = o.nextIndex(n), keyIndex{}
@@ -223,10 +224,10 @@ func (o *overlay) nextIndex(n int) keyIndex {
 	return x
 }
 
-// sealOrder returns the positions of the unsealed items in key order, a
-// new slice. An epoch that was scanned has sorted most of its items
-// already (keyOrder): the seal merges in the rest, or walks the tree,
-// rather than sorting all of them again.
+// sealOrder returns the positions of the unsealed items the run keeps
+// (sealsItem), in key order, in a new slice. An epoch that was scanned has
+// sorted most of its items already (keyOrder): the seal merges in the
+// rest, or walks the tree, rather than sorting all of them again.
 func (o *overlay) sealOrder() []int32 {
 	ko := &o.order
 	if ko.tree != nil { // it orders every unsealed item
@@ -234,16 +235,16 @@ func (o *overlay) sealOrder() []int32 {
 		for _, i := range ko.tree.Ascend(btreemap.Min[string](), btreemap.Max[string]()) {
 			order = append(order, i)
 		}
-		return order
+		return o.dropDead(order)
 	}
 	if ko.covered > 0 {
 		n := o.items.len()
 		ko.fresh = o.sortedRange(ko.fresh[:0], ko.covered, n)
 		order := make([]int32, 0, n)
 		if len(ko.fresh)*8 > ko.covered {
-			return o.mergeLinear(order, ko.sorted, ko.fresh)
+			return o.dropDead(o.mergeLinear(order, ko.sorted, ko.fresh))
 		}
-		return o.mergeSearch(order, ko.sorted, ko.fresh)
+		return o.dropDead(o.mergeSearch(order, ko.sorted, ko.fresh))
 	}
 	keys := o.sortedKeys()
 	order := make([]int32, len(keys))
@@ -251,6 +252,31 @@ func (o *overlay) sealOrder() []int32 {
 		order[j] = k.pos
 	}
 	return order
+}
+
+// A key no layer held when its epoch first wrote it (putFresh) and that
+// the epoch deleted again is in no layer after the epoch either: the run
+// leaves it out, unsorted and unencoded. A join side whose rows expire
+// within the epoch they came in (Nexmark q4's and q7's bids, when event
+// time runs ahead of the barrier interval) had most of each seal's items
+// such, and sorted and encoded them only for the batch to skip them.
+//
+// The item stays in the run's log and index, as a tombstone: a lookup
+// finds the key deleted, which is true, and only costs a later insert of
+// the key the fresh path.
+
+// sealsItem reports whether the unsealed item at pos belongs in its
+// epoch's run: all but fresh keys deleted again.
+func (o *overlay) sealsItem(pos int32) bool {
+	return !o.fresh.Get(int(pos)) || o.items.at(pos).row != nil
+}
+
+// dropDead removes from order, in place, the items the run leaves out.
+func (o *overlay) dropDead(order []int32) []int32 {
+	if !o.fresh.Any() {
+		return order
+	}
+	return slices.DeleteFunc(order, func(pos int32) bool { return !o.sealsItem(pos) })
 }
 
 // sealFreshBits moves the fresh marks of the items the last seal sealed,

@@ -190,7 +190,9 @@ func (o *overlay) sortedRange(dst []int32, from, n int) []int32 {
 // sorts as the seal does (sortKeys), by the keys' leading words: comparing
 // the items' keys themselves read two items at random per comparison
 // (most of a q5 join side's scans, which sorted an epoch's tens of
-// thousands of writes).
+// thousands of writes). Like the seal, it relies on every key of the
+// overlay starting with its table's prefix (statePrefixLen): the words
+// are read after it.
 func (o *overlay) sortPositions(pos []int32) {
 	keys := o.sortKeys[:0]
 	if cap(keys) < len(pos) {

@@ -32,19 +32,25 @@ func newSortKey(key string, pos int) sortKey {
 	return k
 }
 
-// sortedKeys returns the unsealed items' sort keys in key order (in
-// o.sortKeys). Sorting the items directly spent most of its time
-// comparing the prefix every key shares and moving 40-byte items; here
-// most comparisons are of one integer, and no item moves.
+// sortedKeys returns the sort keys of the unsealed items the run keeps
+// (sealsItem) in key order (in o.sortKeys). Sorting the items directly
+// spent most of its time comparing the prefix every key shares and moving
+// 40-byte items; here most comparisons are of one integer, and no item
+// moves.
 func (o *overlay) sortedKeys() []sortKey {
 	items := &o.items
 	keys := o.sortKeys[:0]
 	if n := items.len(); cap(keys) < n {
 		keys = make([]sortKey, 0, n) // not grown by append
 	}
+	anyFresh := o.fresh.Any()
 	for p, page := range items.pages {
 		for j := range page {
-			keys = append(keys, newSortKey(page[j].key, p<<itemPageBits+j))
+			pos := p<<itemPageBits + j
+			if anyFresh && !o.sealsItem(int32(pos)) {
+				continue
+			}
+			keys = append(keys, newSortKey(page[j].key, pos))
 		}
 	}
 	keys = sortKeys(keys, func(i int32) string { return items.at(i).key }, &o.sortTmp)

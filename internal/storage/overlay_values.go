@@ -66,7 +66,7 @@ func (o *overlay) encodeWritten(enc func([]byte, types.Row) ([]byte, error)) err
 	n := o.items.len()
 	written := &o.encWritten
 	written.buf, written.at = written.buf[:0], written.at[:0]
-	i := 0
+	i, anyFresh := 0, o.fresh.Any()
 	for _, page := range o.items.pages {
 		for j := range page {
 			it := &page[j]
@@ -76,6 +76,10 @@ func (o *overlay) encodeWritten(enc func([]byte, types.Row) ([]byte, error)) err
 			}
 			i++
 			start := len(written.buf)
+			if anyFresh && !o.sealsItem(int32(i-1)) { // not in the run: no bytes
+				written.at = append(written.at, uint32(start), uint32(start), uint32(start))
+				continue
+			}
 			written.buf = append(written.buf, it.key...)
 			mid := len(written.buf)
 			if it.row != nil {
