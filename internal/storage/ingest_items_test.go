@@ -253,3 +253,55 @@ func TestFreshKeysDeletedAgainWriteNothing(t *testing.T) {
 		t.Errorf("committed rows %s, want none", rows)
 	}
 }
+
+// TestFreshKeyDeletedAgainHidesNoLaterRow: a run left with only a fresh key
+// deleted again holds no writes (HoldsNoWrites), so a caller may keep a
+// later epoch's row of that key as a fresh row; no layer may then hide
+// that row behind the old epoch's delete, neither a read nor the next
+// count.
+func TestFreshKeyDeletedAgainHidesNoLaterRow(t *testing.T) {
+	ctx := context.Background()
+	s := openIngest(t, vfs.NewMem(), -1)
+	desc := kvDesc(1)
+	tbl := mustOpenTable(t, s, desc, 1, nil)
+	key := types.Row{int64(1), "a"}
+	add := func(k types.Row, delta int64, uncommittedOnly bool) (int64, int64) {
+		t.Helper()
+		before, after, err := tbl.AddCount(ctx, k, delta, uncommittedOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return before, after
+	}
+	add(key, 1, true)
+	add(key, -1, false)
+	if err := tbl.Seal(1); err != nil { // not committed yet
+		t.Fatal(err)
+	}
+	if !tbl.HoldsNoWrites() {
+		t.Fatal("a run of one fresh key deleted again holds writes")
+	}
+	b := types.NewBuilder(desc.Types, 2)
+	b.Append(types.Insert, types.Row{int64(1), "a", int64(5)})
+	if ok, err := tbl.InsertFresh(b.Take(), []int{0}); !ok || err != nil {
+		t.Fatalf("InsertFresh: %v %v", ok, err)
+	}
+	add(types.Row{int64(2), "b"}, 1, false) // an unrelated write: the overlay is not empty
+	if row, ok, err := tbl.Get(ctx, key); err != nil || !ok || row[2] != int64(5) {
+		t.Fatalf("Get = %v, %v, %v; want the fresh row, count 5", row, ok, err)
+	}
+	if before, after := add(key, -1, false); before != 5 || after != 4 {
+		t.Fatalf("AddCount -1 = %d, %d; want 5, 4", before, after)
+	}
+	if err := tbl.Seal(2); err != nil {
+		t.Fatal(err)
+	}
+	for e := uint64(1); e <= 2; e++ {
+		if err := s.Commit(ctx, e, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rows, want := multisetRows(t, s, desc), "[[2 b 1] [1 a 4]]"; rows != want {
+		t.Errorf("committed rows %s, want %s", rows, want)
+	}
+}

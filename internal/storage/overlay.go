@@ -193,6 +193,7 @@ func (o *overlay) len() int {
 // The caller must not keep the run past the next seal or prune.
 func (o *overlay) seal(epoch uint64) *sealedRun {
 	order := o.sealOrder()
+	o.forgetDead()
 	o.runs = append(o.runs, sealedRun{epoch: epoch, log: o.items, index: o.pending, order: order})
 	o.sealFreshBits(order)
 	// The run keeps the items' pages and their index; the next epoch's
@@ -261,14 +262,32 @@ func (o *overlay) sealOrder() []int32 {
 // time runs ahead of the barrier interval) had most of each seal's items
 // such, and sorted and encoded them only for the batch to skip them.
 //
-// The item stays in the run's log and index, as a tombstone: a lookup
-// finds the key deleted, which is true, and only costs a later insert of
-// the key the fresh path.
+// The item stays in the run's log and index, but with its key cleared
+// (forgetDead), so that no lookup finds it: a run of only such items
+// holds no writes (empty), and a caller may then keep a later epoch's
+// row of the key as a fresh row, which a tombstone found in the run would
+// hide.
 
 // sealsItem reports whether the unsealed item at pos belongs in its
 // epoch's run: all but fresh keys deleted again.
 func (o *overlay) sealsItem(pos int32) bool {
 	return !o.fresh.Get(int(pos)) || o.items.at(pos).row != nil
+}
+
+// forgetDead clears the keys of the unsealed items the run leaves out: no
+// key is empty (each starts with its table's prefix), so the index finds
+// them no more. The seal calls it once the order is made.
+func (o *overlay) forgetDead() {
+	if !o.fresh.Any() {
+		return
+	}
+	for p, page := range o.items.pages {
+		for j := range page {
+			if !o.sealsItem(int32(p<<itemPageBits + j)) {
+				page[j].key = ""
+			}
+		}
+	}
 }
 
 // dropDead removes from order, in place, the items the run leaves out.

@@ -66,13 +66,14 @@ func (o *overlay) encodeWritten(enc func([]byte, types.Row) ([]byte, error)) err
 	n := o.items.len()
 	written := &o.encWritten
 	written.buf, written.at = written.buf[:0], written.at[:0]
-	i, anyFresh := 0, o.fresh.Any()
+	i, sized, anyFresh := 0, false, o.fresh.Any()
 	for _, page := range o.items.pages {
 		for j := range page {
 			it := &page[j]
-			if i == 1 { // one allocation for a bulk epoch's buffer
+			if !sized && len(written.buf) > 0 { // one allocation for a bulk epoch's buffer
 				written.buf = slices.Grow(written.buf, len(written.buf)*n*5/4)
 				written.at = slices.Grow(written.at, 3*n)
+				sized = true
 			}
 			i++
 			start := len(written.buf)
