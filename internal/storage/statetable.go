@@ -105,6 +105,17 @@ func (t *StateTable) Insert(row types.Row) error {
 	return t.write(t.scratchPK(row), slices.Clone(row))
 }
 
+// InsertOwned is Insert of a row the table keeps itself, which the caller
+// must not change after: a join side caches the row it stores, so a copy
+// for the table held every stored row twice until its epoch committed
+// (and copying was a twentieth of Nexmark q5's CPU).
+func (t *StateTable) InsertOwned(row types.Row) error {
+	if err := t.lay.checkRow(row); err != nil {
+		return err
+	}
+	return t.write(t.scratchPK(row), row)
+}
+
 // InsertAbsent is Insert of a row whose key the table does not hold in its
 // latest state: the writer checked (a table's DML, which its session
 // checked under the table's write lock; a view's trusted insert). When no

@@ -281,7 +281,7 @@ func (s *side) degreeOf(ctx context.Context, r *storedRow) (int64, error) {
 func (s *side) setDegree(r *storedRow, d int64) error {
 	// An upsert: the degree row's PK does not change, so this is the
 	// update without its old row's PK to extract and compare.
-	if err := s.degrees.Insert(degreeRow(s.pkOf(r.row), d)); err != nil {
+	if err := s.degrees.InsertOwned(degreeRow(s.pkOf(r.row), d)); err != nil {
 		return fmt.Errorf("join: write degree: %w", err)
 	}
 	r.degree = d
@@ -292,11 +292,11 @@ func (s *side) setDegree(r *storedRow, d int64) error {
 // its key (an uncached key is not loaded: the next probe reads the store).
 func (s *side) store(key, row types.Row, degree int64) error {
 	s.noteStore()
-	insert := stateTable.Insert
+	// The row is kept once, shared by the table and the cache, which never
+	// change it: a copy for the table held every stored row twice until
+	// its epoch committed.
+	insert := stateTable.InsertOwned
 	if s.appendOnly {
-		// The row is kept once, shared by the table and the cache, which
-		// never change it: a copy for the table held every stored row
-		// twice until its epoch committed.
 		insert = stateTable.InsertAbsent
 	}
 	if err := s.write(row, degree, insert, "store"); err != nil {
@@ -374,7 +374,7 @@ func (s *side) write(row types.Row, degree int64, apply func(stateTable, types.R
 	}
 	if s.degrees != nil {
 		if verb == "store" {
-			apply = stateTable.Insert // a degree row is updated in place
+			apply = stateTable.InsertOwned // an upsert: degrees change; degreeRow is new
 		}
 		if err := apply(s.degrees, degreeRow(s.pkOf(row), degree)); err != nil {
 			return fmt.Errorf("join: %s degree: %w", verb, err)

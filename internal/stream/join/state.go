@@ -11,6 +11,9 @@ import (
 // storage.StateTable (see table.go); unit tests use an in-memory one.
 type stateTable interface {
 	Insert(row types.Row) error
+	// InsertOwned is Insert of a row the table keeps itself, which must
+	// not change after (storage.StateTable.InsertOwned).
+	InsertOwned(row types.Row) error
 	// InsertAbsent is Insert of a row whose key the table never held; the
 	// table keeps row itself, which must not change after
 	// (storage.StateTable.InsertAbsent).
