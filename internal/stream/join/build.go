@@ -102,6 +102,9 @@ func openSide(ss sideSpec, open tableOpener, cfg config) (*side, error) {
 	if s.rows, err = open(ss.table); err != nil {
 		return nil, fmt.Errorf("join: open state table %d: %w", ss.table.ID, err)
 	}
+	if ss.appendOnly && ss.expiry != nil && !ss.outer {
+		s.rows = newDeferredTable(s.rows) // most rows expire in their epoch (deferred.go)
+	}
 	if ss.expiry != nil {
 		s.exp.due.ints = ss.expiry.ints
 	}

@@ -45,7 +45,7 @@ func (s *side) start(ctx context.Context) error {
 		if s.expiry == nil {
 			break
 		}
-		s.noteExpiring(row)
+		s.noteExpiring(row, -1)
 	}
 	it.Close()
 	if any {

@@ -24,6 +24,7 @@ type expiringRow struct {
 	k   int64       // x as an integer, when ints
 	x   types.Datum // x itself, otherwise
 	row types.Row   // the stored row (never modified once stored)
+	tag int64       // the caller's, handed back with the row (deferred.go)
 }
 
 // rowQueue is a queue of rows in non-decreasing k; rows[head:] are live.
@@ -57,8 +58,8 @@ func (h *expiring) empty() bool {
 	return len(h.heap) == 0
 }
 
-func (h *expiring) push(x types.Datum, row types.Row) {
-	r := expiringRow{row: row}
+func (h *expiring) push(x types.Datum, row types.Row, tag int64) {
+	r := expiringRow{row: row, tag: tag}
 	if !h.ints {
 		r.x = x
 		h.heapPush(r)
@@ -97,8 +98,9 @@ func (h *expiring) queueFor(k int64) *rowQueue {
 	return nil
 }
 
-// drainBelow removes every row below bound, calling f with each.
-func (h *expiring) drainBelow(bound types.Datum, f func(types.Row) error) error {
+// drainBelow removes every row below bound, calling f with each and the
+// tag it was pushed with.
+func (h *expiring) drainBelow(bound types.Datum, f func(types.Row, int64) error) error {
 	below := func(r *expiringRow) bool { return types.Compare(r.x, bound) < 0 }
 	if h.ints {
 		b, ok := types.OrderInt64(bound)
@@ -109,16 +111,17 @@ func (h *expiring) drainBelow(bound types.Datum, f func(types.Row) error) error 
 		for i := range h.queues {
 			q := &h.queues[i]
 			for !q.empty() && below(&q.rows[q.head]) {
-				row := q.rows[q.head].row
+				r := q.rows[q.head]
 				q.pop()
-				if err := f(row); err != nil {
+				if err := f(r.row, r.tag); err != nil {
 					return err
 				}
 			}
 		}
 	}
 	for len(h.heap) > 0 && below(&h.heap[0]) {
-		if err := f(h.heapPop()); err != nil {
+		r := h.heapPop()
+		if err := f(r.row, r.tag); err != nil {
 			return err
 		}
 	}
@@ -145,8 +148,8 @@ func (h *expiring) heapPush(r expiringRow) {
 }
 
 // heapPop removes the heap's least row and returns it.
-func (h *expiring) heapPop() types.Row {
-	row := h.heap[0].row
+func (h *expiring) heapPop() expiringRow {
+	row := h.heap[0]
 	n := len(h.heap) - 1
 	h.heap[0] = h.heap[n]
 	h.heap[n] = expiringRow{}

@@ -27,13 +27,13 @@ func TestExpiringDrainsExactlyTheRowsBelow(t *testing.T) {
 					if rapid.IntRange(0, 9).Draw(rt, "far") == 0 {
 						x -= rapid.Int64Range(0, 100).Draw(rt, "back")
 					}
-					h.push(types.DTimestamp(x), types.Row{x})
+					h.push(types.DTimestamp(x), types.Row{x}, -1)
 					live = append(live, x)
 				},
 				"drain": func(rt *rapid.T) {
 					bound := now - rapid.Int64Range(-2, 20).Draw(rt, "behind")
 					var got, want []int64
-					err := h.drainBelow(types.DTimestamp(bound), func(r types.Row) error {
+					err := h.drainBelow(types.DTimestamp(bound), func(r types.Row, _ int64) error {
 						got = append(got, r[0].(int64))
 						return nil
 					})

@@ -74,13 +74,14 @@ func (j *HashJoin) noteExpiryWatermark(s int, w *stream.Watermark) {
 	}
 }
 
-// noteExpiring records a stored row for expiry. A row whose Col is NULL
-// never satisfies X ≥ E and stays until retracted.
-func (s *side) noteExpiring(row types.Row) {
+// noteExpiring records a stored row for expiry, with its place in the
+// side's deferred writes (deferredTable.lastTag; -1: none). A row whose
+// Col is NULL never satisfies X ≥ E and stays until retracted.
+func (s *side) noteExpiring(row types.Row, tag int64) {
 	if s.expiry == nil || row[s.expiry.col] == nil {
 		return
 	}
-	s.exp.due.push(row[s.expiry.col], row)
+	s.exp.due.push(row[s.expiry.col], row, tag)
 }
 
 // expire deletes the side's rows below its current bound. A row retracted
@@ -100,8 +101,12 @@ func (s *side) expire(ectx *expr.Context) error {
 		return nil
 	}
 	nullSafe := make([]bool, len(s.keys)) // NULL keys are kept by no side
-	err = x.due.drainBelow(bound, func(row types.Row) error {
+	d, _ := s.rows.(*deferredTable)
+	err = x.due.drainBelow(bound, func(row types.Row, tag int64) error {
 		key, _ := s.keyOf(nil, row, nullSafe)
+		if d != nil && d.drop(tag) { // never written to the table
+			return s.uncache(key, row)
+		}
 		return s.remove(key, row, 0)
 	})
 	if err != nil {

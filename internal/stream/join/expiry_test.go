@@ -15,13 +15,41 @@ import (
 // TestJoinExpiry: with l.t BETWEEN r.t - 5 AND r.t, a left row expires
 // once the right watermark passes its t + 5 and a right row once the left
 // watermark passes its t; rows that can still match stay and match.
+//
+// It runs with append-only sides too, whose rows wait for the seal in a
+// deferred list (deferred.go), and with configurations whose probes read
+// the state table (every key large; no cache), which write the list out
+// in the middle of an epoch.
 func TestJoinExpiry(t *testing.T) {
+	large := testConfig()
+	large.largeKeyRows = 1
+	uncached := testConfig()
+	uncached.adaptMinStores = 1
+	for name, tc := range map[string]struct {
+		appendOnly bool
+		cfg        config
+	}{
+		"retractable": {false, testConfig()}, "append-only": {true, testConfig()},
+		"append-only, large keys": {true, large}, "append-only, uncached": {true, uncached},
+	} {
+		t.Run(name, func(t *testing.T) { checkJoinExpiry(t, tc.appendOnly, tc.cfg) })
+	}
+}
+
+// expiryCase is TestJoinExpiry's join: l.t BETWEEN r.t - 5 AND r.t, on k,
+// over rows (k, t, id).
+func expiryCase(appendOnly bool) joinCase {
 	in := []types.Type{i64, i64, i64} // k, t, id
 	res := expr.Node(expr.KindAnd,
 		expr.Func(">=", expr.Input(1, i64), expr.Func("-", expr.Input(4, i64), expr.Literal(int64(5), i64))),
 		expr.Func("<=", expr.Input(1, i64), expr.Input(4, i64)))
-	c := joinCase{typ: plan.InnerJoin, lt: in, rt: in, lk: []int{0}, rk: []int{0}, lsk: []int{2}, rsk: []int{2},
-		residual: &res, expiry: &[2][]int{{1}, {1}}}
+	return joinCase{typ: plan.InnerJoin, lt: in, rt: in, lk: []int{0}, rk: []int{0}, lsk: []int{2}, rsk: []int{2},
+		residual: &res, expiry: &[2][]int{{1}, {1}}, appendOnly: [2]bool{appendOnly, appendOnly}}
+}
+
+func checkJoinExpiry(t *testing.T, appendOnly bool, cfg config) {
+	c := expiryCase(appendOnly)
+	in := c.lt
 	if n := c.node(); n.HashJoin.LeftExpiry == nil || n.HashJoin.RightExpiry == nil {
 		t.Fatalf("expiries not derived: %+v %+v", n.HashJoin.LeftExpiry, n.HashJoin.RightExpiry)
 	}
@@ -30,7 +58,7 @@ func TestJoinExpiry(t *testing.T) {
 		"barrier\n+ 1 10 1\n+ 1 20 2\n+ 1 27 3\nbarrier\nwatermark 1 15\nbarrier\n+ 1 29 4\nbarrier\nbarrier", 1, testActor)...)
 	right := stream.NewMockSource(in, streamtest.Script(in,
 		"barrier\nbarrier\n+ 1 12 7\nwatermark 1 30\nbarrier\n+ 1 31 8\nbarrier\nbarrier", 1, testActor)...)
-	h := newHarness(t, st, c, testConfig(), left, right)
+	h := newHarness(t, st, c, cfg, left, right)
 	var out []string
 	for e := 1; e <= 4; e++ {
 		rows, b := h.untilBarrier()
@@ -58,5 +86,51 @@ func TestJoinExpiry(t *testing.T) {
 		if i < len(out) && out[i] != want[i] {
 			t.Errorf("epoch %d: %q, want %q", i+1, out[i], want[i])
 		}
+	}
+}
+
+// TestJoinExpiryWithinEpoch: rows that expire at the barrier of the epoch
+// they came in still match in that epoch, and the state keeps only the
+// rows that outlive it (an append-only side never writes the others).
+func TestJoinExpiryWithinEpoch(t *testing.T) {
+	large := testConfig()
+	large.largeKeyRows = 1
+	for name, tc := range map[string]struct {
+		appendOnly bool
+		cfg        config
+	}{
+		"retractable": {false, testConfig()}, "append-only": {true, testConfig()},
+		"append-only, large keys": {true, large},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := expiryCase(tc.appendOnly)
+			in := c.lt
+			st := streamtest.OpenStore(t)
+			left := stream.NewMockSource(in, streamtest.Script(in,
+				"barrier\n+ 1 10 1\n+ 1 20 2\n+ 1 27 3\nbarrier\n+ 1 40 4\nbarrier", 1, testActor)...)
+			right := stream.NewMockSource(in, streamtest.Script(in,
+				"barrier\n+ 1 22 7\nwatermark 1 30\nbarrier\nbarrier", 1, testActor)...)
+			h := newHarness(t, st, c, tc.cfg, left, right)
+			want := []string{"", "+ 1 20 2 1 22 7", ""}
+			for e := 1; e <= 3; e++ {
+				rows, b := h.untilBarrier()
+				if got := strings.ReplaceAll(strings.TrimSpace(rows), "\n", "|"); got != want[e-1] {
+					t.Errorf("epoch %d: %q, want %q", e, got, want[e-1])
+				}
+				if err := st.Commit(context.Background(), b.Epoch, nil); err != nil {
+					t.Fatal(err)
+				}
+				if e != 2 {
+					continue
+				}
+				// Right's watermark 30 expired the left rows below 25 (10
+				// and 20) at the barrier of the epoch they came in.
+				for id, want := range map[uint32]int{1: 1, 2: 1} {
+					if n, err := st.TableKeyCount(id); err != nil || n != want {
+						t.Errorf("table %d keeps %d rows (%v), want %d", id, n, err, want)
+					}
+				}
+			}
+		})
 	}
 }

@@ -302,7 +302,11 @@ func (s *side) store(key, row types.Row, degree int64) error {
 	if err := s.write(row, degree, insert, "store"); err != nil {
 		return err
 	}
-	s.noteExpiring(row)
+	tag := int64(-1)
+	if d, ok := s.rows.(*deferredTable); ok {
+		tag = d.lastTag()
+	}
+	s.noteExpiring(row, tag)
 	k, e, err := s.lookup(key)
 	if e == nil || err != nil {
 		if err == nil && k != nil && s.complete {
@@ -343,6 +347,11 @@ func (s *side) remove(key, row types.Row, degree int64) error {
 	if err := s.write(row, degree, stateTable.Delete, "delete"); err != nil {
 		return err
 	}
+	return s.uncache(key, row)
+}
+
+// uncache removes a row from a cached entry of its key.
+func (s *side) uncache(key, row types.Row) error {
 	k, e, err := s.lookup(key)
 	if e == nil || e.large || err != nil {
 		return err

@@ -1,0 +1,128 @@
+package join
+
+import (
+	"context"
+
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// An append-only side with an expiry stores most of its rows only to
+// delete them again at the same barrier: Nexmark q4's and q7's bids expire
+// a few seconds of event time after they came, and an epoch spans tens of
+// seconds of it. Each such row cost the state table an encoded key, a
+// hash-index insert, a delete through the same index and a tombstone item
+// (about a ninth of q4's CPU), for a row no checkpoint ever held.
+//
+// deferredTable fronts such a side's state table. It keeps the rows the
+// epoch inserts in a list of its own and writes them to the table only
+// when the table must hold them: at the seal, after the barrier's expiry
+// has dropped most of them from the list, or before any read of the table
+// (a scan, a lookup), which must see them.
+//
+// Expiry finds a row's place in the list by the tag it noted with the row
+// (lastTag, drop): the list's generation, which each write-out ends, and
+// the row's position. A map from row to place cost more than the table
+// writes it saved. A delete goes to the table: the side deletes only rows
+// that expiry drops, or that it read from the table (watermark cleaning,
+// whose scan writes the list out first).
+type deferredTable struct {
+	stateTable
+	rows []types.Row // the epoch's inserts not yet written; nil: dropped
+	gen  int64       // the list's generation, from 1
+}
+
+func newDeferredTable(t stateTable) *deferredTable {
+	return &deferredTable{stateTable: t, gen: 1}
+}
+
+// InsertAbsent keeps row in the list.
+func (d *deferredTable) InsertAbsent(row types.Row) error {
+	d.rows = append(d.rows, row)
+	return nil
+}
+
+// lastTag returns the tag of the row InsertAbsent last kept.
+func (d *deferredTable) lastTag() int64 {
+	return d.gen<<32 | int64(len(d.rows)-1)
+}
+
+// drop removes the row of tag from the list, if the list still holds it
+// (tag is of this generation): the row is deleted before it was written.
+func (d *deferredTable) drop(tag int64) bool {
+	if tag < 0 || tag>>32 != d.gen {
+		return false
+	}
+	d.rows[int32(tag)] = nil
+	return true
+}
+
+// writeOut writes the list's rows to the table and empties it.
+func (d *deferredTable) writeOut() error {
+	if len(d.rows) == 0 {
+		return nil
+	}
+	for i, row := range d.rows {
+		if row == nil {
+			continue
+		}
+		if err := d.stateTable.InsertAbsent(row); err != nil {
+			return err
+		}
+		d.rows[i] = nil
+	}
+	d.rows = d.rows[:0]
+	d.gen++
+	return nil
+}
+
+// Seal writes the list out, then seals the table.
+func (d *deferredTable) Seal(epoch uint64) error {
+	if err := d.writeOut(); err != nil {
+		return err
+	}
+	return d.stateTable.Seal(epoch)
+}
+
+// The reads and the other writes see, or follow, the list's rows.
+
+func (d *deferredTable) Insert(row types.Row) error {
+	if err := d.writeOut(); err != nil {
+		return err
+	}
+	return d.stateTable.Insert(row)
+}
+
+func (d *deferredTable) InsertOwned(row types.Row) error {
+	if err := d.writeOut(); err != nil {
+		return err
+	}
+	return d.stateTable.InsertOwned(row)
+}
+
+func (d *deferredTable) Update(old, new types.Row) error {
+	if err := d.writeOut(); err != nil {
+		return err
+	}
+	return d.stateTable.Update(old, new)
+}
+
+func (d *deferredTable) Get(ctx context.Context, pk types.Row) (types.Row, bool, error) {
+	if err := d.writeOut(); err != nil {
+		return nil, false, err
+	}
+	return d.stateTable.Get(ctx, pk)
+}
+
+func (d *deferredTable) Scan(ctx context.Context, prefix types.Row) (rowIterator, error) {
+	if err := d.writeOut(); err != nil {
+		return nil, err
+	}
+	return d.stateTable.Scan(ctx, prefix)
+}
+
+func (d *deferredTable) ScanBetween(ctx context.Context, lo, bound types.Datum) (rowIterator, error) {
+	if err := d.writeOut(); err != nil {
+		return nil, err
+	}
+	return d.stateTable.ScanBetween(ctx, lo, bound)
+}
