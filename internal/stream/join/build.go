@@ -91,6 +91,9 @@ func exprContext(env *stream.Env) *expr.Context {
 	return &expr.Context{}
 }
 
+// deferAppendOnly turns deferredTable on; a test compares with it off.
+var deferAppendOnly = true
+
 func openSide(ss sideSpec, open tableOpener, cfg config) (*side, error) {
 	s := &side{
 		sideSpec:       ss,
@@ -102,7 +105,7 @@ func openSide(ss sideSpec, open tableOpener, cfg config) (*side, error) {
 	if s.rows, err = open(ss.table); err != nil {
 		return nil, fmt.Errorf("join: open state table %d: %w", ss.table.ID, err)
 	}
-	if ss.appendOnly && ss.expiry != nil && !ss.outer {
+	if deferAppendOnly && ss.appendOnly && ss.expiry != nil && !ss.outer {
 		s.rows = newDeferredTable(s.rows) // most rows expire in their epoch (deferred.go)
 	}
 	if ss.expiry != nil {

@@ -21,38 +21,55 @@ import (
 //
 // Expiry finds a row's place in the list by the tag it noted with the row
 // (lastTag, drop): the list's generation, which each write-out ends, and
-// the row's position. A map from row to place cost more than the table
-// writes it saved. A delete goes to the table: the side deletes only rows
-// that expiry drops, or that it read from the table (watermark cleaning,
-// whose scan writes the list out first).
+// the row's position; drop also checks that the place holds that very
+// row, so a generation that wrapped around drops nothing it should not.
+// A map from row to place cost more than the table writes it saved. A
+// delete goes to the table: the side deletes only rows that expiry
+// drops, rows it read from the table (watermark cleaning, whose scan
+// writes the list out first), and input retractions, before which the
+// join writes the list out (an append-only side has none, but a plan that
+// says so wrongly must not bring a deleted row back).
 type deferredTable struct {
 	stateTable
-	rows []types.Row // the epoch's inserts not yet written; nil: dropped
-	gen  int64       // the list's generation, from 1
+	rows   []types.Row // the epoch's inserts not yet written; nil: dropped
+	gen    int64       // the list's generation, in [0, 2^31)
+	listed bool        // the last InsertAbsent kept its row in the list
 }
 
 func newDeferredTable(t stateTable) *deferredTable {
-	return &deferredTable{stateTable: t, gen: 1}
+	return &deferredTable{stateTable: t}
 }
 
-// InsertAbsent keeps row in the list.
+// InsertAbsent keeps row in the list. A row of no columns (no identity
+// for drop to check) goes to the table at once.
 func (d *deferredTable) InsertAbsent(row types.Row) error {
+	if d.listed = len(row) > 0; !d.listed {
+		return d.stateTable.InsertAbsent(row)
+	}
 	d.rows = append(d.rows, row)
 	return nil
 }
 
-// lastTag returns the tag of the row InsertAbsent last kept.
+// lastTag returns the tag of the row InsertAbsent last kept, or -1 when
+// it kept none. A tag is never negative.
 func (d *deferredTable) lastTag() int64 {
+	if !d.listed {
+		return -1
+	}
 	return d.gen<<32 | int64(len(d.rows)-1)
 }
 
-// drop removes the row of tag from the list, if the list still holds it
-// (tag is of this generation): the row is deleted before it was written.
-func (d *deferredTable) drop(tag int64) bool {
-	if tag < 0 || tag>>32 != d.gen {
+// drop removes row, noted with tag, from the list if the list holds it:
+// the row is deleted before it was written.
+func (d *deferredTable) drop(tag int64, row types.Row) bool {
+	if tag < 0 || tag>>32 != d.gen || len(row) == 0 {
 		return false
 	}
-	d.rows[int32(tag)] = nil
+	i := int(uint32(tag))
+	if i >= len(d.rows) || len(d.rows[i]) == 0 || &d.rows[i][0] != &row[0] {
+		return false
+	}
+	d.rows[i] = nil
 	return true
 }
 
@@ -71,7 +88,7 @@ func (d *deferredTable) writeOut() error {
 		d.rows[i] = nil
 	}
 	d.rows = d.rows[:0]
-	d.gen++
+	d.gen = (d.gen + 1) & (1<<31 - 1)
 	return nil
 }
 

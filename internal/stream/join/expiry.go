@@ -104,7 +104,7 @@ func (s *side) expire(ectx *expr.Context) error {
 	d, _ := s.rows.(*deferredTable)
 	err = x.due.drainBelow(bound, func(row types.Row, tag int64) error {
 		key, _ := s.keyOf(nil, row, nullSafe)
-		if d != nil && d.drop(tag) { // never written to the table
+		if d != nil && d.drop(tag, row) { // never written to the table
 			return s.uncache(key, row)
 		}
 		return s.remove(key, row, 0)

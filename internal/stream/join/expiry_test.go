@@ -21,18 +21,28 @@ import (
 // the state table (every key large; no cache), which write the list out
 // in the middle of an epoch.
 func TestJoinExpiry(t *testing.T) {
+	for name, tc := range expiryConfigs() {
+		t.Run(name, func(t *testing.T) { checkJoinExpiry(t, tc.appendOnly, tc.cfg) })
+	}
+}
+
+// expiryConfigs are the ways the expiry tests run: retractable sides, and
+// append-only ones (deferred.go), also with every key large and with no
+// cache, whose probes read the state table mid-epoch.
+func expiryConfigs() map[string]struct {
+	appendOnly bool
+	cfg        config
+} {
 	large := testConfig()
 	large.largeKeyRows = 1
 	uncached := testConfig()
 	uncached.adaptMinStores = 1
-	for name, tc := range map[string]struct {
+	return map[string]struct {
 		appendOnly bool
 		cfg        config
 	}{
 		"retractable": {false, testConfig()}, "append-only": {true, testConfig()},
 		"append-only, large keys": {true, large}, "append-only, uncached": {true, uncached},
-	} {
-		t.Run(name, func(t *testing.T) { checkJoinExpiry(t, tc.appendOnly, tc.cfg) })
 	}
 }
 
@@ -93,15 +103,7 @@ func checkJoinExpiry(t *testing.T, appendOnly bool, cfg config) {
 // they came in still match in that epoch, and the state keeps only the
 // rows that outlive it (an append-only side never writes the others).
 func TestJoinExpiryWithinEpoch(t *testing.T) {
-	large := testConfig()
-	large.largeKeyRows = 1
-	for name, tc := range map[string]struct {
-		appendOnly bool
-		cfg        config
-	}{
-		"retractable": {false, testConfig()}, "append-only": {true, testConfig()},
-		"append-only, large keys": {true, large},
-	} {
+	for name, tc := range expiryConfigs() {
 		t.Run(name, func(t *testing.T) {
 			c := expiryCase(tc.appendOnly)
 			in := c.lt

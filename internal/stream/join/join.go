@@ -136,13 +136,15 @@ func (j *HashJoin) pull(ctx context.Context) error {
 func (j *HashJoin) passBarrier(ctx context.Context) (stream.Message, error) {
 	b := j.barrier
 	j.barrier = nil
-	if err := j.cleanState(ctx); err != nil {
-		return stream.Message{}, err
-	}
+	// Expiry first: it drops the rows it expires from a side's deferred
+	// list (deferred.go), and cleaning's scan writes the rest out.
 	for _, s := range j.sides {
 		if err := s.expire(j.exprCtx); err != nil {
 			return stream.Message{}, err
 		}
+	}
+	if err := j.cleanState(ctx); err != nil {
+		return stream.Message{}, err
 	}
 	for _, s := range j.sides {
 		if err := s.seal(b.Epoch); err != nil {
@@ -308,6 +310,11 @@ func (j *HashJoin) finish(t *rowTask) error {
 	}
 	if t.insert {
 		return own.store(t.key, t.row, t.count)
+	}
+	if d, ok := own.rows.(*deferredTable); ok {
+		if err := d.writeOut(); err != nil { // the row may be in the list
+			return err
+		}
 	}
 	return own.remove(t.key, t.row, t.count)
 }
