@@ -31,10 +31,22 @@ import (
 // says so wrongly must not bring a deleted row back).
 type deferredTable struct {
 	stateTable
-	rows   []types.Row // the epoch's inserts not yet written; nil: dropped
-	gen    int64       // the list's generation, in [0, 2^31)
-	listed bool        // the last InsertAbsent kept its row in the list
+	// blocks hold the list: the epoch's inserts not yet written (nil:
+	// dropped), n of them, in blocks of listBlock that are kept for the
+	// next epochs (one slice grown by doubling moved every row).
+	blocks [][]types.Row
+	n      int
+	peak   int   // the most rows the list held since the last seal
+	gen    int64 // the list's generation, in [0, 2^31)
+	listed bool  // the last InsertAbsent kept its row in the list
 }
+
+// listBlock is the rows of a block (a variable for the test, which makes
+// blocks tiny).
+var listBlock = 1024
+
+// at returns the list's i-th place.
+func (d *deferredTable) at(i int) *types.Row { return &d.blocks[i/listBlock][i%listBlock] }
 
 func newDeferredTable(t stateTable) *deferredTable {
 	return &deferredTable{stateTable: t}
@@ -46,7 +58,11 @@ func (d *deferredTable) InsertAbsent(row types.Row) error {
 	if d.listed = len(row) > 0; !d.listed {
 		return d.stateTable.InsertAbsent(row)
 	}
-	d.rows = append(d.rows, row)
+	if d.n == len(d.blocks)*listBlock {
+		d.blocks = append(d.blocks, make([]types.Row, listBlock))
+	}
+	*d.at(d.n) = row
+	d.n++
 	return nil
 }
 
@@ -56,7 +72,7 @@ func (d *deferredTable) lastTag() int64 {
 	if !d.listed {
 		return -1
 	}
-	return d.gen<<32 | int64(len(d.rows)-1)
+	return d.gen<<32 | int64(d.n-1)
 }
 
 // drop removes row, noted with tag, from the list if the list holds it:
@@ -66,37 +82,48 @@ func (d *deferredTable) drop(tag int64, row types.Row) bool {
 		return false
 	}
 	i := int(uint32(tag))
-	if i >= len(d.rows) || len(d.rows[i]) == 0 || &d.rows[i][0] != &row[0] {
+	if i >= d.n {
 		return false
 	}
-	d.rows[i] = nil
-	return true
+	if r := d.at(i); len(*r) > 0 && &(*r)[0] == &row[0] {
+		*r = nil
+		return true
+	}
+	return false
 }
 
 // writeOut writes the list's rows to the table and empties it.
 func (d *deferredTable) writeOut() error {
-	if len(d.rows) == 0 {
+	if d.n == 0 {
 		return nil
 	}
-	for i, row := range d.rows {
-		if row == nil {
+	for i := range d.n {
+		r := d.at(i)
+		if *r == nil {
 			continue
 		}
-		if err := d.stateTable.InsertAbsent(row); err != nil {
+		if err := d.stateTable.InsertAbsent(*r); err != nil {
 			return err
 		}
-		d.rows[i] = nil
+		*r = nil
 	}
-	d.rows = d.rows[:0]
+	d.peak = max(d.peak, d.n)
+	d.n = 0
 	d.gen = (d.gen + 1) & (1<<31 - 1)
 	return nil
 }
 
-// Seal writes the list out, then seals the table.
+// Seal writes the list out, then seals the table. Blocks beyond twice
+// the epoch's need go: one huge epoch must not pin its list.
 func (d *deferredTable) Seal(epoch uint64) error {
 	if err := d.writeOut(); err != nil {
 		return err
 	}
+	if used := (d.peak + listBlock - 1) / listBlock; len(d.blocks) > 2*used {
+		clear(d.blocks[2*used:])
+		d.blocks = d.blocks[:2*used]
+	}
+	d.peak = 0
 	return d.stateTable.Seal(epoch)
 }
 

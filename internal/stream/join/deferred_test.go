@@ -123,6 +123,8 @@ func TestDeferredMatchesDirect(t *testing.T) {
 }
 
 func checkDeferredMatchesDirect(rt *rapid.T) {
+	defer func(n int) { listBlock = n }(listBlock)
+	listBlock = rapid.SampledFrom([]int{2, 1024}).Draw(rt, "list block")
 	cfg := config{chunkSize: rapid.SampledFrom([]int{1, 3, 1024}).Draw(rt, "chunk"),
 		cacheEntries:   rapid.SampledFrom([]int{1, 1000}).Draw(rt, "cache"),
 		largeKeyRows:   rapid.SampledFrom([]int{1, 4096}).Draw(rt, "large"),

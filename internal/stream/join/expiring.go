@@ -27,25 +27,67 @@ type expiringRow struct {
 	tag int64       // the caller's, handed back with the row (deferred.go)
 }
 
-// rowQueue is a queue of rows in non-decreasing k; rows[head:] are live.
+// rowQueue is a queue of rows in non-decreasing k, in blocks of
+// queueBlock rows: blocks[0][head:] and the later blocks are live. One
+// slice that grew by doubling and was compacted as its head advanced
+// moved every row several times, with the GC's write barriers on each
+// pointer (a twentieth of Nexmark q4, whose queues hold an epoch's bids).
 type rowQueue struct {
-	rows []expiringRow
-	head int
+	blocks [][]expiringRow
+	head   int
+	spare  [][]expiringRow // emptied blocks, for the next pushes
 }
 
-func (q *rowQueue) empty() bool { return q.head == len(q.rows) }
-func (q *rowQueue) last() int64 { return q.rows[len(q.rows)-1].k }
+// queueBlock is the rows of a block (a variable for the test, which
+// makes blocks tiny); spareBlocks the emptied blocks a queue keeps.
+var queueBlock = 1024
 
-// pop drops the head row, and compacts the queue once half of it is dead.
+const spareBlocks = 4
+
+func (q *rowQueue) empty() bool {
+	return len(q.blocks) == 0 || (len(q.blocks) == 1 && q.head == len(q.blocks[0]))
+}
+
+func (q *rowQueue) last() int64 {
+	b := q.blocks[len(q.blocks)-1]
+	return b[len(b)-1].k
+}
+
+// front returns the head row; the queue must not be empty.
+func (q *rowQueue) front() *expiringRow { return &q.blocks[0][q.head] }
+
+func (q *rowQueue) push(r expiringRow) {
+	n := len(q.blocks)
+	if n == 0 || len(q.blocks[n-1]) == queueBlock {
+		var b []expiringRow
+		if k := len(q.spare); k > 0 {
+			b, q.spare = q.spare[k-1], q.spare[:k-1]
+		} else {
+			b = make([]expiringRow, 0, queueBlock)
+		}
+		q.blocks = append(q.blocks, b)
+		n++
+	}
+	q.blocks[n-1] = append(q.blocks[n-1], r)
+}
+
+// pop drops the head row. An emptied block is kept for later pushes.
 func (q *rowQueue) pop() {
-	q.rows[q.head] = expiringRow{}
+	b := q.blocks[0]
+	b[q.head] = expiringRow{}
 	q.head++
-	if q.head == len(q.rows) {
-		q.rows, q.head = q.rows[:0], 0
-	} else if q.head >= 1024 && q.head*2 >= len(q.rows) {
-		n := copy(q.rows, q.rows[q.head:])
-		clear(q.rows[n:])
-		q.rows, q.head = q.rows[:n], 0
+	if q.head < len(b) {
+		return
+	}
+	q.head = 0
+	if len(q.blocks) == 1 {
+		q.blocks[0] = b[:0]
+		return
+	}
+	q.blocks[0] = nil
+	q.blocks = q.blocks[1:]
+	if len(q.spare) < spareBlocks {
+		q.spare = append(q.spare, b[:0])
 	}
 }
 
@@ -67,7 +109,7 @@ func (h *expiring) push(x types.Datum, row types.Row, tag int64) {
 	}
 	r.k, _ = types.OrderInt64(x)
 	if q := h.queueFor(r.k); q != nil {
-		q.rows = append(q.rows, r)
+		q.push(r)
 		return
 	}
 	h.heapPush(r)
@@ -110,8 +152,8 @@ func (h *expiring) drainBelow(bound types.Datum, f func(types.Row, int64) error)
 		below = func(r *expiringRow) bool { return r.k < b }
 		for i := range h.queues {
 			q := &h.queues[i]
-			for !q.empty() && below(&q.rows[q.head]) {
-				r := q.rows[q.head]
+			for !q.empty() && below(q.front()) {
+				r := *q.front()
 				q.pop()
 				if err := f(r.row, r.tag); err != nil {
 					return err

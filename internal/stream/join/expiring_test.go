@@ -14,7 +14,18 @@ import (
 // actors do), occasional far-back ones, and drains at rising bounds: each
 // drain must return exactly the rows below its bound that are still
 // there, whichever of the queues and the heap holds them.
+//
+// With blocks of two rows too, so that queues cross their blocks' ends;
+// each row's tag must come back with it.
 func TestExpiringDrainsExactlyTheRowsBelow(t *testing.T) {
+	defer func(n int) { queueBlock = n }(queueBlock)
+	for _, block := range []int{1024, 2} {
+		queueBlock = block
+		checkExpiringDrains(t)
+	}
+}
+
+func checkExpiringDrains(t *testing.T) {
 	for _, ints := range []bool{true, false} {
 		rapid.Check(t, func(rt *rapid.T) {
 			h := &expiring{ints: ints}
@@ -27,13 +38,16 @@ func TestExpiringDrainsExactlyTheRowsBelow(t *testing.T) {
 					if rapid.IntRange(0, 9).Draw(rt, "far") == 0 {
 						x -= rapid.Int64Range(0, 100).Draw(rt, "back")
 					}
-					h.push(types.DTimestamp(x), types.Row{x}, -1)
+					h.push(types.DTimestamp(x), types.Row{x}, x)
 					live = append(live, x)
 				},
 				"drain": func(rt *rapid.T) {
 					bound := now - rapid.Int64Range(-2, 20).Draw(rt, "behind")
 					var got, want []int64
-					err := h.drainBelow(types.DTimestamp(bound), func(r types.Row, _ int64) error {
+					err := h.drainBelow(types.DTimestamp(bound), func(r types.Row, tag int64) error {
+						if tag != r[0].(int64) {
+							rt.Fatalf("row %v drained with tag %d", r, tag)
+						}
 						got = append(got, r[0].(int64))
 						return nil
 					})
