@@ -46,12 +46,18 @@
 //     more often than probed keeps no cache at all and streams every probe
 //     the same way, until an epoch probes it often again (adapt.go).
 //  9. At the end of each input chunk the partial output is flushed. On an
-//     aligned barrier the output is flushed first, then every state table
-//     is sealed for the epoch, then the barrier is passed on.
+//     aligned barrier the output is flushed first, then expired rows are
+//     deleted (expiry.go) and state below the key watermark cleaned, then
+//     every state table is sealed for the epoch, then the barrier is
+//     passed on.
 //
 // Nothing in memory is needed for correctness: the caches only mirror the
 // state tables, so after recovery the executor is rebuilt on the committed
-// state and continues.
+// state and continues. One exception within an epoch: an append-only side
+// with an expiry keeps the epoch's new rows in a list that its seal, or
+// any read of its table, writes out first (deferred.go), so rows that
+// expire in the epoch they came in never reach the table; the seal makes
+// the table whole before the epoch commits.
 //
 // # Watermarks
 //
