@@ -107,10 +107,8 @@ func (o *overlay) putH(h uint64, key []byte, row types.Row) {
 	o.putAbsentH(h, key, row)
 }
 
-// putAbsent is put of a key the caller knows has no unsealed write (one
-// hash lookup fewer: a value table's AddCount looked already).
-func (o *overlay) putAbsent(key []byte, row types.Row) { o.putAbsentH(o.keyHash(key), key, row) }
-
+// putAbsentH is putH of a key the caller knows has no unsealed write (one
+// lookup fewer: a value table's AddCount looked already).
 func (o *overlay) putAbsentH(h uint64, key []byte, row types.Row) {
 	k := string(key)
 	i := o.items.add(overlayItem{key: k, row: row})
@@ -221,7 +219,7 @@ func (o *overlay) nextIndex(n int) keyIndex {
 	if x.slots == nil || oversized(len(x.slots)/2, n) {
 		return newKeyIndex(n)
 	}
-	x.reset(0, false)
+	x.reset()
 	return x
 }
 

@@ -104,13 +104,8 @@ func (x *keyIndex) grow() {
 	}
 }
 
-// reset forgets every key, keeping the table's room unless resize says to
-// size it anew for n keys.
-func (x *keyIndex) reset(n int, resize bool) {
-	if resize {
-		x.slots = make([]uint64, indexSlotsFor(n))
-	} else {
-		clear(x.slots)
-	}
+// reset forgets every key, keeping the table's room.
+func (x *keyIndex) reset() {
+	clear(x.slots)
 	x.n = 0
 }

@@ -35,8 +35,11 @@ func checkKeyIndex(rt *rapid.T) {
 	for range rapid.IntRange(1, 1000).Draw(rt, "steps") {
 		switch rapid.IntRange(0, 99).Draw(rt, "op") {
 		case 0:
-			n := rapid.IntRange(0, 300).Draw(rt, "n")
-			x.reset(n, rapid.Bool().Draw(rt, "resize"))
+			if rapid.Bool().Draw(rt, "resize") { // a new index, as nextIndex makes
+				x = newKeyIndex(rapid.IntRange(0, 300).Draw(rt, "n"))
+			} else {
+				x.reset()
+			}
 			items.reset(0)
 			model = map[string]int32{}
 		default:

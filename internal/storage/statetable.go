@@ -99,10 +99,7 @@ func (t *StateTable) OwnsVNode(v uint16) bool {
 
 // Insert writes row (an upsert: it replaces any row with the same PK).
 func (t *StateTable) Insert(row types.Row) error {
-	if err := t.lay.checkRow(row); err != nil {
-		return err
-	}
-	return t.write(t.scratchPK(row), slices.Clone(row))
+	return t.InsertOwned(slices.Clone(row))
 }
 
 // InsertOwned is Insert of a row the table keeps itself, which the caller

@@ -106,7 +106,8 @@ func openSide(ss sideSpec, open tableOpener, cfg config) (*side, error) {
 		return nil, fmt.Errorf("join: open state table %d: %w", ss.table.ID, err)
 	}
 	if deferAppendOnly && ss.appendOnly && ss.expiry != nil && !ss.outer {
-		s.rows = newDeferredTable(s.rows) // most rows expire in their epoch (deferred.go)
+		s.deferred = newDeferredTable(s.rows) // most rows expire in their epoch (deferred.go)
+		s.rows = s.deferred
 	}
 	if ss.expiry != nil {
 		s.exp.due.ints = ss.expiry.ints

@@ -101,10 +101,9 @@ func (s *side) expire(ectx *expr.Context) error {
 		return nil
 	}
 	nullSafe := make([]bool, len(s.keys)) // NULL keys are kept by no side
-	d, _ := s.rows.(*deferredTable)
 	err = x.due.drainBelow(bound, func(row types.Row, tag int64) error {
 		key, _ := s.keyOf(nil, row, nullSafe)
-		if d != nil && d.drop(tag, row) { // never written to the table
+		if s.deferred != nil && s.deferred.drop(tag, row) { // never written to the table
 			return s.uncache(key, row)
 		}
 		return s.remove(key, row, 0)

@@ -311,8 +311,8 @@ func (j *HashJoin) finish(t *rowTask) error {
 	if t.insert {
 		return own.store(t.key, t.row, t.count)
 	}
-	if d, ok := own.rows.(*deferredTable); ok {
-		if err := d.writeOut(); err != nil { // the row may be in the list
+	if own.deferred != nil {
+		if err := own.deferred.writeOut(); err != nil { // the row may be in the list
 			return err
 		}
 	}

@@ -36,6 +36,8 @@ type side struct {
 	uncached       bool
 	stores, probes int
 	adaptMinStores int
+	// deferred is rows, when rows is a deferredTable (deferred.go).
+	deferred *deferredTable
 }
 
 // keyEntry caches every row stored under one join key, in primary-key
@@ -303,8 +305,8 @@ func (s *side) store(key, row types.Row, degree int64) error {
 		return err
 	}
 	tag := int64(-1)
-	if d, ok := s.rows.(*deferredTable); ok {
-		tag = d.lastTag()
+	if s.deferred != nil {
+		tag = s.deferred.lastTag()
 	}
 	s.noteExpiring(row, tag)
 	k, e, err := s.lookup(key)
