@@ -48,13 +48,10 @@ func (gs *groups) checkComplete(ctx context.Context) error {
 	return nil
 }
 
-// onEvict keeps a dirty group evicted for room findable until the flush,
-// and remembers its key while the groups are complete (or ends
-// completeness when too many are).
-func (gs *groups) onEvict(k string, g *group) {
-	if g.dirty {
-		gs.evictedDirty[k] = g
-	}
+// onEvict remembers the key of a group evicted for room while the groups
+// are complete (or ends completeness when too many are). Only groups with
+// a stored row are cached, so every evicted key is stored.
+func (gs *groups) onEvict(k string, _ *group) {
 	if !gs.complete {
 		return
 	}
@@ -82,6 +79,9 @@ func (gs *groups) mayBeStored(k string) bool {
 // written to it): the cache and the evicted set drop it.
 func (gs *groups) deleted(k string) {
 	gs.cache.Delete(k)
+	if g := gs.epoch[k]; g != nil {
+		g.cache = false
+	}
 	if gs.evicted != nil {
 		delete(gs.evicted, k)
 	}
