@@ -3,6 +3,8 @@ package agg
 import (
 	"context"
 	"fmt"
+
+	"github.com/sluice-db/sluice/internal/types"
 )
 
 // Most groups a windowed aggregation loads are new (an auction's first
@@ -62,27 +64,63 @@ func (gs *groups) onEvict(k string, _ *group) {
 	gs.evicted[k] = struct{}{}
 }
 
-// mayBeStored reports whether a group missing from the cache must be read
-// from the table; a key read back is cached again and leaves the set.
-func (gs *groups) mayBeStored(k string) bool {
+// mayBeStored reports whether a group missing from the cache, of index
+// key kb (nil: not made yet) and key values key, must be read from the
+// table; a key read back is cached again and leaves the set.
+func (gs *groups) mayBeStored(kb []byte, key types.Row) (bool, error) {
 	if !gs.complete {
-		return true
+		return true, nil
 	}
-	if _, ok := gs.evicted[k]; !ok {
-		return false
+	if len(gs.evicted) == 0 {
+		return false, nil
 	}
-	delete(gs.evicted, k)
-	return true
+	if kb == nil {
+		var err error
+		if kb, err = gs.rowKey(key); err != nil {
+			return false, err
+		}
+	}
+	if _, ok := gs.evicted[string(kb)]; !ok {
+		return false, nil
+	}
+	delete(gs.evicted, string(kb))
+	return true, nil
 }
 
-// deleted forgets the key of a group deleted from the table (or never
-// written to it): the cache and the evicted set drop it.
-func (gs *groups) deleted(k string) {
-	gs.cache.Delete(k)
-	if g := gs.epoch[k]; g != nil {
+// deleted forgets the group of index key kb and key values key, deleted
+// from the table by a scan: the cache and the evicted set drop it, and if
+// it is dirty, the epoch's end does not cache it.
+func (gs *groups) deleted(kb []byte, key types.Row) {
+	gs.cache.Delete(string(kb))
+	if gs.evicted != nil {
+		delete(gs.evicted, string(kb))
+	}
+	var g *group
+	if ik, ok := gs.intKeyOf(key); ok {
+		g = gs.epochInts[ik]
+	} else {
+		g = gs.epoch[string(kb)]
+	}
+	if g != nil {
 		g.cache = false
 	}
+}
+
+// forgetGroup is deleted for a group at hand, whose row the flush deletes
+// (or never writes). A group new this epoch was never stored, so it is in
+// neither the cache nor the evicted set, and needs no index key made.
+func (gs *groups) forgetGroup(g *group) error {
+	g.cache = false
+	if g.isNew {
+		return nil
+	}
+	k, err := gs.indexKey(g)
+	if err != nil {
+		return err
+	}
+	gs.cache.Delete(k)
 	if gs.evicted != nil {
 		delete(gs.evicted, k)
 	}
+	return nil
 }

@@ -136,7 +136,9 @@ func (a *Agg) endFlush(ctx context.Context) (stream.Message, error) {
 	if err := a.writeWaiting(ctx, b.Epoch); err != nil {
 		return stream.Message{}, err
 	}
-	a.groups.endEpoch()
+	if err := a.groups.endEpoch(); err != nil {
+		return stream.Message{}, err
+	}
 	for _, t := range a.tables {
 		if err := t.Seal(b.Epoch); err != nil {
 			return stream.Message{}, fmt.Errorf("agg: seal epoch %d: %w", b.Epoch, err)
@@ -156,7 +158,9 @@ func (a *Agg) finishGroup(ctx context.Context, g *group, stash []outRow) ([]outR
 		prev := g.prev
 		g.prev, g.spare = nil, nil
 		if prev == nil {
-			a.groups.cache.Delete(g.k)
+			if err := a.groups.forgetGroup(g); err != nil {
+				return nil, err
+			}
 			return stash, nil
 		}
 		if err := a.groups.remove(g); err != nil {

@@ -13,9 +13,14 @@ import (
 // group is one group's state: the in-memory copy of its result-table row
 // plus what changed in the current epoch.
 type group struct {
-	k    string    // the group's index key (see groupkey.go), the cache key
-	key  types.Row // group key values
-	rows int64     // input rows in the group (deletes subtract)
+	// k is the group's index key (see groupkey.go), the cache key; made
+	// only when needed for a group found by its int key values ik
+	// (groupints.go).
+	k      string
+	ik     [2]int64
+	intKey bool
+	key    types.Row // group key values
+	rows   int64     // input rows in the group (deletes subtract)
 	// states holds the running state of every call (unused by calls that
 	// are only table-backed).
 	states []runState
@@ -56,8 +61,13 @@ type groups struct {
 	result *storage.StateTable
 	cache  *storage.LRU[string, *group]
 	dirty  []*group
-	// epoch holds the dirty groups by key until the epoch ends.
+	// epoch holds the dirty groups by key until the epoch ends; those
+	// found by their int key values are in epochInts instead
+	// (groupints.go).
 	epoch      map[string]*group
+	epochInts  map[[2]int64]*group
+	intKeyed   bool
+	ints       intCols // the current chunk's key columns
 	groupTypes []types.Type
 	nCalls     int
 	extremes   []int        // indexes of min and max calls, kept or not
@@ -88,6 +98,7 @@ func newGroups(result *storage.StateTable, cacheSize int, groupTypes []types.Typ
 		result:     result,
 		cache:      storage.NewLRU[string, *group](cacheSize),
 		epoch:      make(map[string]*group),
+		epochInts:  make(map[[2]int64]*group),
 		groupTypes: groupTypes,
 		nCalls:     len(calls),
 	}
@@ -101,6 +112,7 @@ func newGroups(result *storage.StateTable, cacheSize int, groupTypes []types.Typ
 		}
 	}
 	gs.valueKey = exactKeyTypes(groupTypes)
+	gs.intKeyed = intKeyTypes(groupTypes)
 	gs.keyRow = make(types.Row, len(groupTypes))
 	for _, t := range gs.stateTypes {
 		gs.stateCols = append(gs.stateCols, types.MustColumn(t, 1))
@@ -111,6 +123,9 @@ func newGroups(result *storage.StateTable, cacheSize int, groupTypes []types.Typ
 
 // get returns the group of key, loading or creating it, and marks it dirty.
 func (gs *groups) get(ctx context.Context, key types.Row) (*group, error) {
+	if ik, ok := gs.intKeyOf(key); ok {
+		return gs.getInt(ctx, ik, key, nil, 0)
+	}
 	kb, err := gs.rowKey(key)
 	if err != nil {
 		return nil, err
@@ -118,7 +133,7 @@ func (gs *groups) get(ctx context.Context, key types.Row) (*group, error) {
 	if g := gs.hit(kb); g != nil {
 		return g, nil
 	}
-	return gs.miss(ctx, string(kb), key)
+	return gs.miss(ctx, kb, key)
 }
 
 // hit returns the group whose index key is kb if it is dirty or cached
@@ -136,13 +151,15 @@ func (gs *groups) hit(kb []byte) *group {
 	return g
 }
 
-// miss loads (or creates) the group of key, index key k, and marks it
-// dirty. key is copied.
-func (gs *groups) miss(ctx context.Context, k string, key types.Row) (*group, error) {
-	g, err := gs.load(ctx, k, slices.Clone(key))
+// miss loads (or creates) the group of key, index key kb, and marks it
+// dirty.
+func (gs *groups) miss(ctx context.Context, kb []byte, key types.Row) (*group, error) {
+	k := string(kb)
+	g, err := gs.load(ctx, kb, key)
 	if err != nil {
 		return nil, err
 	}
+	g.k = k
 	gs.markDirty(g)
 	return g, nil
 }
@@ -150,12 +167,31 @@ func (gs *groups) miss(ctx context.Context, k string, key types.Row) (*group, er
 func (gs *groups) markDirty(g *group) {
 	g.dirty = true
 	gs.dirty = append(gs.dirty, g)
-	gs.epoch[g.k] = g
+	if g.intKey {
+		gs.epochInts[g.ik] = g
+	} else {
+		gs.epoch[g.k] = g
+	}
 }
 
-// load reads a group from the result table, or makes an empty one.
-func (gs *groups) load(ctx context.Context, k string, key types.Row) (*group, error) {
-	g := &group{k: k, key: key, states: make([]runState, gs.nCalls)}
+// indexKey returns g's index key, making it if it was found by its int
+// key values.
+func (gs *groups) indexKey(g *group) (string, error) {
+	if g.intKey && g.k == "" {
+		kb, err := gs.rowKey(g.key)
+		if err != nil {
+			return "", err
+		}
+		g.k = string(kb)
+	}
+	return g.k, nil
+}
+
+// load reads a group from the result table, or makes an empty one. kb is
+// its index key, or nil if not made yet (the int path); key is copied.
+func (gs *groups) load(ctx context.Context, kb []byte, key types.Row) (*group, error) {
+	key = slices.Clone(key)
+	g := &group{key: key, states: make([]runState, gs.nCalls)}
 	if len(gs.extremes) > 0 {
 		g.ext = make([]extreme, gs.nCalls)
 	}
@@ -166,8 +202,11 @@ func (gs *groups) load(ctx context.Context, k string, key types.Row) (*group, er
 	}
 	var row types.Row
 	ok := false
-	if gs.mayBeStored(k) {
-		var err error
+	stored, err := gs.mayBeStored(kb, key)
+	if err != nil {
+		return nil, err
+	}
+	if stored {
 		if row, ok, err = gs.result.Get(ctx, key); err != nil {
 			return nil, fmt.Errorf("agg: load group: %w", err)
 		}
@@ -279,7 +318,9 @@ func (gs *groups) persist(g *group, out types.Row) error {
 
 // remove deletes a group whose rows are all gone.
 func (gs *groups) remove(g *group) error {
-	gs.deleted(g.k)
+	if err := gs.forgetGroup(g); err != nil {
+		return err
+	}
 	row := append(gs.rowBuf[:0], g.key...)
 	for range gs.nCalls + 2 {
 		row = append(row, nil)
@@ -299,20 +340,25 @@ func (gs *groups) drop(g *group) error {
 	if !g.isNew {
 		return gs.remove(g)
 	}
-	gs.deleted(g.k)
-	return nil
+	return gs.forgetGroup(g)
 }
 
 // endEpoch forgets the epoch's dirty set after it was flushed; the
 // groups whose rows it wrote (and did not delete) go into the LRU.
-func (gs *groups) endEpoch() {
+func (gs *groups) endEpoch() error {
 	for i, g := range gs.dirty {
 		if g.cache {
-			gs.cache.Put(g.k, g)
+			k, err := gs.indexKey(g)
+			if err != nil {
+				return err
+			}
+			gs.cache.Put(k, g)
 		}
 		g.dirty, g.isNew, g.pend, g.cache = false, false, nil, false
 		gs.dirty[i] = nil
 	}
 	gs.dirty = gs.dirty[:0]
 	clear(gs.epoch)
+	clear(gs.epochInts)
+	return nil
 }

@@ -55,6 +55,15 @@ func (gs *groups) getAt(ctx context.Context, cols []types.Column, i int) (*group
 	if !gs.valueKey {
 		return gs.get(ctx, gs.boxKey(cols, i))
 	}
+	if gs.intKeyed {
+		if !gs.ints.ok { // not prepared for this chunk: get routes the key
+			return gs.get(ctx, gs.boxKey(cols, i))
+		}
+		if ik, ok := gs.ints.at(i); ok {
+			return gs.getInt(ctx, ik, nil, cols, i)
+		}
+		// A NULL in the key: the string path, as get takes it.
+	}
 	kb, err := codec.EncodeValueColumns(gs.keyBuf[:0], cols, i)
 	if err != nil {
 		return nil, fmt.Errorf("agg: group key: %w", err)
@@ -63,7 +72,7 @@ func (gs *groups) getAt(ctx context.Context, cols []types.Column, i int) (*group
 	if g := gs.hit(kb); g != nil {
 		return g, nil
 	}
-	return gs.miss(ctx, string(kb), gs.boxKey(cols, i))
+	return gs.miss(ctx, kb, gs.boxKey(cols, i))
 }
 
 // boxKey returns row i of cols as datums, in scratch that the next call

@@ -96,6 +96,10 @@ func (a *Agg) handleChunk(ctx context.Context, c *types.Chunk) error {
 		keyCols = append(keyCols, c.Cols[k])
 	}
 	a.keyCols = keyCols
+	if a.groups.intKeyed {
+		a.groups.ints.prepare(keyCols)
+		defer a.groups.ints.release()
+	}
 	defer clear(keyCols) // do not pin the chunk
 	for i, n := 0, c.Capacity(); i < n; i++ {
 		if !c.Visible(i) {

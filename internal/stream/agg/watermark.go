@@ -120,7 +120,7 @@ func (a *Agg) forget(row types.Row, nG int) error {
 	if err != nil {
 		return err
 	}
-	a.groups.deleted(string(kb))
+	a.groups.deleted(kb, row[:nG])
 	return a.groups.result.Delete(row)
 }
 
