@@ -21,6 +21,74 @@ func (t *StateTable) ScanBelow(ctx context.Context, bound types.Datum) (Iterator
 // A caller deleting closed state passes the bound it last deleted below,
 // so it does not walk the tombstones of what it deleted before.
 func (t *StateTable) ScanBetween(ctx context.Context, lo, bound types.Datum) (Iterator, error) {
+	ranges, err := t.betweenRanges(ctx, lo, bound)
+	if err != nil {
+		return nil, err
+	}
+	return t.newIterFresh(ranges, false)
+}
+
+// DeleteBetween deletes the rows ScanBetween(lo, bound) returns, calling
+// visit (when set) with each row first; visit must neither keep nor
+// change the row. Each row is deleted by the key it was found under: not
+// copied, its key not encoded again from it (Nexmark q5's join deletes
+// every row of a closed window, 300 000 a run, and the copies, the
+// re-encoded keys and the list of rows were a third of that). The keys
+// are collected and deleted after the walk, so no write moves the
+// unsealed writes' order under the walk.
+func (t *StateTable) DeleteBetween(ctx context.Context, lo, bound types.Datum, visit func(types.Row) error) error {
+	ranges, err := t.betweenRanges(ctx, lo, bound)
+	if err != nil {
+		return err
+	}
+	m, err := t.newIterFresh(ranges, false)
+	if err != nil {
+		return err
+	}
+	keys, ends, err := walkKeys(ctx, m, visit)
+	if cerr := m.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if t.broken != nil {
+		return t.broken
+	}
+	t.maybePrune()
+	start := 0
+	for _, end := range ends {
+		t.overlay.put(keys[start:end], nil)
+		start = end
+	}
+	return nil
+}
+
+// walkKeys reads m to its end, calling visit with each row, and returns
+// the rows' keys end to end in keys, ends[i] the end of the i-th.
+func walkKeys(ctx context.Context, m *mergeIter, visit func(types.Row) error) (keys []byte, ends []int, err error) {
+	for n := 1; ; n++ {
+		row, key, ok, err := m.nextKey()
+		if err != nil || !ok {
+			return keys, ends, err
+		}
+		if visit != nil {
+			if err := visit(row); err != nil {
+				return nil, nil, err
+			}
+		}
+		keys = append(keys, key...)
+		ends = append(ends, len(keys))
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+}
+
+// betweenRanges returns ScanBetween's key ranges, one per owned vnode.
+func (t *StateTable) betweenRanges(ctx context.Context, lo, bound types.Datum) ([]keyRange, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -55,5 +123,5 @@ func (t *StateTable) ScanBetween(ctx context.Context, lo, bound types.Datum) (It
 		}
 		ranges = append(ranges, keyRange{lo: from, hi: hi})
 	}
-	return t.newIterFresh(ranges, false)
+	return ranges, nil
 }

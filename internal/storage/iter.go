@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/sluice-db/sluice/internal/types"
@@ -41,6 +42,7 @@ type mergeIter struct {
 	oHi    string // the current range's upper bound, once converted
 	err    error
 	closed bool
+	keyBuf []byte // nextKey's copy of a Pebble key
 }
 
 const overlayBatch = 64
@@ -118,6 +120,25 @@ func (m *mergeIter) overlayHead() (overlayItem, bool) {
 
 // Next returns the next live row.
 func (m *mergeIter) Next() (types.Row, bool, error) {
+	row, _, shared, ok, err := m.next(false)
+	if shared {
+		row = slices.Clone(row)
+	}
+	return row, ok, err
+}
+
+// nextKey is Next for a walk that deletes what it reads: the row is not
+// copied (the caller must neither keep nor change it), and key is the
+// row's full key, valid until the next call.
+func (m *mergeIter) nextKey() (row types.Row, key []byte, ok bool, err error) {
+	row, key, _, ok, err = m.next(true)
+	return row, key, ok, err
+}
+
+// next returns the next live row; shared says it is the overlay's own.
+// With wantKey it also returns the row's full key (Pebble's copied into
+// m.keyBuf, since the iterator moves on).
+func (m *mergeIter) next(wantKey bool) (row types.Row, key []byte, shared, ok bool, err error) {
 	for m.err == nil && !m.closed && len(m.ranges) > 0 {
 		o, oOK := m.overlayHead()
 		if !m.pValid && !oOK {
@@ -138,13 +159,17 @@ func (m *mergeIter) Next() (types.Row, bool, error) {
 			takePebble = true
 		}
 		if takePebble {
+			if wantKey {
+				m.keyBuf = append(m.keyBuf[:0], m.pit.Key()...)
+				key = m.keyBuf
+			}
 			row, err := m.lay.decodeValue(m.pit.Value())
 			m.pValid = m.pit.Next()
 			if err != nil {
 				m.err = err
 				break
 			}
-			return row, true, nil
+			return row, key, false, true, nil
 		}
 		// The overlay holds the next key (and shadows Pebble's if equal).
 		m.opos++
@@ -152,10 +177,13 @@ func (m *mergeIter) Next() (types.Row, bool, error) {
 			m.pValid = m.pit.Next()
 		}
 		if o.row != nil {
-			return slices.Clone(o.row), true, nil
+			if wantKey {
+				key = unsafe.Slice(unsafe.StringData(o.key), len(o.key))
+			}
+			return o.row, key, true, true, nil
 		}
 	}
-	return nil, false, m.err
+	return nil, nil, false, false, m.err
 }
 
 // Close releases the Pebble iterator.

@@ -164,9 +164,9 @@ func (d *deferredTable) Scan(ctx context.Context, prefix types.Row) (rowIterator
 	return d.stateTable.Scan(ctx, prefix)
 }
 
-func (d *deferredTable) ScanBetween(ctx context.Context, lo, bound types.Datum) (rowIterator, error) {
+func (d *deferredTable) DeleteBetween(ctx context.Context, lo, bound types.Datum, visit func(types.Row) error) error {
 	if err := d.writeOut(); err != nil {
-		return nil, err
+		return err
 	}
-	return d.stateTable.ScanBetween(ctx, lo, bound)
+	return d.stateTable.DeleteBetween(ctx, lo, bound, visit)
 }

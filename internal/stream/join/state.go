@@ -25,9 +25,11 @@ type stateTable interface {
 	// Scan returns the rows whose primary key starts with prefix, in
 	// primary-key order. It must see every write made before it was called.
 	Scan(ctx context.Context, prefix types.Row) (rowIterator, error)
-	// ScanBetween returns the rows whose first primary-key column is in
-	// [lo, bound), lo nil: below bound (storage.StateTable.ScanBetween).
-	ScanBetween(ctx context.Context, lo, bound types.Datum) (rowIterator, error)
+	// DeleteBetween deletes the rows whose first primary-key column is in
+	// [lo, bound), lo nil: below bound, calling visit with each first; visit
+	// must neither keep nor change the row
+	// (storage.StateTable.DeleteBetween).
+	DeleteBetween(ctx context.Context, lo, bound types.Datum, visit func(types.Row) error) error
 	Seal(epoch uint64) error
 }
 

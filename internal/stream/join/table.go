@@ -31,14 +31,6 @@ func (t storeTable) Scan(ctx context.Context, prefix types.Row) (rowIterator, er
 	return storeIter{it}, nil
 }
 
-func (t storeTable) ScanBetween(ctx context.Context, lo, bound types.Datum) (rowIterator, error) {
-	it, err := t.StateTable.ScanBetween(ctx, lo, bound)
-	if err != nil {
-		return nil, err
-	}
-	return storeIter{it}, nil
-}
-
 type storeIter struct{ storage.Iterator }
 
 // Close releases the iterator. Closing a read-only iterator cannot lose

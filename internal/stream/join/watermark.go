@@ -1,6 +1,7 @@
 package join
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -94,40 +95,26 @@ func (j *HashJoin) cleanState(ctx context.Context) error {
 
 // deleteBelow deletes the side's rows whose first join key is in [from,
 // bound) (from nil: from the start), and their cache entries.
-func (s *side) deleteBelow(ctx context.Context, from, bound types.Datum) (err error) {
-	it, err := s.rows.ScanBetween(ctx, from, bound)
-	if err != nil {
-		return fmt.Errorf("join: closed state: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			it.Close()
-		}
-	}()
-	var rows []types.Row
-	for {
-		row, ok, err := it.Next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		rows = append(rows, row)
-	}
-	it.Close()
-	// Deleted after the scan: the join never writes a table it holds an
-	// iterator over.
-	for _, row := range rows {
-		key, _ := s.keyOf(nil, row, make([]bool, len(s.keys)))
+func (s *side) deleteBelow(ctx context.Context, from, bound types.Datum) error {
+	nullSafe := make([]bool, len(s.keys)) // any key: its entry goes
+	var key types.Row
+	var last []byte // the last join key whose entry went
+	err := s.rows.DeleteBetween(ctx, from, bound, func(row types.Row) error {
+		key, _ = s.keyOf(key, row, nullSafe)
 		k, err := s.encodeKey(key)
 		if err != nil {
 			return err
 		}
-		s.cache.Delete(string(k))
-		if err := s.rows.Delete(row); err != nil {
-			return fmt.Errorf("join: delete closed row: %w", err)
+		// The rows come in key order: one delete per key.
+		if last == nil || !bytes.Equal(k, last) {
+			s.cache.Delete(string(k))
+			last = append(last[:0], k...)
 		}
+		return nil
+	})
+	clear(key)
+	if err != nil {
+		return fmt.Errorf("join: delete closed rows: %w", err)
 	}
 	return nil
 }
