@@ -24,6 +24,8 @@ type stateTable interface {
 	Get(ctx context.Context, pk types.Row) (types.Row, bool, error)
 	// Scan returns the rows whose primary key starts with prefix, in
 	// primary-key order. It must see every write made before it was called.
+	// The rows may be the table's own (storage.StateTable.ScanKey): the
+	// join never changes a row it read or stored.
 	Scan(ctx context.Context, prefix types.Row) (rowIterator, error)
 	// DeleteBetween deletes the rows whose first primary-key column is in
 	// [lo, bound), lo nil: below bound, calling visit with each first; visit
