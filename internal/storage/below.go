@@ -45,9 +45,14 @@ func (t *StateTable) DeleteBetween(ctx context.Context, lo, bound types.Datum, v
 	if err != nil {
 		return err
 	}
-	keys, ends, err := walkKeys(ctx, m, visit)
+	keys, ends, err := walkKeys(ctx, m, visit, t.delKeys[:0], t.delEnds[:0])
 	if cerr := m.Close(); err == nil {
 		err = cerr
+	}
+	if cap(keys) <= maxKeptDeleteKeys {
+		t.delKeys, t.delEnds = keys[:0], ends[:0]
+	} else {
+		t.delKeys, t.delEnds = nil, nil
 	}
 	if err != nil {
 		return err
@@ -64,9 +69,13 @@ func (t *StateTable) DeleteBetween(ctx context.Context, lo, bound types.Datum, v
 	return nil
 }
 
-// walkKeys reads m to its end, calling visit with each row, and returns
-// the rows' keys end to end in keys, ends[i] the end of the i-th.
-func walkKeys(ctx context.Context, m *mergeIter, visit func(types.Row) error) (keys []byte, ends []int, err error) {
+// maxKeptDeleteKeys is the largest list of keys DeleteBetween keeps for
+// its next call, in bytes (its growth was a quarter of a closing walk).
+const maxKeptDeleteKeys = 8 << 20
+
+// walkKeys reads m to its end, calling visit with each row, and appends
+// the rows' keys end to end to keys, and to ends the end of each.
+func walkKeys(ctx context.Context, m *mergeIter, visit func(types.Row) error, keys []byte, ends []int) ([]byte, []int, error) {
 	for n := 1; ; n++ {
 		row, key, ok, err := m.nextKey()
 		if err != nil || !ok {
@@ -74,14 +83,14 @@ func walkKeys(ctx context.Context, m *mergeIter, visit func(types.Row) error) (k
 		}
 		if visit != nil {
 			if err := visit(row); err != nil {
-				return nil, nil, err
+				return keys, ends, err
 			}
 		}
 		keys = append(keys, key...)
 		ends = append(ends, len(keys))
 		if n%1024 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, nil, err
+				return keys, ends, err
 			}
 		}
 	}
