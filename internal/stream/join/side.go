@@ -47,12 +47,16 @@ type side struct {
 type keyEntry struct {
 	large bool
 	rows  []*storedRow
-	// On an append-only side a row is appended even when its key sorts
-	// before the last one's, and rows[sorted:] are put in place before
-	// the entry is next read (inOrder): two sources' interleaved row ids
-	// made most inserts into a hot key's entry move the rows after them
-	// (5 % of Nexmark q4). mixed says rows[sorted:] is out of order.
+	// A row is appended even when its key sorts before the last one's,
+	// and rows[sorted:] are put in place before the entry is next read
+	// (inOrder): two sources' interleaved row ids made most inserts into
+	// a hot key's entry move the rows after them (5 % of Nexmark q4), and
+	// an aggregation's flush order did the same to q5's windows (4 %).
+	// mixed says rows[sorted:] is out of order. mayDup says they may
+	// repeat a key (a retractable side's store of a key it holds, which
+	// replaces the row): inOrder then keeps the last row of each key.
 	mixed  bool
+	mayDup bool
 	sorted int
 }
 
@@ -62,18 +66,41 @@ func (e *keyEntry) inOrder() {
 	if !e.mixed {
 		return
 	}
-	e.mixed = false
 	head, tail := e.rows[:e.sorted], e.rows[e.sorted:]
-	slices.SortFunc(tail, func(a, b *storedRow) int { return strings.Compare(a.pk, b.pk) })
+	byPK := func(a, b *storedRow) int { return strings.Compare(a.pk, b.pk) }
+	if e.mayDup {
+		slices.SortStableFunc(tail, byPK)
+		tail = lastOfEach(tail)
+	} else {
+		slices.SortFunc(tail, byPK)
+	}
+	e.mixed, e.mayDup = false, false
 	merged := make([]*storedRow, 0, cap(e.rows))
 	for len(head) > 0 && len(tail) > 0 {
-		if head[0].pk < tail[0].pk {
+		switch {
+		case head[0].pk < tail[0].pk:
 			merged, head = append(merged, head[0]), head[1:]
-		} else {
+		case head[0].pk == tail[0].pk: // stored again: the later row
+			head = head[1:]
+		default:
 			merged, tail = append(merged, tail[0]), tail[1:]
 		}
 	}
 	e.rows = append(append(merged, head...), tail...)
+}
+
+// lastOfEach keeps, of each run of rows with equal keys in sorted rows,
+// the last one, in place.
+func lastOfEach(rows []*storedRow) []*storedRow {
+	out := rows[:0]
+	for i, r := range rows {
+		if i+1 < len(rows) && rows[i+1].pk == r.pk {
+			continue
+		}
+		out = append(out, r)
+	}
+	clear(rows[len(out):])
+	return out
 }
 
 // find returns the position of the row whose primary key is pk. The
@@ -81,6 +108,9 @@ func (e *keyEntry) inOrder() {
 // removes the oldest rows, which are mostly first, and in Nexmark q7 the
 // binary searches of hot prices' entries for them were 6 % of the CPU.
 func (e *keyEntry) find(pk []byte) (int, bool) {
+	if e.mayDup {
+		e.inOrder() // the first row may have a later one
+	}
 	if len(e.rows) > 0 && e.rows[0].pk == string(pk) {
 		return 0, true
 	}
@@ -110,6 +140,24 @@ func (e *keyEntry) appendRow(r *storedRow) {
 		e.mixed, e.sorted = true, n
 	}
 	e.rows = append(e.rows, r)
+}
+
+// putRow adds a row, replacing any row of its key: appendRow for a side
+// that may store a key it holds.
+func (e *keyEntry) putRow(r *storedRow) {
+	n := len(e.rows)
+	switch {
+	case n == 0 || (!e.mixed && r.pk > e.rows[n-1].pk):
+		e.rows = append(e.rows, r)
+	case !e.mixed && r.pk == e.rows[n-1].pk:
+		e.rows[n-1] = r
+	default:
+		if !e.mixed {
+			e.mixed, e.sorted = true, n
+		}
+		e.mayDup = true
+		e.rows = append(e.rows, r)
+	}
 }
 
 // storedRow is one row of a side's state. degree is its number of matches
@@ -319,23 +367,15 @@ func (s *side) store(key, row types.Row, degree int64) error {
 	if e.large {
 		return nil
 	}
+	pk, err := s.encodePK(row)
+	if err != nil {
+		return err
+	}
+	r := &storedRow{pk: string(pk), row: row, degree: degree}
 	if s.appendOnly {
-		pk, err := s.encodePK(row)
-		if err != nil {
-			return err
-		}
-		e.appendRow(&storedRow{pk: string(pk), row: row, degree: degree})
+		e.appendRow(r)
 	} else {
-		pk, i, found, err := s.slot(e, row)
-		if err != nil {
-			return err
-		}
-		r := &storedRow{pk: string(pk), row: row, degree: degree}
-		if found {
-			e.rows[i] = r
-			return nil
-		}
-		e.rows = slices.Insert(e.rows, i, r)
+		e.putRow(r)
 	}
 	if len(e.rows) > s.largeKeyRows {
 		e.large, e.rows, e.mixed = true, nil, false
@@ -392,17 +432,6 @@ func (s *side) write(row types.Row, degree int64, apply func(stateTable, types.R
 		}
 	}
 	return nil
-}
-
-// slot finds where row stands in entry e: its encoded pk, its index in
-// e.rows and whether it is there.
-func (s *side) slot(e *keyEntry, row types.Row) (pk []byte, i int, found bool, err error) {
-	if pk, err = s.encodePK(row); err != nil {
-		return nil, 0, false, err
-	}
-	e.inOrder()
-	i, found = slices.BinarySearchFunc(e.rows, pk, cmpPK)
-	return pk, i, found, nil
 }
 
 // lookup returns key's encoded form (nil when the cache is empty on a
