@@ -3,6 +3,7 @@ package join
 import (
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -55,15 +56,16 @@ func TestEntryMatchesSortedModel(t *testing.T) {
 }
 
 // TestEntryPutMatchesMapModel: storing rows in any order, a key again
-// (which replaces its row), and removing any key, with reads in between,
+// (which replaces its row), and removing any key (which makes later
+// stores go in place until the next probe), with probes in between,
 // leaves each key's latest row once, in order once the entry is read.
 func TestEntryPutMatchesMapModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		e := &keyEntry{}
 		model := map[string]int64{} // pk → the version stored last
 		version := int64(0)
-		check := func() {
-			e.inOrder()
+		check := func() { // as a probe reads it
+			e.forProbe()
 			want := slices.Sorted(maps.Keys(model))
 			var got []string
 			for _, r := range e.rows {
@@ -76,31 +78,50 @@ func TestEntryPutMatchesMapModel(t *testing.T) {
 				t.Fatalf("entry %v, want %v", got, want)
 			}
 		}
-		for range rapid.IntRange(1, 80).Draw(t, "ops") {
-			switch rapid.IntRange(0, 5).Draw(t, "op") {
-			case 0, 1, 2:
-				pk := fmt.Sprintf("%02d", rapid.IntRange(0, 30).Draw(t, "pk"))
+		keys := rapid.SampledFrom([]int{30, 300}).Draw(t, "keys")
+		for range rapid.IntRange(1, 400).Draw(t, "ops") {
+			switch rapid.IntRange(0, 9).Draw(t, "op") {
+			case 0, 1, 2, 3, 4:
+				pk := fmt.Sprintf("%03d", rapid.IntRange(0, keys).Draw(t, "pk"))
 				version++
 				e.putRow(&storedRow{pk: pk, degree: version})
 				model[pk] = version
-			case 3, 4:
+			case 5, 6, 7:
 				if len(model) == 0 {
 					continue
 				}
 				pk := rapid.SampledFrom(slices.Sorted(maps.Keys(model))).Draw(t, "del")
-				i, found := e.find([]byte(pk))
-				if !found || e.rows[i].pk != pk || e.rows[i].degree != model[pk] {
-					t.Fatalf("row %s (version %d) not found (at %d, %v)", pk, model[pk], i, found)
-				}
-				e.removeAt(i)
+				e.remove([]byte(pk))
 				delete(model, pk)
-				if _, again := e.find([]byte(pk)); again {
-					t.Fatalf("row %s found after its removal", pk)
-				}
+			case 8:
+				e.remove([]byte("absent"))
 			default:
 				check()
 			}
 		}
 		check()
 	})
+}
+
+// BenchmarkEntryUpdate: a retractable side's update of a random row of one
+// key (its removal, then its store again out of order), over entries of
+// several sizes.
+func BenchmarkEntryUpdate(b *testing.B) {
+	for _, n := range []int{64, 1000, 4000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			e := &keyEntry{}
+			pks := make([]string, n)
+			for i := range pks {
+				pks[i] = fmt.Sprintf("%06d", i)
+				e.putRow(&storedRow{pk: pks[i]})
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			b.ReportAllocs()
+			for b.Loop() {
+				pk := pks[r.IntN(n)]
+				e.remove([]byte(pk))
+				e.putRow(&storedRow{pk: pk})
+			}
+		})
+	}
 }

@@ -98,7 +98,7 @@ func (s *side) openCandidates(ctx context.Context, t *rowTask) error {
 	if e.large {
 		return s.streamCandidates(ctx, t)
 	}
-	e.inOrder()
+	e.forProbe()
 	t.cached = cachedCandidates{rows: e.rows}
 	t.src = &t.cached
 	return nil

@@ -58,6 +58,8 @@ type keyEntry struct {
 	mixed  bool
 	mayDup bool
 	sorted int
+	// eager: a retractable side stores rows in place (see remove).
+	eager bool
 }
 
 // inOrder puts rows appended out of order into primary-key order: it
@@ -118,6 +120,28 @@ func (e *keyEntry) find(pk []byte) (int, bool) {
 	return slices.BinarySearchFunc(e.rows, pk, cmpPK)
 }
 
+// remove drops the row of pk. A removal from an entry that a
+// retractable side stored out of order orders it, and makes the side
+// store in place until the entry is next probed (eager): an update
+// removes and stores a row in turn, and ordering the entry for each
+// removal cost a merge and an allocation of the whole entry.
+func (e *keyEntry) remove(pk []byte) {
+	if e.mayDup {
+		e.inOrder()
+		e.eager = true
+	}
+	if i, found := e.find(pk); found {
+		e.removeAt(i)
+	}
+}
+
+// forProbe puts the entry in order for a probe to read, and lets a
+// retractable side append to it again.
+func (e *keyEntry) forProbe() {
+	e.inOrder()
+	e.eager = false
+}
+
 // removeAt drops row i, as find returned it: the entry is in order
 // unless i is 0.
 func (e *keyEntry) removeAt(i int) {
@@ -145,6 +169,15 @@ func (e *keyEntry) appendRow(r *storedRow) {
 // putRow adds a row, replacing any row of its key: appendRow for a side
 // that may store a key it holds.
 func (e *keyEntry) putRow(r *storedRow) {
+	if e.eager {
+		i, found := slices.BinarySearchFunc(e.rows, r.pk, func(x *storedRow, pk string) int { return strings.Compare(x.pk, pk) })
+		if found {
+			e.rows[i] = r
+		} else {
+			e.rows = slices.Insert(e.rows, i, r)
+		}
+		return
+	}
 	n := len(e.rows)
 	switch {
 	case n == 0 || (!e.mixed && r.pk > e.rows[n-1].pk):
@@ -377,8 +410,11 @@ func (s *side) store(key, row types.Row, degree int64) error {
 	} else {
 		e.putRow(r)
 	}
+	if len(e.rows) > s.largeKeyRows && e.mayDup {
+		e.inOrder() // repeated keys count once
+	}
 	if len(e.rows) > s.largeKeyRows {
-		e.large, e.rows, e.mixed = true, nil, false
+		e.large, e.rows, e.mixed, e.mayDup = true, nil, false, false
 	}
 	return nil
 }
@@ -402,9 +438,7 @@ func (s *side) uncache(key, row types.Row) error {
 	if err != nil {
 		return err
 	}
-	if i, found := e.find(pk); found {
-		e.removeAt(i)
-	}
+	e.remove(pk)
 	if len(e.rows) == 0 {
 		// An emptied entry leaves the cache. A complete side reads a key
 		// without an entry as a key without rows; any other side reads
