@@ -231,3 +231,19 @@ func TestUnreadOutputColumnsAreNull(t *testing.T) {
 		{R, "+ 10 1", "- 1 NULL NULL NULL\n+ 1 NULL NULL 1\n"},
 	})
 }
+
+// TestProbesOfMissingKeysWriteNothingShared: joins probing, in parallel,
+// keys their complete right sides lack all read the one empty entry every
+// join shares; under -race (as CI runs) a write to it fails the test.
+func TestProbesOfMissingKeysWriteNothingShared(t *testing.T) {
+	for _, name := range []string{"a", "b"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runScript(t, kvCase(plan.InnerJoin), testConfig(), []step{
+				{L, "+ 1 1\n+ 2 2\n+ 3 3", ""},
+				{L, "+ 4 1\n+ 5 2", ""},
+				{L, "- 1 1\n+ 6 3", ""},
+			})
+		})
+	}
+}

@@ -139,7 +139,9 @@ func (e *keyEntry) remove(pk []byte) {
 // retractable side append to it again.
 func (e *keyEntry) forProbe() {
 	e.inOrder()
-	e.eager = false
+	if e.eager { // noRows, shared by every join, is never written
+		e.eager = false
+	}
 }
 
 // removeAt drops row i, as find returned it: the entry is in order
@@ -414,7 +416,7 @@ func (s *side) store(key, row types.Row, degree int64) error {
 		e.inOrder() // repeated keys count once
 	}
 	if len(e.rows) > s.largeKeyRows {
-		e.large, e.rows, e.mixed, e.mayDup = true, nil, false, false
+		e.large, e.rows, e.mixed, e.mayDup, e.eager = true, nil, false, false, false
 	}
 	return nil
 }
