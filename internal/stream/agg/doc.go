@@ -40,15 +40,18 @@
 //     A min or max value inserted into a group new this epoch waits on
 //     the group and is written at the flush, counted, as a fresh row
 //     (pending.go; scans merge such rows until they commit, waited.go).
-//  5. Finding a group: the LRU cache (env.CacheOrDefault() groups), then
-//     the dirty groups it evicted (the epoch's dirty set pins every group
-//     touched since the last barrier, whatever the cache does), then
-//     Agg.ResultTable, unless the groups are complete (complete.go). A
-//     group not in the table starts empty. Both in-memory indexes are keyed by the
-//     group key's value encoding, written straight from the chunk's columns,
-//     when every key type's value encoding is canonical (integers, bool,
-//     text, bytea, date/time types), else by its memcomparable key
-//     (groupkey.go); a found group costs no allocation.
+//  5. Finding a group: the epoch's dirty groups (every group touched since
+//     the last barrier, held until the flush), then the LRU cache of clean
+//     groups (env.CacheOrDefault() groups), then Agg.ResultTable, unless
+//     the groups are complete (complete.go). A group not in the table
+//     starts empty. Only groups whose rows a flush wrote enter the LRU,
+//     when the epoch ends. The indexes are keyed by the group key's value
+//     encoding, written straight from the chunk's columns, when every key
+//     type's value encoding is canonical (integers, bool, text, bytea,
+//     date/time types), else by its memcomparable key (groupkey.go); dirty
+//     groups keyed by one or two integer-backed columns without a NULL are
+//     keyed by the values themselves (groupints.go). A found group costs
+//     no allocation.
 //  6. On a barrier, the dirty groups are finished in the order they were
 //     first touched: outputs are computed (running states directly,
 //     table-backed calls by a prefix scan), the result row is written, and

@@ -40,6 +40,9 @@
 //     millions of rows is emitted chunk by chunk and never held in memory.
 //     Every pass of Next's loop checks ctx and does bounded work, so a
 //     cancelled actor stops within one batch.
+//     A cache entry is read in primary-key order: stores append, and the
+//     entry is put in order before a probe reads it (a removal orders it
+//     too, and then stores go in place until the next probe).
 //  8. A key with more than largeKeyRows rows is not cached: its cache entry
 //     becomes a "large" marker and probes stream the rows straight from the
 //     state table, reading degrees with point lookups. A side stored far
@@ -68,6 +71,8 @@
 // at least both sides' watermarks). On the first key pair (the planner
 // puts a watermarked pair first) it also closes state: at the next
 // barrier both sides' rows below it are deleted, with their cache
-// entries, since no later row of either side can match or retract them.
+// entries, since no later row of either side can match or retract them;
+// they are deleted by the keys the walk found them under
+// (storage.StateTable.DeleteBetween).
 // Outer joins drop watermarks: they keep unmatched rows to pad.
 package join
