@@ -17,21 +17,33 @@ import (
 // refStateRow is the state blob's row as it was written before the state
 // went through columns: the persisted format, which must not change.
 func refStateRow(s *runState) types.Row {
+	x := s.r()
 	var d types.Datum
-	if !s.d.IsZero() || s.d.Exponent != 0 {
-		d = new(apd.Decimal).Set(&s.d)
+	if !x.d.IsZero() || x.d.Exponent != 0 {
+		d = new(apd.Decimal).Set(&x.d)
 	}
-	return types.Row{s.n, s.hi, int64(s.lo), s.f, d, s.nan, s.pinf, s.ninf, s.trues, s.falses}
+	return types.Row{s.n, s.hi, int64(s.lo), x.f, d, x.nan, x.pinf, x.ninf, x.trues, x.falses}
 }
 
+// drawRunState draws a state, with or without its extra part (a count's
+// or an integer sum's state has none).
 func drawRunState(t *rapid.T) runState {
 	i := func(l string) int64 { return rapid.Int64().Draw(t, l) }
-	s := runState{n: i("n"), hi: i("hi"), lo: rapid.Uint64().Draw(t, "lo"),
+	s := runState{n: i("n"), hi: i("hi"), lo: rapid.Uint64().Draw(t, "lo")}
+	if !rapid.Bool().Draw(t, "extra") {
+		return s
+	}
+	x := s.w()
+	*x = runExtra{
 		f:   rapid.SampledFrom([]float64{0, math.Copysign(0, -1), 1.5, math.Inf(-1), math.NaN(), 1e300}).Draw(t, "f"),
 		nan: i("nan"), pinf: i("pinf"), ninf: i("ninf"), trues: i("trues"), falses: i("falses")}
-	s.d.Coeff.SetInt64(rapid.Int64Min(0).Draw(t, "coeff"))
-	s.d.Exponent = rapid.Int32Range(-20, 20).Draw(t, "exp")
-	s.d.Negative = rapid.Bool().Draw(t, "neg")
+	x.d.Coeff.SetInt64(rapid.Int64Min(0).Draw(t, "coeff"))
+	x.d.Exponent = rapid.Int32Range(-20, 20).Draw(t, "exp")
+	x.d.Negative = rapid.Bool().Draw(t, "neg")
+	if rapid.Bool().Draw(t, "onlyFloat") { // -0 alone must survive the blob
+		f := x.f
+		*x = runExtra{f: f}
+	}
 	return s
 }
 

@@ -16,11 +16,10 @@ type group struct {
 	// k is the group's index key (see groupkey.go), the cache key; made
 	// only when needed for a group found by its int key values ik
 	// (groupints.go).
-	k      string
-	ik     [2]int64
-	intKey bool
-	key    types.Row // group key values
-	rows   int64     // input rows in the group (deletes subtract)
+	k    string
+	ik   [2]int64
+	key  types.Row // group key values
+	rows int64     // input rows in the group (deletes subtract)
 	// states holds the running state of every call (unused by calls that
 	// are only table-backed).
 	states []runState
@@ -30,21 +29,45 @@ type group struct {
 	// so a group reaching a steady state allocates no output rows.
 	prev  types.Row
 	spare types.Row
-	dirty bool
+	// ext holds each min and max call's current extreme (extreme.go); nil
+	// when the aggregate has none.
+	ext []extreme
+	// pend holds, per call, the values waiting to be written (pending.go);
+	// nil when none has waited this epoch.
+	pend []pendingVals
+	// The flags, together so they share a word.
+	intKey bool // found by ik (groupints.go)
+	dirty  bool
 	// cache: the group goes (back) into the LRU when its epoch ends. It
 	// is set when the flush writes its row and cleared when the row is
 	// deleted; a dirty group stays out of the LRU until then.
 	cache bool
-	// ext holds each min and max call's current extreme (extreme.go); nil
-	// when the aggregate has none.
-	ext []extreme
 	// isNew: the group had no row in the result table when it was loaded
 	// this epoch, so its multisets have no committed rows either (they are
 	// written and deleted with the result row). Cleared at the flush.
 	isNew bool
-	// pend holds, per call, the values waiting to be written (pending.go);
-	// nil when none has waited this epoch.
-	pend []pendingVals
+}
+
+// groupBox holds a group of one call and at most two keys with its call
+// state and its key in one allocation (most windowed aggregations: a
+// count by window and key).
+type groupBox struct {
+	g   group
+	st  [1]runState
+	key [2]types.Datum
+}
+
+// newGroup returns an empty group with a copy of key.
+func (gs *groups) newGroup(key types.Row) *group {
+	if gs.nCalls != 1 || len(key) > 2 {
+		return &group{key: slices.Clone(key), states: make([]runState, gs.nCalls)}
+	}
+	b := &groupBox{}
+	g := &b.g
+	g.states = b.st[:]
+	g.key = b.key[:len(key):len(key)]
+	copy(g.key, key)
+	return g
 }
 
 // groups finds and loads groups: the epoch's dirty groups first, then the
@@ -190,8 +213,8 @@ func (gs *groups) indexKey(g *group) (string, error) {
 // load reads a group from the result table, or makes an empty one. kb is
 // its index key, or nil if not made yet (the int path); key is copied.
 func (gs *groups) load(ctx context.Context, kb []byte, key types.Row) (*group, error) {
-	key = slices.Clone(key)
-	g := &group{key: key, states: make([]runState, gs.nCalls)}
+	g := gs.newGroup(key)
+	key = g.key
 	if len(gs.extremes) > 0 {
 		g.ext = make([]extreme, gs.nCalls)
 	}
