@@ -211,12 +211,12 @@ func (s *runState) output(c *callSpec, env *outputEnv) (types.Datum, error) {
 	case plan.AggCount, plan.AggCountStar, plan.AggSumCounts:
 		return s.n, nil
 	case plan.AggBoolAnd:
-		if x := s.r(); x.trues+x.falses > 0 {
+		if x := s.r(); x.trues+x.falses != 0 {
 			return x.falses == 0, nil
 		}
 		return nil, nil
 	case plan.AggBoolOr:
-		if x := s.r(); x.trues+x.falses > 0 {
+		if x := s.r(); x.trues+x.falses != 0 {
 			return x.trues > 0, nil
 		}
 		return nil, nil
