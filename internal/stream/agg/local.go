@@ -241,15 +241,8 @@ func intKeys(cols []types.Column) (a, b []int64, ok bool) {
 }
 
 func int64Vals(col types.Column) ([]int64, bool) {
-	switch v := col.(type) {
-	case *types.Vec[int64]:
-		return v.Vals, !v.Nulls.Any()
-	case *types.Vec[types.DTimestamp]:
-		return asInt64s(v.Vals), !v.Nulls.Any()
-	case *types.Vec[types.DTimestamptz]:
-		return asInt64s(v.Vals), !v.Nulls.Any()
-	}
-	return nil, false
+	vals, nulls, ok := int64Column(col)
+	return vals, ok && !nulls.Any()
 }
 
 // asInt64s views s as int64s: the same memory, T being an int64.

@@ -172,7 +172,7 @@ func (e *keyEntry) appendRow(r *storedRow) {
 // that may store a key it holds.
 func (e *keyEntry) putRow(r *storedRow) {
 	if e.eager {
-		i, found := slices.BinarySearchFunc(e.rows, r.pk, func(x *storedRow, pk string) int { return strings.Compare(x.pk, pk) })
+		i, found := slices.BinarySearchFunc(e.rows, r.pk, cmpPKString)
 		if found {
 			e.rows[i] = r
 		} else {
@@ -484,6 +484,9 @@ func (s *side) lookup(key types.Row) ([]byte, *keyEntry, error) {
 	e, _ := storage.GetBytes(s.cache, k)
 	return k, e, nil
 }
+
+// cmpPKString orders a row by its primary key against pk.
+func cmpPKString(r *storedRow, pk string) int { return strings.Compare(r.pk, pk) }
 
 // cmpPK compares through string(pk) conversions that the compiler makes
 // without copying.
