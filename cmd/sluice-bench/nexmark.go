@@ -78,7 +78,7 @@ func parseNexmarkFlags(args []string, stderr io.Writer) (nexmarkConfig, error) {
 	fs.DurationVar(&c.watermark, "watermark", 4*time.Second,
 		"declare WATERMARK FOR date_time AS date_time - this on every source, as RisingWave's benchmark does (0: none)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "give up on a query after this long")
-	fs.StringVar(&c.profile, "cpuprofile-dir", "", "write each query's engine CPU profile to DIR/<query>.pprof")
+	fs.StringVar(&c.profile, "cpuprofile-dir", "", "write each query's engine CPU profile to DIR/<query>.pprof and its allocations to DIR/<query>.pprof.allocs")
 	fs.StringVar(&c.into, "into", "view", "where each query's rows go: view (a materialized view) or blackhole (a blackhole sink)")
 	if err := fs.Parse(args); err != nil {
 		return c, err

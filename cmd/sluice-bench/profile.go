@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"runtime"
 	"runtime/pprof"
 )
 
@@ -18,6 +20,18 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	}
 	return func() error {
 		pprof.StopCPUProfile()
-		return f.Close()
+		return errors.Join(f.Close(), writeAllocs(path+".allocs"))
 	}, nil
+}
+
+// writeAllocs writes the process's allocation profile (every allocation
+// since it started, sampled; run at
+// the end, after the work it shows) to path, for -sample_index=alloc_space.
+func writeAllocs(path string) error {
+	runtime.GC() // the profile shows allocations up to the last collection
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
 }
