@@ -1,7 +1,6 @@
 package connector
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -149,15 +148,7 @@ func checkColumns(cols []Column) error {
 
 // newColumns returns empty columns of ts with room for n rows.
 func newColumns(ts []types.Type, n int) ([]types.Column, error) {
-	cols := make([]types.Column, len(ts))
-	for i, t := range ts {
-		c, err := types.NewColumn(t, n)
-		if err != nil {
-			return nil, fmt.Errorf("connector: %w", err)
-		}
-		cols[i] = c
-	}
-	return cols, nil
+	return unreadColumns{}.columns(ts, n)
 }
 
 // insertChunk wraps filled columns as a chunk of n inserts.

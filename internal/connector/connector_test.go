@@ -288,3 +288,41 @@ func TestNexmarkSkipsExtraNobodyReads(t *testing.T) {
 		}
 	}
 }
+
+// TestNexmarkFillsNoColumnNobodyReads: each unread column (the row id
+// too) comes as zero values the chunk's length, every read column as it
+// comes in full, whatever the mask.
+func TestNexmarkFillsNoColumnNobodyReads(t *testing.T) {
+	spec := Spec{Connector: "nexmark", RowID: true, Columns: bidColumns, Options: map[string]string{
+		"nexmark.table.type": "Bid", "nexmark.event.num": "5000", "nexmark.min.event.gap.in.ns": "0",
+		"nexmark.max.chunk.size": "100"}}
+	full, err := Open(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readAll(t, full, 0, 0, 70)
+	n := len(bidColumns) + 1
+	for mask := 0; mask < 1<<n; mask += 5 {
+		read := make([]bool, n)
+		for i := range read {
+			read[i] = mask&(1<<i) != 0
+		}
+		lean, err := Open(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lean.(Narrower).ReadOnly(read)
+		got := readAll(t, lean, 0, 0, 70)
+		if len(got) != len(want) {
+			t.Fatalf("mask %b: %d rows read lean, %d in full", mask, len(got), len(want))
+		}
+		zero := types.Row{int64(0), int64(0), int64(0), "", "", types.DTimestamp(0), "", int64(0)}
+		for r := range want {
+			for i := range read {
+				if w := want[r][i]; read[i] && got[r][i] != w || !read[i] && got[r][i] != zero[i] {
+					t.Fatalf("mask %b row %d column %d: %v lean, %v in full", mask, r, i, got[r][i], w)
+				}
+			}
+		}
+	}
+}

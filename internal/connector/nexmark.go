@@ -3,6 +3,7 @@ package connector
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,7 +50,8 @@ type nexmarkSource struct {
 	eventNum int64 // positions below this exist
 	maxChunk int
 	gapNanos int64
-	noExtra  bool // the extra field is not read (ReadOnly)
+	noExtra  bool   // the extra field is not read (ReadOnly)
+	read     []bool // the columns read (ReadOnly; nil: all)
 }
 
 func openNexmark(o *options, cols []Column, rowID bool) (Source, error) {
@@ -193,10 +195,11 @@ func (s *nexmarkSource) bindColumns(cols []Column) error {
 	return nil
 }
 
-// ReadOnly implements Narrower: when the extra field is declared and
-// not read, the generator skips making it.
+// ReadOnly implements Narrower: the readers fill no unread column
+// (unreadColumns), and when the extra field is not read the generator
+// skips making it.
 func (s *nexmarkSource) ReadOnly(read []bool) {
-	s.noExtra = false
+	s.noExtra, s.read = false, slices.Clone(read)
 	for i, f := range s.fields {
 		if read != nil && i < len(read) && !read[i] && nexmarkFields[s.kind][f].name == "extra" {
 			s.noExtra = true
@@ -225,7 +228,8 @@ func (s *nexmarkSource) Open(split int, offset int64) (Reader, error) {
 	if split < 0 || int64(split) >= s.splits || offset < 0 {
 		return nil, fmt.Errorf("connector: nexmark has no split %d at offset %d (of %d splits)", split, offset, s.splits)
 	}
-	return &nexmarkReader{s: s, split: int64(split), pos: int64(split) + offset*s.splits}, nil
+	return &nexmarkReader{s: s, split: int64(split), pos: int64(split) + offset*s.splits,
+		unread: newUnreadColumns(s.schema, s.read, s.maxChunk)}, nil
 }
 
 // nexmarkReader reads positions split, split+splits, … of the stream.
@@ -237,6 +241,7 @@ type nexmarkReader struct {
 	// start + (p-startPos) × gap.
 	start    time.Time
 	startPos int64
+	unread   unreadColumns
 }
 
 // scanFactor bounds the positions one Read looks at per row it may
@@ -257,7 +262,7 @@ func (r *nexmarkReader) Read(limit int) (*types.Chunk, int64, Ready, error) {
 	if r.pos >= due {
 		return nil, r.offset(), r.wait(), nil
 	}
-	cols, err := newColumns(s.schema, limit)
+	cols, err := r.unread.columns(s.schema, limit)
 	if err != nil {
 		return nil, 0, Ready{}, err
 	}
@@ -279,6 +284,7 @@ func (r *nexmarkReader) Read(limit int) (*types.Chunk, int64, Ready, error) {
 	if n == 0 {
 		return nil, r.offset(), r.wait(), nil
 	}
+	r.unread.fill(cols, n)
 	return insertChunk(cols, n), r.offset(), Ready{}, nil
 }
 
@@ -300,6 +306,9 @@ func (r *nexmarkReader) offset() int64 {
 
 func (s *nexmarkSource) appendEvent(cols []types.Column, e *nexmark.Event, pos int64) {
 	for i, f := range s.fields {
+		if cols[i] == nil {
+			continue // not read
+		}
 		switch nexmarkFields[s.kind][f].class {
 		case fieldInt:
 			v := cols[i].(*types.Vec[int64])
@@ -317,7 +326,7 @@ func (s *nexmarkSource) appendEvent(cols []types.Column, e *nexmark.Event, pos i
 			}
 		}
 	}
-	if s.rowID {
+	if s.rowID && cols[len(cols)-1] != nil {
 		v := cols[len(cols)-1].(*types.Vec[int64])
 		v.Vals = append(v.Vals, pos)
 	}

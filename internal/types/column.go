@@ -224,3 +224,36 @@ func ColumnOf(t Type, ds ...Datum) Column {
 	}
 	return c
 }
+
+// Head returns c's first n rows as a column sharing c's values: neither
+// may be changed while the other is used. A bitmap is copied only when c
+// has NULLs, so the head of a NULL-free column costs one header.
+func Head(c Column, n int) Column { return c.(vec).head(n) }
+
+// vec is every *Vec: what Head and ZeroColumn need beyond Column.
+type vec interface {
+	head(n int) Column
+	fillZeros(n int)
+}
+
+func (v *Vec[T]) head(n int) Column {
+	h := &Vec[T]{Typ: v.Typ, Vals: v.Vals[:n:n]}
+	if v.Nulls.Any() {
+		h.Nulls = make(Bitmap, (n+63)>>6)
+		copy(h.Nulls, v.Nulls)
+		if r := n & 63; r != 0 && len(h.Nulls) > 0 {
+			h.Nulls[len(h.Nulls)-1] &= 1<<uint(r) - 1
+		}
+	}
+	return h
+}
+
+// ZeroColumn returns a column of type t (validated by the caller) holding
+// n zero values, none NULL.
+func ZeroColumn(t Type, n int) Column {
+	c := MustColumn(t, n)
+	c.(vec).fillZeros(n)
+	return c
+}
+
+func (v *Vec[T]) fillZeros(n int) { v.Vals = v.Vals[:n] } // capacity n, zeroed by make
