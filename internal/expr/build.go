@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/types"
@@ -177,12 +178,29 @@ func buildLiteral(d Desc) (Expr, error) {
 type literalExpr struct {
 	typ types.Type
 	val types.Datum
+	// rows is DefaultChunkSize copies of val, made on first use: a chunk
+	// of at most as many rows gets a head of it (types.Head) rather than a
+	// column of its own, as nothing changes an evaluated column. A
+	// watermark's `ts - INTERVAL '4' SECOND` and a window's date_bin
+	// evaluated their constants into a tenth of what a hopping window's
+	// source fragment allocated.
+	once sync.Once
+	rows types.Column
+	err  error
 }
 
 func (e *literalExpr) Type() types.Type { return e.typ }
 
 func (e *literalExpr) Eval(_ *Context, c *types.Chunk) (types.Column, error) {
-	return constColumn(e.typ, e.val, c.Capacity())
+	n := c.Capacity()
+	if n > types.DefaultChunkSize {
+		return constColumn(e.typ, e.val, n)
+	}
+	e.once.Do(func() { e.rows, e.err = constColumn(e.typ, e.val, types.DefaultChunkSize) })
+	if e.err != nil {
+		return nil, e.err
+	}
+	return types.Head(e.rows, n), nil
 }
 
 // constColumn returns n copies of d.
