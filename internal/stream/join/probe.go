@@ -11,7 +11,8 @@ import (
 // a batch at a time, so a probe can stop between batches and resume on the
 // next Next call.
 type candidates interface {
-	// next returns up to max rows; an empty result means the end.
+	// next returns up to max rows, which may be reused by the next call;
+	// an empty result means the end.
 	next(max int) ([]*storedRow, error)
 	close()
 }
@@ -34,15 +35,20 @@ func (c *cachedCandidates) next(max int) ([]*storedRow, error) {
 func (c *cachedCandidates) close() {}
 
 // storeCandidates streams a large key's rows from the state table, so its
-// rows are never all in memory at once.
+// rows are never all in memory at once. A batch's rows live in rows,
+// reused by the next batch: a probe is done with a batch before it asks
+// for the next (Nexmark q5 streams every row of a window each time its
+// maximum moves, and a row of its own for each was a twentieth of what
+// the query allocated).
 type storeCandidates struct {
-	it  rowIterator
-	buf []*storedRow
+	it   rowIterator
+	buf  []*storedRow
+	rows []storedRow
 }
 
 func (c *storeCandidates) next(max int) ([]*storedRow, error) {
-	c.buf = c.buf[:0]
-	for len(c.buf) < max {
+	c.buf, c.rows = c.buf[:0], c.rows[:0]
+	for len(c.rows) < max {
 		row, ok, err := c.it.Next()
 		if err != nil {
 			return nil, fmt.Errorf("join: scan large key: %w", err)
@@ -50,7 +56,10 @@ func (c *storeCandidates) next(max int) ([]*storedRow, error) {
 		if !ok {
 			break
 		}
-		c.buf = append(c.buf, &storedRow{row: row, degree: -1})
+		c.rows = append(c.rows, storedRow{row: row, degree: -1})
+	}
+	for i := range c.rows {
+		c.buf = append(c.buf, &c.rows[i])
 	}
 	return c.buf, nil
 }
@@ -111,6 +120,7 @@ func (s *side) streamCandidates(ctx context.Context, t *rowTask) error {
 	if err != nil {
 		return fmt.Errorf("join: scan large key: %w", err)
 	}
-	t.src = &storeCandidates{it: it}
+	s.streamed.it = it
+	t.src = &s.streamed
 	return nil
 }

@@ -22,6 +22,10 @@ type side struct {
 	// keys, so a probe or a write through to a cached key does not allocate.
 	keyBuf, pkBuf []byte
 	pkRow         types.Row
+	// streamed is the candidates of a probe streaming this side's rows,
+	// its batch buffers kept from probe to probe (one probe runs at a
+	// time).
+	streamed storeCandidates
 	// largeKeyRows is the most rows a cache entry holds; a key with more is
 	// marked large and probed straight from the state table.
 	largeKeyRows int
