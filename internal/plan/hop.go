@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/types"
@@ -81,20 +82,18 @@ func timeAt(c types.Column, i int) int64 {
 }
 
 // timeColumn is a column of type t (timestamp or timestamptz) holding
-// micros.
+// micros, which it takes over: both types are int64s, so the slice is
+// reinterpreted rather than copied.
 func timeColumn(t types.Type, micros []int64) types.Column {
 	if t.ID == types.Timestamptz {
-		v := &types.Vec[types.DTimestamptz]{Typ: t, Vals: make([]types.DTimestamptz, len(micros))}
-		for j, m := range micros {
-			v.Vals[j] = types.DTimestamptz(m)
-		}
-		return v
+		return &types.Vec[types.DTimestamptz]{Typ: t, Vals: asMicros[types.DTimestamptz](micros)}
 	}
-	v := &types.Vec[types.DTimestamp]{Typ: t, Vals: make([]types.DTimestamp, len(micros))}
-	for j, m := range micros {
-		v.Vals[j] = types.DTimestamp(m)
-	}
-	return v
+	return &types.Vec[types.DTimestamp]{Typ: t, Vals: asMicros[types.DTimestamp](micros)}
+}
+
+// asMicros reinterprets micros as a slice of T, which shares its memory.
+func asMicros[T ~int64](micros []int64) []T {
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(micros))), len(micros))
 }
 
 func timeMicros(d types.Datum) int64 {
