@@ -45,52 +45,49 @@ func (t *StateTable) DeleteBetween(ctx context.Context, lo, bound types.Datum, v
 	if err != nil {
 		return err
 	}
-	keys, ends, err := walkKeys(ctx, m, visit, t.delKeys[:0], t.delEnds[:0])
+	keys, err := walkKeys(ctx, m, visit, t.delKeys[:0])
 	if cerr := m.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil && t.broken == nil {
+		t.maybePrune()
+		for _, k := range keys {
+			t.overlay.putString(k, nil)
+		}
+	}
+	clear(keys)
 	if cap(keys) <= maxKeptDeleteKeys {
-		t.delKeys, t.delEnds = keys[:0], ends[:0]
+		t.delKeys = keys[:0]
 	} else {
-		t.delKeys, t.delEnds = nil, nil
+		t.delKeys = nil
 	}
 	if err != nil {
 		return err
 	}
-	if t.broken != nil {
-		return t.broken
-	}
-	t.maybePrune()
-	start := 0
-	for _, end := range ends {
-		t.overlay.put(keys[start:end], nil)
-		start = end
-	}
-	return nil
+	return t.broken
 }
 
-// maxKeptDeleteKeys is the largest list of keys DeleteBetween keeps for
-// its next call, in bytes (its growth was a quarter of a closing walk).
-const maxKeptDeleteKeys = 8 << 20
+// maxKeptDeleteKeys is the longest list of keys DeleteBetween keeps for
+// its next call, in keys.
+const maxKeptDeleteKeys = 1 << 17 // 2 MiB of string headers
 
 // walkKeys reads m to its end, calling visit with each row, and appends
-// the rows' keys end to end to keys, and to ends the end of each.
-func walkKeys(ctx context.Context, m *mergeIter, visit func(types.Row) error, keys []byte, ends []int) ([]byte, []int, error) {
+// the rows' keys to keys.
+func walkKeys(ctx context.Context, m *mergeIter, visit func(types.Row) error, keys []string) ([]string, error) {
 	for n := 1; ; n++ {
 		row, key, ok, err := m.nextKey()
 		if err != nil || !ok {
-			return keys, ends, err
+			return keys, err
 		}
 		if visit != nil {
 			if err := visit(row); err != nil {
-				return keys, ends, err
+				return keys, err
 			}
 		}
-		keys = append(keys, key...)
-		ends = append(ends, len(keys))
+		keys = append(keys, key)
 		if n%1024 == 0 {
 			if err := ctx.Err(); err != nil {
-				return keys, ends, err
+				return keys, err
 			}
 		}
 	}

@@ -131,9 +131,16 @@ func (m *mergeIter) Next() (types.Row, bool, error) {
 
 // nextKey is Next for a walk that deletes what it reads: the row is not
 // copied (the caller must neither keep nor change it), and key is the
-// row's full key, valid until the next call.
-func (m *mergeIter) nextKey() (row types.Row, key []byte, ok bool, err error) {
-	row, key, _, ok, err = m.next(true)
+// row's full key: the overlay's own string, or a copy of Pebble's.
+func (m *mergeIter) nextKey() (row types.Row, key string, ok bool, err error) {
+	row, kb, shared, ok, err := m.next(true)
+	switch {
+	case !ok:
+	case shared: // kb is the overlay item's key string
+		key = unsafe.String(unsafe.SliceData(kb), len(kb))
+	default:
+		key = string(kb)
+	}
 	return row, key, ok, err
 }
 

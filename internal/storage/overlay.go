@@ -3,6 +3,7 @@ package storage
 import (
 	"hash/maphash"
 	"slices"
+	"unsafe"
 
 	"github.com/RaduBerinde/btreemap"
 
@@ -107,10 +108,26 @@ func (o *overlay) putH(h uint64, key []byte, row types.Row) {
 	o.putAbsentH(h, key, row)
 }
 
+// putString is put of a key held as a string, which the overlay keeps
+// rather than copies (DeleteBetween's keys, most of them the overlay's
+// own).
+func (o *overlay) putString(k string, row types.Row) {
+	key := unsafe.Slice(unsafe.StringData(k), len(k)) // read, never written
+	h := o.keyHash(key)
+	if i, ok := o.pending.find(h, &o.items, key); ok {
+		o.items.at(i).row = row
+		return
+	}
+	o.putAbsentString(h, k, row)
+}
+
 // putAbsentH is putH of a key the caller knows has no unsealed write (one
 // lookup fewer: a value table's AddCount looked already).
 func (o *overlay) putAbsentH(h uint64, key []byte, row types.Row) {
-	k := string(key)
+	o.putAbsentString(h, string(key), row)
+}
+
+func (o *overlay) putAbsentString(h uint64, k string, row types.Row) {
 	i := o.items.add(overlayItem{key: k, row: row})
 	o.pending.insert(h, i)
 	o.noteWrite(k, i)

@@ -32,10 +32,9 @@ type StateTable struct {
 	lastSealed uint64
 	openIters  int // pruning waits while iterators read the overlay
 	keyScratch []byte
-	// delKeys and delEnds are DeleteBetween's lists of keys, kept for the
-	// next call unless large (below.go).
-	delKeys    []byte
-	delEnds    []int
+	// delKeys is DeleteBetween's list of keys, kept for the next call
+	// unless long (below.go).
+	delKeys    []string
 	stage      []byte    // a seal's fresh rows in key order (fresh_stage.go)
 	pkScratch  types.Row // see scratchPK
 	prunedUpTo uint64
