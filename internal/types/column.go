@@ -2,6 +2,7 @@ package types
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/apd/v3"
 )
@@ -38,6 +39,10 @@ type Vec[T any] struct {
 	Typ   Type
 	Vals  []T
 	Nulls Bitmap
+	// shared: Vals is another column's too (Head). Set copies it first
+	// and Reset lets it go, so neither writes into the other column; an
+	// append cannot, as Head leaves no capacity past the last row.
+	shared bool
 }
 
 // Type returns the SQL type.
@@ -72,6 +77,9 @@ func (v *Vec[T]) Append(d Datum) {
 
 // Set overwrites row i; a nil d makes it NULL.
 func (v *Vec[T]) Set(i int, d Datum) {
+	if v.shared {
+		v.Vals, v.shared = slices.Clone(v.Vals), false
+	}
 	if d == nil {
 		var zero T
 		v.Vals[i] = zero
@@ -137,8 +145,12 @@ func (v *Vec[T]) Gather(idx []int) Column {
 	return out
 }
 
-// Reset empties the vector, keeping its capacity.
+// Reset empties the vector, keeping its capacity unless its values are
+// shared.
 func (v *Vec[T]) Reset() {
+	if v.shared {
+		v.Vals, v.shared = nil, false
+	}
 	v.Vals = v.Vals[:0]
 	v.Nulls = v.Nulls[:0]
 }
@@ -225,9 +237,12 @@ func ColumnOf(t Type, ds ...Datum) Column {
 	return c
 }
 
-// Head returns c's first n rows as a column sharing c's values: neither
-// may be changed while the other is used. A bitmap is copied only when c
-// has NULLs, so the head of a NULL-free column costs one header.
+// Head returns c's first n rows as a column sharing c's values, for a
+// column made once and handed out many times (a constant, NULLs, zeros
+// nobody reads). The head's Set and Reset copy or let go of the shared
+// values, but c itself must not change while a head is used. The NULL
+// bitmap is copied (when c has NULLs), so the head of a NULL-free column
+// costs one header.
 func Head(c Column, n int) Column { return c.(vec).head(n) }
 
 // vec is every *Vec: what Head and ZeroColumn need beyond Column.
@@ -237,7 +252,7 @@ type vec interface {
 }
 
 func (v *Vec[T]) head(n int) Column {
-	h := &Vec[T]{Typ: v.Typ, Vals: v.Vals[:n:n]}
+	h := &Vec[T]{Typ: v.Typ, Vals: v.Vals[:n:n], shared: true}
 	if v.Nulls.Any() {
 		h.Nulls = make(Bitmap, (n+63)>>6)
 		copy(h.Nulls, v.Nulls)
