@@ -24,6 +24,12 @@
 // is exhausted. So a source actor stays responsive to barriers and to its
 // control channel (pause, rate limit, drop) whatever the connector does.
 //
+// A Source that is a Narrower is told which columns the executors above
+// read, before any split opens. The nexmark connector fills the others
+// with zeros shared by every chunk of a reader and skips generating the
+// extra field: a query that reads two of a bid's seven columns allocates
+// for two.
+//
 // # Sinks
 //
 // OpenSink validates a SinkSpec the same way (sink.go): the connector,
