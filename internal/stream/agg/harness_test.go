@@ -108,6 +108,24 @@ func drain(t testing.TB, e stream.Executor) string {
 	return sb.String()
 }
 
+// pullToBarrier pulls e up to a barrier, checking each chunk's update
+// pairs and handing it to apply.
+func pullToBarrier(t fataler, e stream.Executor, apply func(*types.Chunk)) {
+	for {
+		msg, err := e.Next(context.Background())
+		if err != nil {
+			t.Fatalf("Next: %v", err)
+		}
+		if msg.Barrier != nil {
+			return
+		}
+		if msg.Chunk != nil {
+			checkPairs(t, msg.Chunk)
+			apply(msg.Chunk)
+		}
+	}
+}
+
 // fataler is what checkPairs needs from *testing.T and *rapid.T.
 type fataler interface {
 	Helper()

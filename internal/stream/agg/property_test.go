@@ -275,19 +275,7 @@ func (p *propRun) barrier() {
 	p.epoch++
 	p.src.Push(append(p.pending, stream.NewBarrier(p.epoch))...)
 	p.pending = nil
-	for {
-		msg, err := p.exec.Next(context.Background())
-		if err != nil {
-			p.t.Fatalf("Next: %v", err)
-		}
-		if msg.Barrier != nil {
-			break
-		}
-		if msg.Chunk != nil {
-			checkPairs(p.t, msg.Chunk)
-			p.apply(msg.Chunk)
-		}
-	}
+	pullToBarrier(p.t, p.exec, p.apply)
 	p.lastSeal = p.epoch
 	p.sealed.live, p.sealed.out = slices.Clone(p.live), maps.Clone(p.out)
 	want := naive(p.t, p.live, p.grouped, p.schema)

@@ -1,7 +1,6 @@
 package agg
 
 import (
-	"context"
 	"maps"
 	"slices"
 	"testing"
@@ -109,19 +108,7 @@ func (w *windowRun) barrier() {
 	w.epochs++
 	w.src.Push(append(w.pending, stream.NewBarrier(w.epochs))...)
 	w.pending = nil
-	for {
-		msg, err := w.exec.Next(context.Background())
-		if err != nil {
-			w.t.Fatalf("Next: %v", err)
-		}
-		if msg.Barrier != nil {
-			break
-		}
-		if msg.Chunk != nil {
-			checkPairs(w.t, msg.Chunk)
-			w.apply(msg.Chunk)
-		}
-	}
+	pullToBarrier(w.t, w.exec, w.apply)
 	if want := w.model(); !maps.Equal(w.out, want) {
 		w.t.Fatalf("epoch %d (watermark %d): output\n%v\nwant\n%v", w.epochs, w.wm, w.out, want)
 	}
