@@ -54,7 +54,7 @@ func (x *executor) run(ctx context.Context, n *plan.Node, emit emitFunc) error {
 			return err
 		}
 		return x.run(ctx, n.Inputs[0], func(ctx context.Context, c *types.Chunk) error {
-			return send(ctx, emit, h.Expand(c, n.Schema, nil))
+			return send(ctx, emit, h.Expand(c, n.Schema, nil, nil))
 		})
 	case plan.KindConnectorSource:
 		return sqlerr.New(sqlerr.FeatureNotSupported, "a source cannot be read by a batch query")

@@ -24,8 +24,9 @@ func (h *HopWindow) Check() error {
 // or nil for no rows. An update pair becomes a delete and an insert per
 // window: the pairs of different windows would otherwise interleave.
 // read marks the input columns the consumer reads (nil: all); the others
-// are left NULL rather than copied once per window.
-func (h *HopWindow) Expand(in *types.Chunk, schema []types.Type, read []bool) *types.Chunk {
+// are left NULL rather than copied once per window, heads of nulls' columns
+// when it is set.
+func (h *HopWindow) Expand(in *types.Chunk, schema []types.Type, read []bool, nulls *types.NullHeads) *types.Chunk {
 	copies := int(h.Size / h.Slide)
 	n := in.Cardinality() * copies
 	idx := make([]int, 0, n)      // the input row of each output row
@@ -57,6 +58,8 @@ func (h *HopWindow) Expand(in *types.Chunk, schema []types.Type, read []bool) *t
 	for c, src := range in.Cols {
 		if read == nil || read[c] {
 			cols[c] = src.Gather(idx)
+		} else if nulls != nil {
+			cols[c] = nulls.Get(c, len(idx))
 		} else {
 			cols[c] = types.NullColumn(schema[c], len(idx))
 		}

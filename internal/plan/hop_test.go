@@ -13,7 +13,7 @@ func TestHopWindowExpand(t *testing.T) {
 		types.ColumnOf(types.TInt64, int64(1), int64(2), int64(3), int64(4)),
 		types.ColumnOf(types.TTimestamp, types.DTimestamp(4*s), types.DTimestamp(-4*s), nil, types.DTimestamp(1<<63-1)),
 	}, []types.Op{types.UpdateDelete, types.UpdateInsert, types.Insert, types.Insert})
-	out := h.Expand(in, []types.Type{types.TInt64, types.TTimestamp, types.TTimestamp, types.TTimestamp}, nil)
+	out := h.Expand(in, []types.Type{types.TInt64, types.TTimestamp, types.TTimestamp, types.TTimestamp}, nil, nil)
 	// Row 1 (t = 4 s) is in the windows starting at 3, 1 and -1 s; row 2
 	// (t = -4 s, before the origin) in those at -5, -7 and -9 s; a NULL
 	// or infinite time is in none. Update halves become plain changes.
@@ -32,15 +32,22 @@ func TestHopWindowExpand(t *testing.T) {
 			t.Errorf("row %d: %v %v, want %+v", i, row, out.Op(i), w)
 		}
 	}
-	// A column the consumer does not read is left NULL.
-	narrow := h.Expand(in, []types.Type{types.TInt64, types.TTimestamp, types.TTimestamp, types.TTimestamp}, []bool{false, true})
-	for i := range narrow.Cardinality() {
-		if row := narrow.Row(i); row[0] != nil || row[2] != out.Row(i)[2] {
-			t.Errorf("narrowed row %d: %v", i, row)
+	// A column the consumer does not read is left NULL, made or handed
+	// out.
+	schema := []types.Type{types.TInt64, types.TTimestamp, types.TTimestamp, types.TTimestamp}
+	for _, nulls := range []*types.NullHeads{nil, types.NewNullHeads(schema, 2)} {
+		narrow := h.Expand(in, schema, []bool{false, true}, nulls)
+		for i := range narrow.Cardinality() {
+			if row := narrow.Row(i); row[0] != nil || row[2] != out.Row(i)[2] {
+				t.Errorf("narrowed row %d: %v", i, row)
+			}
+		}
+		if narrow.Cols[0].Len() != out.Cardinality() {
+			t.Errorf("the NULL column holds %d rows, not %d", narrow.Cols[0].Len(), out.Cardinality())
 		}
 	}
 	if h.Expand(types.NewChunk([]types.Column{types.ColumnOf(types.TInt64, int64(1)), types.ColumnOf(types.TTimestamp, nil)}, nil),
-		[]types.Type{types.TInt64, types.TTimestamp, types.TTimestamp, types.TTimestamp}, nil) != nil {
+		[]types.Type{types.TInt64, types.TTimestamp, types.TTimestamp, types.TTimestamp}, nil, nil) != nil {
 		t.Error("a chunk of rows without times expanded to rows")
 	}
 	if (&HopWindow{Slide: 2, Size: 5}).Check() == nil {

@@ -181,9 +181,9 @@ type Builder struct {
 	// unbounded: Append never returns a chunk (NewUnboundedBuilder).
 	unbounded bool
 	// unread marks columns nobody reads (Unread); nil: none. nulls holds
-	// per unread column the NULLs a taken chunk's column is a head of.
+	// the NULLs a taken chunk's unread column is a head of.
 	unread []bool
-	nulls  []Column
+	nulls  NullHeads
 }
 
 // minBuilderCap is the smallest capacity a builder's columns start with.
@@ -331,13 +331,34 @@ func (b *Builder) Recycle(c *Chunk) {
 
 // nullsOf returns n NULLs for unread column i.
 func (b *Builder) nullsOf(i, n int) Column {
-	if b.nulls == nil {
-		b.nulls = make([]Column, len(b.types))
+	if b.nulls.types == nil {
+		b.nulls = NullHeads{types: b.types, size: b.size}
 	}
-	if c := b.nulls[i]; c == nil || c.Len() < n {
-		b.nulls[i] = NullColumn(b.types[i], max(n, b.size))
+	return b.nulls.Get(i, n)
+}
+
+// NullHeads hands out columns of NULLs as heads of one column kept per
+// column (Head): a builder's unread columns, a hop window's. A NullHeads
+// is used by one goroutine at a time; the heads may go anywhere.
+type NullHeads struct {
+	types []Type
+	size  int // the fewest rows a kept column holds
+	cols  []Column
+}
+
+// NewNullHeads returns the NULLs of columns of types ts, kept in columns
+// of at least size rows.
+func NewNullHeads(ts []Type, size int) *NullHeads { return &NullHeads{types: ts, size: size} }
+
+// Get returns n NULLs of column i's type.
+func (h *NullHeads) Get(i, n int) Column {
+	if h.cols == nil {
+		h.cols = make([]Column, len(h.types))
 	}
-	return Head(b.nulls[i], n)
+	if c := h.cols[i]; c == nil || c.Len() < n {
+		h.cols[i] = NullColumn(h.types[i], max(n, h.size))
+	}
+	return Head(h.cols[i], n)
 }
 
 // Len returns the number of buffered rows.

@@ -21,8 +21,9 @@ type HopWindow struct {
 	// column's last watermark, returned after it.
 	wms []*stream.Watermark
 	// read marks the input columns read above (nil: all); the others
-	// are not copied per window (ReadOnly).
-	read []bool
+	// are not copied per window but NULLs from nulls (ReadOnly).
+	read  []bool
+	nulls *types.NullHeads
 }
 
 func newHopWindow(n *plan.Node, input stream.Executor) (*HopWindow, error) {
@@ -57,6 +58,7 @@ func (h *HopWindow) ReadOnly(read []bool) error {
 	}
 	if read != nil {
 		h.read = read[:len(h.schema)-2]
+		h.nulls = types.NewNullHeads(h.schema, types.DefaultChunkSize)
 	}
 	return nil
 }
@@ -90,7 +92,7 @@ func (h *HopWindow) Next(ctx context.Context) (stream.Message, error) {
 		if msg.Chunk == nil {
 			return msg, nil
 		}
-		if c := h.spec.Expand(msg.Chunk, h.schema, h.read); c != nil {
+		if c := h.spec.Expand(msg.Chunk, h.schema, h.read, h.nulls); c != nil {
 			return stream.ChunkMsg(c), nil
 		}
 	}
