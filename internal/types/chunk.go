@@ -213,13 +213,13 @@ func NewUnboundedBuilder(ts []Type) *Builder {
 }
 
 // Unread marks the columns that nothing reads (nil: none): Append leaves
-// out their values, and every chunk taken holds NULLs there, as heads of
-// one column of NULLs the builder keeps (Head), so nothing may change
-// them. A join's output carries both inputs' columns, of which the
-// projection above it often keeps a few (Nexmark q4's join: a new column
-// of NULLs per unread column was 15 % of what the query allocated). It is meant for builders filled by Append only: the
-// other Append methods still copy those columns (Take replaces them), and
-// a fill callback would see columns of different lengths.
+// out their values, and every chunk taken holds NULLs there, heads of one
+// column of NULLs the builder keeps (NullHeads). A join's output carries
+// both inputs' columns, of which the projection above it often keeps a
+// few (Nexmark q4's join: a new column of NULLs per unread column was 15 %
+// of what the query allocated). It is meant for builders filled by Append
+// only: the other Append methods still copy those columns (Take replaces
+// them), and a fill callback would see columns of different lengths.
 func (b *Builder) Unread(cols []bool) error {
 	if cols != nil && len(cols) != len(b.types) {
 		return fmt.Errorf("types: %d unread marks for %d columns", len(cols), len(b.types))
