@@ -9,17 +9,21 @@ import (
 )
 
 // GCPercent is the garbage collector's target a server runs with when
-// $GOGC does not set one: the heap may grow to five times what is live
+// $GOGC does not set one: the heap may grow to three times what is live
 // before a cycle, where Go's default (100) allows twice. A streaming
 // job allocates a row's boxed values, its encoded keys and its chunks
 // per row and keeps few of them, so with the default the collector ran
-// every few hundred megabytes and took 9–14 % of Nexmark q4, q5 and q7.
-// Measured side by side (four rounds, 1 M events, medians of events
-// per CPU-second; docs/BENCHMARKS.md): q4 121 k → 156 k, q5 184 k →
-// 219 k, q7 126 k → 165 k, for a peak RSS about 1.5 times as large.
-// SoftMemoryLimit keeps that growth from running the machine out of
+// every few hundred megabytes and took 9–14 % of Nexmark q4, q5 and q7
+// (q4 121 k → 156 k events per CPU-second at 400, q5 184 k → 219 k, q7
+// 126 k → 165 k). A larger target has its own cost: every byte the heap
+// grows by is a page the process touches for the first time, and a page
+// fault cost about 7 µs on the VM measured. Against 400, 200 was as fast
+// (q4, q5, q9, q18: medians within noise over eight and three rounds)
+// or faster (q7 +7 %, q20 +14 %), with a peak RSS 10–30 % lower on
+// every query (docs/BENCHMARKS.md, thirtieth session).
+// SoftMemoryLimit keeps the growth from running the machine out of
 // memory: near it the collector runs as often as it must.
-const GCPercent = 400
+const GCPercent = 200
 
 // memoryLimitShare is the part of the machine's memory (or its cgroup's
 // limit) the runtime's soft limit allows the process, in quarters.
