@@ -61,7 +61,7 @@ type HashDispatcher struct {
 	// VNodeOwner maps a vnode to the index in Outs of the actor owning it.
 	VNodeOwner []int
 	hashes     []uint64
-	dest       []int // each fresh row's output, reused
+	dest       []int // each row's output (a chunk's or fresh rows'), reused
 }
 
 // NewHashDispatcher returns a hash dispatcher; owner[v] is the output
@@ -149,7 +149,8 @@ func (d *HashDispatcher) dispatchFresh(ctx context.Context, f *FreshRows) error 
 // route returns each row's output index, or -1 for an invisible row.
 func (d *HashDispatcher) route(c *types.Chunk) []int {
 	d.hashes = codec.HashColumns(c, d.DistKey, d.hashes[:0])
-	dest := make([]int, c.Capacity())
+	dest := slices.Grow(d.dest[:0], c.Capacity())[:c.Capacity()]
+	d.dest = dest
 	for i := range dest {
 		if !c.Visible(i) {
 			dest[i] = -1
