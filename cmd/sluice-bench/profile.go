@@ -24,9 +24,9 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	}, nil
 }
 
-// writeAllocs writes the process's allocation profile (every allocation
-// since it started, sampled; run at
-// the end, after the work it shows) to path, for -sample_index=alloc_space.
+// writeAllocs writes the process's allocation profile to path, for
+// pprof -sample_index=alloc_space: every allocation since the process
+// started, sampled. It runs at the end, after the work it shows.
 func writeAllocs(path string) error {
 	runtime.GC() // the profile shows allocations up to the last collection
 	f, err := os.Create(path)

@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -146,9 +147,22 @@ func checkColumns(cols []Column) error {
 	return nil
 }
 
-// newColumns returns empty columns of ts with room for n rows.
-func newColumns(ts []types.Type, n int) ([]types.Column, error) {
-	return unreadColumns{}.columns(ts, n)
+// newColumns returns empty columns of ts with room for n rows, and nil
+// for the columns read marks unread (read nil: all are read), which the
+// caller fills with NULLs from a types.NullHeads.
+func newColumns(ts []types.Type, n int, read []bool) ([]types.Column, error) {
+	cols := make([]types.Column, len(ts))
+	for i, t := range ts {
+		if read != nil && i < len(read) && !read[i] {
+			continue
+		}
+		c, err := types.NewColumn(t, n)
+		if err != nil {
+			return nil, fmt.Errorf("connector: %w", err)
+		}
+		cols[i] = c
+	}
+	return cols, nil
 }
 
 // insertChunk wraps filled columns as a chunk of n inserts.

@@ -245,7 +245,7 @@ func (r *datagenReader) Read(limit int) (*types.Chunk, int64, Ready, error) {
 		at := r.start.Add(time.Duration(float64(r.offset-r.startOff) / perSec * float64(time.Second)))
 		return nil, r.offset, Ready{At: at}, nil
 	}
-	cols, err := newColumns(s.schema, n)
+	cols, err := newColumns(s.schema, n, nil)
 	if err != nil {
 		return nil, 0, Ready{}, err
 	}

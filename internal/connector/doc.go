@@ -25,8 +25,8 @@
 // control channel (pause, rate limit, drop) whatever the connector does.
 //
 // A Source that is a Narrower is told which columns the executors above
-// read, before any split opens. The nexmark connector fills the others
-// with zeros shared by every chunk of a reader and skips generating the
+// read, before any split opens. The nexmark connector leaves the others
+// NULL, heads of one column of NULLs per reader, and skips generating the
 // extra field: a query that reads two of a bid's seven columns allocates
 // for two.
 //

@@ -195,9 +195,11 @@ func (s *nexmarkSource) bindColumns(cols []Column) error {
 	return nil
 }
 
-// ReadOnly implements Narrower: the readers fill no unread column
-// (unreadColumns), and when the extra field is not read the generator
-// skips making it.
+// ReadOnly implements Narrower: a reader fills no unread column, which
+// holds NULLs from the reader's types.NullHeads (a header per chunk, not
+// a vector nobody looks at: q5 reads two of a bid's seven columns, and
+// the other five were a seventh of what it allocated), and when the
+// extra field is not read the generator skips making it.
 func (s *nexmarkSource) ReadOnly(read []bool) {
 	s.noExtra, s.read = false, slices.Clone(read)
 	for i, f := range s.fields {
@@ -229,7 +231,7 @@ func (s *nexmarkSource) Open(split int, offset int64) (Reader, error) {
 		return nil, fmt.Errorf("connector: nexmark has no split %d at offset %d (of %d splits)", split, offset, s.splits)
 	}
 	return &nexmarkReader{s: s, split: int64(split), pos: int64(split) + offset*s.splits,
-		unread: newUnreadColumns(s.schema, s.read, s.maxChunk)}, nil
+		nulls: types.NewNullHeads(s.schema, s.maxChunk)}, nil
 }
 
 // nexmarkReader reads positions split, split+splits, … of the stream.
@@ -241,7 +243,7 @@ type nexmarkReader struct {
 	// start + (p-startPos) × gap.
 	start    time.Time
 	startPos int64
-	unread   unreadColumns
+	nulls    *types.NullHeads // the unread columns' NULLs
 }
 
 // scanFactor bounds the positions one Read looks at per row it may
@@ -262,7 +264,7 @@ func (r *nexmarkReader) Read(limit int) (*types.Chunk, int64, Ready, error) {
 	if r.pos >= due {
 		return nil, r.offset(), r.wait(), nil
 	}
-	cols, err := r.unread.columns(s.schema, limit)
+	cols, err := newColumns(s.schema, limit, s.read)
 	if err != nil {
 		return nil, 0, Ready{}, err
 	}
@@ -284,7 +286,11 @@ func (r *nexmarkReader) Read(limit int) (*types.Chunk, int64, Ready, error) {
 	if n == 0 {
 		return nil, r.offset(), r.wait(), nil
 	}
-	r.unread.fill(cols, n)
+	for i, c := range cols {
+		if c == nil { // not read
+			cols[i] = r.nulls.Get(i, n)
+		}
+	}
 	return insertChunk(cols, n), r.offset(), Ready{}, nil
 }
 

@@ -238,18 +238,15 @@ func ColumnOf(t Type, ds ...Datum) Column {
 }
 
 // Head returns c's first n rows as a column sharing c's values, for a
-// column made once and handed out many times (a constant, NULLs, zeros
-// nobody reads). The head's Set and Reset copy or let go of the shared
-// values, but c itself must not change while a head is used. The NULL
-// bitmap is copied (when c has NULLs), so the head of a NULL-free column
-// costs one header.
+// column made once and handed out many times (a constant, the NULLs of a
+// column nobody reads: NullHeads). The head's Set and Reset copy or let
+// go of the shared values, but c itself must not change while a head is
+// used. The NULL bitmap is copied (when c has NULLs), so the head of a
+// NULL-free column costs one header.
 func Head(c Column, n int) Column { return c.(vec).head(n) }
 
-// vec is every *Vec: what Head and ZeroColumn need beyond Column.
-type vec interface {
-	head(n int) Column
-	fillZeros(n int)
-}
+// vec is every *Vec: what Head needs beyond Column.
+type vec interface{ head(n int) Column }
 
 func (v *Vec[T]) head(n int) Column {
 	h := &Vec[T]{Typ: v.Typ, Vals: v.Vals[:n:n], shared: true}
@@ -262,13 +259,3 @@ func (v *Vec[T]) head(n int) Column {
 	}
 	return h
 }
-
-// ZeroColumn returns a column of type t (validated by the caller) holding
-// n zero values, none NULL.
-func ZeroColumn(t Type, n int) Column {
-	c := MustColumn(t, n)
-	c.(vec).fillZeros(n)
-	return c
-}
-
-func (v *Vec[T]) fillZeros(n int) { v.Vals = v.Vals[:n] } // capacity n, zeroed by make

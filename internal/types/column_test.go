@@ -42,16 +42,12 @@ func TestHeadSharesValuesAndCutsNulls(t *testing.T) {
 			t.Fatalf("head %d: %d NULL bits, want %d", n, got, nulls)
 		}
 	}
-	z := ZeroColumn(TVarchar, 3)
-	if z.Len() != 3 || z.Get(2) != "" || z.IsNull(0) {
-		t.Fatalf("zero column: %d rows, %v", z.Len(), z.Get(2))
-	}
 }
 
 // TestHeadWritesCopyFirst: Set and Reset on a head never reach the column
 // it shares values with, nor another head of it.
 func TestHeadWritesCopyFirst(t *testing.T) {
-	c := ZeroColumn(TInt64, 8)
+	c := ColumnOf(TInt64, int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), int64(0))
 	a, b := Head(c, 8), Head(c, 4)
 	a.Set(2, int64(7))
 	a.Set(3, nil)

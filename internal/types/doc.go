@@ -15,9 +15,10 @@
 //  3. Many values of one type are a Column: a Vec[T] holding a plain Go slice
 //     and a null bitmap. Kernels type-assert to the concrete Vec and loop,
 //     and write only columns they made. A column handed out many times (a
-//     constant, a builder's NULLs for an unread column, a source's zeros
-//     for one) is a Head of one column made once: its Set and Reset copy
-//     or let go of the shared values first.
+//     constant; the NULLs of a column nobody reads, in a builder's, a hop
+//     window's or a source's chunks: NullHeads) is a Head of one column
+//     made once: its Set and Reset copy or let go of the shared values
+//     first.
 //  4. A Chunk is columns plus a per-row Op (Insert, Delete, UpdateDelete,
 //     UpdateInsert) and a visibility mask; invisible rows are skipped by
 //     everything downstream.
