@@ -170,7 +170,9 @@ type HashJoin struct {
 	// NullSafe[i] makes key i match NULL to NULL (IS NOT DISTINCT FROM).
 	NullSafe []bool `json:",omitempty"`
 	Residual *expr.Desc
-	// Output picks columns of the concatenated row.
+	// Output picks columns of the concatenated row; -1 is a NULL of the
+	// node's type there, for a column nothing reads whose input column
+	// NullUnread dropped.
 	Output []int
 	// LeftTable and RightTable hold each side's rows keyed by (join key,
 	// the side's stream key); DegreeTables, for outer joins, count each

@@ -2,19 +2,21 @@ package plan
 
 import "github.com/sluice-db/sluice/internal/expr"
 
-// A hash join keeps every column of both inputs in its state: in Nexmark
-// q4 that was every auction's description and every bid's extra, which
-// the query never reads, written into the join's tables, sealed, compacted
-// and read back with each candidate. NullUnread replaces, right below
-// each join input, the columns nothing above the join reads with NULLs of
-// their type: the join's schema, its keys and every index above stay as
-// they are, and a NULL costs a byte in state. The stream builder then
-// sees the projection read only the kept columns, so a source below it
-// (the nexmark generator) can skip making the others.
+// A hash join keeps every column of both inputs in its state and boxes
+// each into every row it handles: in Nexmark q4 that was every auction's
+// description and every bid's extra, which the query never reads,
+// written into the join's tables, sealed, compacted and read back with
+// each candidate. NullUnread narrows each join input, right below the
+// join, to the columns something above the join reads (with its keys, its
+// residual's columns and its stream key), and renumbers the join
+// (narrow.go); an output column of a dropped input column is NULL
+// (HashJoin.Output -1), which nothing reads. The stream builder then sees
+// the projection read only the kept columns, so a source below it (the
+// nexmark generator) can skip making the others.
 //
 // What a node reads of its input is known here for projections, filters,
 // joins and aggregations; any other node reads all of its input, so
-// nothing below it is NULLed for its sake.
+// nothing below it is narrowed for its sake.
 
 // NullUnread rewrites the tree under root, whose every output column is
 // read (a view's).
@@ -25,34 +27,13 @@ func NullUnread(root *Node) { nullUnread(root, nil) }
 func nullUnread(n *Node, out []bool) {
 	needs := inputNeeds(n, out)
 	for i, in := range n.Inputs {
-		if in == nil {
-			continue
-		}
-		need := needs[i]
-		nullUnread(in, need)
-		if n.Kind == KindHashJoin && need != nil && !allTrue(need) {
-			n.Inputs[i] = nullingProject(in, need)
+		if in != nil {
+			nullUnread(in, needs[i])
 		}
 	}
-}
-
-// nullingProject passes in's needed columns (and its stream key) and
-// NULLs for the rest.
-func nullingProject(in *Node, need []bool) *Node {
-	keep := append([]bool(nil), need...)
-	for _, k := range in.StreamKey {
-		keep[k] = true
+	if n.Kind == KindHashJoin && needs[0] != nil && needs[1] != nil {
+		narrowJoin(n, needs[0], needs[1])
 	}
-	exprs := make([]expr.Desc, len(in.Schema))
-	for c, t := range in.Schema {
-		if keep[c] {
-			exprs[c] = expr.Input(c, t)
-		} else {
-			exprs[c] = expr.Null(t)
-		}
-	}
-	return &Node{Kind: KindProject, Inputs: []*Node{in}, Schema: in.Schema, StreamKey: in.StreamKey,
-		Project: &Project{Exprs: exprs}}
 }
 
 // inputNeeds returns what n reads of each input given what is read of n
@@ -111,6 +92,9 @@ func joinNeeds(n *Node, out []bool) ([]bool, []bool) {
 	lw, rw := len(n.Inputs[0].Schema), len(n.Inputs[1].Schema)
 	concat := make([]bool, lw+rw)
 	for k, c := range j.Output {
+		if c == -1 { // NULL: reads nothing
+			continue
+		}
 		if out == nil || (k < len(out) && out[k]) {
 			if c < 0 || c >= len(concat) {
 				return nil, nil

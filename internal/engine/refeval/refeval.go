@@ -72,7 +72,9 @@ func backfill(b *plan.Backfill, tables Tables) ([]types.Row, error) {
 func pick(r types.Row, cols []int) types.Row {
 	out := make(types.Row, len(cols))
 	for i, c := range cols {
-		out[i] = r[c]
+		if c >= 0 { // -1: NULL (a join's output column nothing reads)
+			out[i] = r[c]
+		}
 	}
 	return out
 }

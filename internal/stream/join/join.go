@@ -325,6 +325,8 @@ func (j *HashJoin) emit(op types.Op, left, right types.Row) {
 	row := j.outRow
 	for i, o := range j.sp.output {
 		switch {
+		case o < 0: // NULL (plan.NullUnread)
+			row[i] = nil
 		case o < nl && left != nil:
 			row[i] = left[o]
 		case o >= nl && right != nil:

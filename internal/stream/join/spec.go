@@ -204,12 +204,17 @@ func (sp *spec) buildOutput(schema []types.Type) error {
 	if len(sp.output) == 0 {
 		return fmt.Errorf("join: no output columns")
 	}
-	for _, o := range sp.output {
-		if o < 0 || o >= len(sp.concatTypes) {
+	sp.outTypes = make([]types.Type, len(sp.output))
+	for k, o := range sp.output {
+		switch {
+		case o == -1 && k < len(schema): // NULL, of the node's type (plan.NullUnread)
+			sp.outTypes[k] = schema[k]
+		case o < 0 || o >= len(sp.concatTypes):
 			return fmt.Errorf("join: output column %d outside the %d joined columns", o, len(sp.concatTypes))
+		default:
+			sp.outTypes[k] = sp.concatTypes[o]
 		}
 	}
-	sp.outTypes = pick(sp.concatTypes, sp.output)
 	if schema != nil && !slices.Equal(schema, sp.outTypes) {
 		return fmt.Errorf("join: node schema %v differs from the output's %v", schema, sp.outTypes)
 	}
