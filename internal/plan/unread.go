@@ -18,17 +18,33 @@ import "github.com/sluice-db/sluice/internal/expr"
 // joins and aggregations; any other node reads all of its input, so
 // nothing below it is narrowed for its sake.
 
-// NullUnread rewrites the tree under root, whose every output column is
-// read (a view's).
-func NullUnread(root *Node) { nullUnread(root, nil) }
+// NullUnread rewrites the plan under root, whose every output column is
+// read (a view's). A node with more than one reader (the planner makes
+// trees, but a plan is a graph) is rewritten once, as if all of it were
+// read.
+func NullUnread(root *Node) {
+	u := unread{parents: parentCounts(root), seen: map[*Node]bool{}}
+	u.rewrite(root, nil)
+}
 
-// nullUnread rewrites under n, of which out marks the columns read (nil:
+type unread struct {
+	parents map[*Node]int
+	seen    map[*Node]bool
+}
+
+// rewrite rewrites under n, of which out marks the columns read (nil:
 // all).
-func nullUnread(n *Node, out []bool) {
+func (u unread) rewrite(n *Node, out []bool) {
+	if u.parents[n] > 1 {
+		if u.seen[n] {
+			return
+		}
+		u.seen[n], out = true, nil
+	}
 	needs := inputNeeds(n, out)
 	for i, in := range n.Inputs {
 		if in != nil {
-			nullUnread(in, needs[i])
+			u.rewrite(in, needs[i])
 		}
 	}
 	if n.Kind == KindHashJoin && needs[0] != nil && needs[1] != nil {

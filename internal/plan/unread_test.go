@@ -59,6 +59,20 @@ func TestNullUnread(t *testing.T) {
 	if !slices.Equal(join.Inputs[0].StreamKey, []int{2}) || !slices.Equal(join.Schema, append(l.Schema[:4:4], r.Schema...)) {
 		t.Errorf("left stream key %v, join schema %v", join.Inputs[0].StreamKey, join.Schema)
 	}
+	// A join read by two projections, each reading one column, is
+	// narrowed once, for both: as if all of it were read.
+	l3, r3 := side(0), side(0)
+	j3 := &Node{Kind: KindHashJoin, Inputs: []*Node{l3, r3}, Schema: append(l3.Schema[:4:4], r3.Schema...),
+		HashJoin: &HashJoin{LeftKeys: []int{0}, RightKeys: []int{0}, Output: []int{0, 1, 2, 3, 4, 5, 6, 7},
+			LeftTable: Table{Types: l3.Schema, PK: []int{0}, DistKey: []int{0}}, RightTable: Table{Types: r3.Schema, PK: []int{0}, DistKey: []int{0}}}}
+	reads := func(c int) *Node {
+		return &Node{Kind: KindProject, Inputs: []*Node{j3}, Schema: []types.Type{j3.Schema[c]},
+			Project: &Project{Exprs: []expr.Desc{expr.Input(c, j3.Schema[c])}}}
+	}
+	NullUnread(&Node{Kind: KindUnion, Inputs: []*Node{reads(1), reads(2)}, Schema: []types.Type{str}})
+	if j3.Inputs[0] != l3 || j3.Inputs[1] != r3 || !slices.Equal(j3.HashJoin.Output, []int{0, 1, 2, 3, 4, 5, 6, 7}) {
+		t.Errorf("a join read twice was narrowed: inputs %s %s, output %v", j3.Inputs[0].Kind, j3.Inputs[1].Kind, j3.HashJoin.Output)
+	}
 	// Under a node whose reads are not known (a top-N), nothing is NULLed.
 	l2, r2 := side(0), side(0)
 	j2 := &Node{Kind: KindHashJoin, Inputs: []*Node{l2, r2}, Schema: append(l2.Schema[:4:4], r2.Schema...),

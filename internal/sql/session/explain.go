@@ -188,6 +188,7 @@ func nodeLine(n *plan.Node) string {
 			info += ", residual: " + descString(*j.Residual)
 		}
 		info += expiryString("left", "right", j.LeftExpiry) + expiryString("right", "left", j.RightExpiry)
+		info += joinOutputString(j.Output)
 	case plan.KindHashAgg, plan.KindSimpleAgg:
 		info = aggInfo(n.Agg)
 		if n.Agg.EmitOnWindowClose {
@@ -257,6 +258,25 @@ func kindName(k plan.Kind) string {
 		parts[i] = strings.ToUpper(p[:1]) + p[1:]
 	}
 	return strings.Join(parts, "")
+}
+
+// joinOutputString shows a join's output columns unless they are its
+// inputs' columns in order: NULL where an input column was dropped
+// (plan.NullUnread).
+func joinOutputString(out []int) string {
+	s := make([]string, len(out))
+	identity := true
+	for i, c := range out {
+		identity = identity && c == i
+		s[i] = fmt.Sprintf("$%d", c)
+		if c < 0 {
+			s[i] = "NULL"
+		}
+	}
+	if identity {
+		return ""
+	}
+	return ", output: [" + strings.Join(s, ", ") + "]"
 }
 
 func keyList(ks []int) string {

@@ -72,8 +72,7 @@ func (c joinCase) node() *plan.Node {
 	if r {
 		hj.RightDegreeTable = degreeTable(4, hj.RightTable, len(c.rk))
 	}
-	n := &plan.Node{Kind: plan.KindHashJoin, HashJoin: hj,
-		Schema: pick(slices.Concat(c.lt, c.rt), out)}
+	n := &plan.Node{Kind: plan.KindHashJoin, HashJoin: hj, Schema: outSchema(slices.Concat(c.lt, c.rt), out)}
 	if c.expiry != nil {
 		n.Inputs = []*plan.Node{{Schema: c.lt, Watermarks: c.expiry[0], AppendOnly: true},
 			{Schema: c.rt, Watermarks: c.expiry[1], AppendOnly: true}}
@@ -81,6 +80,19 @@ func (c joinCase) node() *plan.Node {
 		n.Inputs = nil
 	}
 	return n
+}
+
+// outSchema is the types of the output columns out picks; a -1 (a NULL
+// column, plan.NullUnread) is a bigint in these tests.
+func outSchema(concat []types.Type, out []int) []types.Type {
+	ts := make([]types.Type, len(out))
+	for k, o := range out {
+		ts[k] = i64
+		if o >= 0 {
+			ts[k] = concat[o]
+		}
+	}
+	return ts
 }
 
 func sideTable(id uint32, ts []types.Type, keys, sk []int) plan.Table {

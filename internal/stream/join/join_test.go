@@ -40,6 +40,18 @@ func TestInnerJoin(t *testing.T) {
 	})
 }
 
+// TestNullOutputColumns: an output column of -1 (an input column
+// plan.NullUnread dropped, which nothing reads) is NULL, padded rows too.
+func TestNullOutputColumns(t *testing.T) {
+	c := kvCase(plan.LeftJoin)
+	c.output = []int{0, -1, 2, -1}
+	runScript(t, c, testConfig(), []step{
+		{L, "+ 1 1\n+ 2 2", "+ 1 NULL NULL NULL\n+ 2 NULL NULL NULL\n"},
+		{R, "+ 10 1", "- 1 NULL NULL NULL\n+ 1 NULL 10 NULL\n"},
+		{L, "- 1 1", "- 1 NULL 10 NULL\n"},
+	})
+}
+
 func TestLeftJoin(t *testing.T) {
 	runScript(t, kvCase(plan.LeftJoin), testConfig(), []step{
 		{L, "+ 1 1\n+ 2 NULL", "+ 1 1 NULL NULL\n+ 2 NULL NULL NULL\n"},
