@@ -91,7 +91,11 @@
 // barrier the groups below the watermark of the previous barrier are
 // final, and their rows in every state table are deleted (ScanBelow, one
 // range per owned vnode; value rows written fresh are met once they
-// commit). So a windowed aggregation keeps only its open windows.
+// commit). So a windowed aggregation keeps only its open windows. Within
+// an epoch, a watermark that closes dirty groups of an aggregation without
+// value tables finishes them at once (early.go): their final output goes
+// out before the barrier and their memory is free, rather than every
+// window of the epoch waiting for its flush.
 //
 // With EMIT ON WINDOW CLOSE (plan.Agg.EmitOnWindowClose) the flush emits
 // nothing for the dirty groups; after them it emits each group below the

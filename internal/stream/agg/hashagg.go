@@ -41,7 +41,10 @@ type Agg struct {
 		rowBuf     types.Row
 		cmpX, cmpY []byte
 	}
-	win          windows
+	win windows
+	// early holds output of groups a watermark closed before the barrier
+	// (early.go), to return first.
+	early        []*types.Chunk
 	simpleLoaded bool
 	// sawBarrier is set once the first barrier has passed.
 	sawBarrier bool
@@ -64,6 +67,9 @@ func (a *Agg) Schema() []types.Type { return a.schema }
 // chunk by chunk and finally the barrier.
 func (a *Agg) Next(ctx context.Context) (stream.Message, error) {
 	for {
+		if len(a.early) > 0 {
+			return a.nextEarly(), nil
+		}
 		if a.flush.pending != nil {
 			return a.continueFlush(ctx)
 		}
@@ -82,6 +88,9 @@ func (a *Agg) Next(ctx context.Context) (stream.Message, error) {
 			}
 		case msg.Watermark != nil:
 			a.onWatermark(msg.Watermark)
+			if err := a.closeEarly(ctx); err != nil {
+				return stream.Message{}, err
+			}
 		}
 	}
 }

@@ -32,6 +32,9 @@ type windows struct {
 	// cleanedTo: every group below it is deleted, so scans start there
 	// (nil: from the start).
 	cleanedTo types.Datum
+	// earlyFrom is the least first key of the groups closeEarly left
+	// dirty (early.go): it walks them again only once cur passes it.
+	earlyFrom types.Datum
 	// closing iterates the groups the flush emits as closed (onClose).
 	closing storage.Iterator
 	wms     []*stream.Watermark // to return before the barrier
