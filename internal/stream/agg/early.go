@@ -24,8 +24,9 @@ import (
 // EMIT ON WINDOW CLOSE); a group a later row of the epoch might still
 // reach is never below the watermark.
 
-// closeEarly finishes the dirty groups below the newest watermark,
-// queueing their output in a.early. The walk over the dirty groups runs
+// closeEarly finishes the dirty groups below the newest watermark (one
+// that moved the first group key's), queueing their output in a.early:
+// at most as many rows as the groups it frees. The walk over the dirty groups runs
 // only when the watermark has passed the least key it left dirty last
 // time; a group made since with a smaller key waits for the barrier.
 func (a *Agg) closeEarly(ctx context.Context) error {

@@ -87,7 +87,9 @@ func (a *Agg) Next(ctx context.Context) (stream.Message, error) {
 				return stream.Message{}, err
 			}
 		case msg.Watermark != nil:
-			a.onWatermark(msg.Watermark)
+			if !a.onWatermark(msg.Watermark) {
+				continue
+			}
 			if err := a.closeEarly(ctx); err != nil {
 				return stream.Message{}, err
 			}

@@ -40,10 +40,11 @@ type windows struct {
 	wms     []*stream.Watermark // to return before the barrier
 }
 
-// onWatermark records a watermark on input column col.
-func (a *Agg) onWatermark(w *stream.Watermark) {
+// onWatermark records a watermark on input column col and reports
+// whether it moved the first group key's, which closes groups.
+func (a *Agg) onWatermark(w *stream.Watermark) (closes bool) {
 	if w.Value == nil || a.simple {
-		return
+		return false
 	}
 	for j, k := range a.groupKeys {
 		if k != w.Col || (j > 0 && a.win.onClose) {
@@ -58,9 +59,10 @@ func (a *Agg) onWatermark(w *stream.Watermark) {
 			a.win.pass[j] = w.Value
 		}
 		if j == 0 && (a.win.cur == nil || types.Compare(w.Value, a.win.cur) > 0) {
-			a.win.cur = w.Value
+			a.win.cur, closes = w.Value, true
 		}
 	}
+	return closes
 }
 
 // dropClosed deletes the state of the groups the previous barrier closed:
