@@ -136,3 +136,37 @@ func TestJoinExpiryWithinEpoch(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinExpiryAfterTheWatermarkStops: the right side's watermark runs
+// ahead and then stops (its source finished first). Left rows that keep
+// coming below the bound it gives expire at each barrier all the same,
+// not only at a barrier that moved the bound: the state keeps none of
+// them, and the rows above the bound stay and match.
+func TestJoinExpiryAfterTheWatermarkStops(t *testing.T) {
+	for name, tc := range expiryConfigs() {
+		t.Run(name, func(t *testing.T) {
+			c := expiryCase(tc.appendOnly)
+			in := c.lt
+			st := streamtest.OpenStore(t)
+			left := stream.NewMockSource(in, streamtest.Script(in,
+				"barrier\n+ 1 10 1\nbarrier\n+ 1 11 2\n+ 1 12 3\nbarrier\n+ 1 13 4\n+ 1 99 5\nbarrier\nbarrier", 1, testActor)...)
+			right := stream.NewMockSource(in, streamtest.Script(in,
+				"barrier\nwatermark 1 50\nbarrier\nbarrier\nbarrier\n+ 1 100 8\nbarrier", 1, testActor)...)
+			h := newHarness(t, st, c, tc.cfg, left, right)
+			for e := 1; e <= 5; e++ {
+				rows, b := h.untilBarrier()
+				if err := st.Commit(context.Background(), b.Epoch, nil); err != nil {
+					t.Fatal(err)
+				}
+				// From the bound 45 on, only the left row 99 outlives a barrier.
+				want := map[int]int{1: 0, 2: 0, 3: 0, 4: 1, 5: 1}[e]
+				if n, err := st.TableKeyCount(1); err != nil || n != want {
+					t.Errorf("epoch %d: the left table keeps %d rows (%v), want %d", e, n, err, want)
+				}
+				if got, wantOut := strings.TrimSpace(rows), map[int]string{5: "+ 1 99 5 1 100 8"}[e]; got != wantOut {
+					t.Errorf("epoch %d: %q, want %q", e, got, wantOut)
+				}
+			}
+		})
+	}
+}
