@@ -98,10 +98,10 @@ func (s *side) expire(ectx *expr.Context) error {
 	if s.expiry == nil || x.wm == nil {
 		return nil
 	}
+	// A bound replaces the last; none (an overflow far from any real
+	// time) keeps it: this is only cleaning.
 	bound, err := expr.EvalRow(ectx, s.expiry.bound, types.Row{x.wm}, s.expiry.in)
 	if err == nil && bound != nil {
-		// No bound (an overflow far from any real time) keeps the last:
-		// this is only cleaning.
 		x.bound = bound
 	}
 	if x.bound == nil || x.due.empty() {
