@@ -6,8 +6,8 @@ import (
 	"github.com/sluice-db/sluice/internal/expr"
 )
 
-// narrowJoin puts a projection of the needed columns (and the stream
-// key) below each input of join n that has columns it does not need, and
+// narrowJoin puts a projection of the needed columns (joinNeeds) below
+// each input of join n that has columns it does not need, and
 // renumbers n over the narrowed inputs: its keys, its residual, its
 // tables and its output, where a dropped column becomes -1 (NULL). n's
 // own schema stays as it is.
@@ -44,16 +44,12 @@ func narrowJoin(n *Node, lneed, rneed []bool) {
 	n.HashJoin = &j
 }
 
-// narrowInput replaces input i of n by a projection of its columns that
-// need marks, and the stream key; it returns the old-to-new column map
-// (-1: dropped) and the new width. A map of nil means the input kept
-// every column and was left as it is.
-func narrowInput(n *Node, i int, need []bool) ([]int, int) {
+// narrowInput replaces input i of n by a projection of the columns keep
+// marks (joinNeeds: they include the stream key); it returns the
+// old-to-new column map (-1: dropped) and the new width. A map of nil
+// means the input kept every column and was left as it is.
+func narrowInput(n *Node, i int, keep []bool) ([]int, int) {
 	in := n.Inputs[i]
-	keep := slices.Clone(need)
-	for _, k := range in.StreamKey {
-		keep[k] = true
-	}
 	if allTrue(keep) {
 		return nil, len(keep)
 	}

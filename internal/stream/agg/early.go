@@ -26,9 +26,10 @@ import (
 
 // closeEarly finishes the dirty groups below the newest watermark (one
 // that moved the first group key's), queueing their output in a.early:
-// at most as many rows as the groups it frees. The walk over the dirty groups runs
-// only when the watermark has passed the least key it left dirty last
-// time; a group made since with a smaller key waits for the barrier.
+// at most as many rows as the groups it frees. The walk over the dirty
+// groups runs only when the watermark has passed the least key it left
+// dirty last time; a group made since with a smaller key waits for the
+// barrier.
 func (a *Agg) closeEarly(ctx context.Context) error {
 	w := &a.win
 	if w.onClose || len(a.tables) != 1 || w.cur == nil || a.flush.pending != nil {

@@ -140,7 +140,6 @@ func (a *Agg) endFlush(ctx context.Context) (stream.Message, error) {
 		return stream.Message{}, err
 	}
 	a.win.earlyFrom = nil // the next epoch's dirty groups are all new
-
 	for _, t := range a.tables {
 		if err := t.Seal(b.Epoch); err != nil {
 			return stream.Message{}, fmt.Errorf("agg: seal epoch %d: %w", b.Epoch, err)

@@ -87,12 +87,9 @@ func (s *side) noteExpiring(row types.Row, tag int64) {
 // expire deletes the side's rows below the bound its other side's latest
 // watermark gives. A row retracted since it was noted is deleted again,
 // which changes nothing. It drains at every barrier, whether the bound
-// moved or not: rows that came in below an unmoved bound go too. Once it
-// returned early when the bound had not moved, and a side whose other
-// side's watermark had run ahead and stopped kept every row it stored
-// after that (Nexmark q4's auctions, a sixteenth of the events, finish
-// long before the bids: 2 M bids held at 3 M events, its live heap
-// growing to 1.5 GB at 10 M).
+// moved or not: the bound comes from the other side, so rows of this side
+// can arrive below an unmoved one (the other side's source ran ahead and
+// finished or went idle), and they must go too.
 func (s *side) expire(ectx *expr.Context) error {
 	x := &s.exp
 	if s.expiry == nil || x.wm == nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
 	"github.com/sluice-db/sluice/internal/stream/streamtest"
 	"github.com/sluice-db/sluice/internal/types"
@@ -103,38 +104,24 @@ func checkJoinExpiry(t *testing.T, appendOnly bool, cfg config) {
 // they came in still match in that epoch, and the state keeps only the
 // rows that outlive it (an append-only side never writes the others).
 func TestJoinExpiryWithinEpoch(t *testing.T) {
-	for name, tc := range expiryConfigs() {
-		t.Run(name, func(t *testing.T) {
-			c := expiryCase(tc.appendOnly)
-			in := c.lt
-			st := streamtest.OpenStore(t)
-			left := stream.NewMockSource(in, streamtest.Script(in,
-				"barrier\n+ 1 10 1\n+ 1 20 2\n+ 1 27 3\nbarrier\n+ 1 40 4\nbarrier", 1, testActor)...)
-			right := stream.NewMockSource(in, streamtest.Script(in,
-				"barrier\n+ 1 22 7\nwatermark 1 30\nbarrier\nbarrier", 1, testActor)...)
-			h := newHarness(t, st, c, tc.cfg, left, right)
-			want := []string{"", "+ 1 20 2 1 22 7", ""}
-			for e := 1; e <= 3; e++ {
-				rows, b := h.untilBarrier()
-				if got := strings.ReplaceAll(strings.TrimSpace(rows), "\n", "|"); got != want[e-1] {
-					t.Errorf("epoch %d: %q, want %q", e, got, want[e-1])
-				}
-				if err := st.Commit(context.Background(), b.Epoch, nil); err != nil {
-					t.Fatal(err)
-				}
-				if e != 2 {
-					continue
-				}
-				// Right's watermark 30 expired the left rows below 25 (10
-				// and 20) at the barrier of the epoch they came in.
-				for id, want := range map[uint32]int{1: 1, 2: 1} {
-					if n, err := st.TableKeyCount(id); err != nil || n != want {
-						t.Errorf("table %d keeps %d rows (%v), want %d", id, n, err, want)
-					}
+	want := []string{"", "+ 1 20 2 1 22 7", ""}
+	eachExpiryConfig(t, "barrier\n+ 1 10 1\n+ 1 20 2\n+ 1 27 3\nbarrier\n+ 1 40 4\nbarrier",
+		"barrier\n+ 1 22 7\nwatermark 1 30\nbarrier\nbarrier", 3,
+		func(t *testing.T, st *storage.Store, e int, rows string) {
+			if got := strings.ReplaceAll(rows, "\n", "|"); got != want[e-1] {
+				t.Errorf("epoch %d: %q, want %q", e, got, want[e-1])
+			}
+			if e != 2 {
+				return
+			}
+			// Right's watermark 30 expired the left rows below 25 (10
+			// and 20) at the barrier of the epoch they came in.
+			for id, want := range map[uint32]int{1: 1, 2: 1} {
+				if n, err := st.TableKeyCount(id); err != nil || n != want {
+					t.Errorf("table %d keeps %d rows (%v), want %d", id, n, err, want)
 				}
 			}
 		})
-	}
 }
 
 // TestJoinExpiryAfterTheWatermarkStops: the right side's watermark runs
@@ -143,29 +130,38 @@ func TestJoinExpiryWithinEpoch(t *testing.T) {
 // not only at a barrier that moved the bound: the state keeps none of
 // them, and the rows above the bound stay and match.
 func TestJoinExpiryAfterTheWatermarkStops(t *testing.T) {
+	eachExpiryConfig(t, "barrier\n+ 1 10 1\nbarrier\n+ 1 11 2\n+ 1 12 3\nbarrier\n+ 1 13 4\n+ 1 99 5\nbarrier\nbarrier",
+		"barrier\nwatermark 1 50\nbarrier\nbarrier\nbarrier\n+ 1 100 8\nbarrier", 5,
+		func(t *testing.T, st *storage.Store, e int, rows string) {
+			// From the bound 45 on, only the left row 99 outlives a barrier.
+			want := map[int]int{1: 0, 2: 0, 3: 0, 4: 1, 5: 1}[e]
+			if n, err := st.TableKeyCount(1); err != nil || n != want {
+				t.Errorf("epoch %d: the left table keeps %d rows (%v), want %d", e, n, err, want)
+			}
+			if wantOut := map[int]string{5: "+ 1 99 5 1 100 8"}[e]; rows != wantOut {
+				t.Errorf("epoch %d: %q, want %q", e, rows, wantOut)
+			}
+		})
+}
+
+// eachExpiryConfig runs expiryCase over the scripts of each side in every
+// expiryConfigs configuration, epoch by epoch up to epochs, committing
+// each and handing check its output rows (trimmed).
+func eachExpiryConfig(t *testing.T, left, right string, epochs int,
+	check func(t *testing.T, st *storage.Store, e int, rows string)) {
 	for name, tc := range expiryConfigs() {
 		t.Run(name, func(t *testing.T) {
 			c := expiryCase(tc.appendOnly)
 			in := c.lt
 			st := streamtest.OpenStore(t)
-			left := stream.NewMockSource(in, streamtest.Script(in,
-				"barrier\n+ 1 10 1\nbarrier\n+ 1 11 2\n+ 1 12 3\nbarrier\n+ 1 13 4\n+ 1 99 5\nbarrier\nbarrier", 1, testActor)...)
-			right := stream.NewMockSource(in, streamtest.Script(in,
-				"barrier\nwatermark 1 50\nbarrier\nbarrier\nbarrier\n+ 1 100 8\nbarrier", 1, testActor)...)
-			h := newHarness(t, st, c, tc.cfg, left, right)
-			for e := 1; e <= 5; e++ {
+			h := newHarness(t, st, c, tc.cfg, stream.NewMockSource(in, streamtest.Script(in, left, 1, testActor)...),
+				stream.NewMockSource(in, streamtest.Script(in, right, 1, testActor)...))
+			for e := 1; e <= epochs; e++ {
 				rows, b := h.untilBarrier()
 				if err := st.Commit(context.Background(), b.Epoch, nil); err != nil {
 					t.Fatal(err)
 				}
-				// From the bound 45 on, only the left row 99 outlives a barrier.
-				want := map[int]int{1: 0, 2: 0, 3: 0, 4: 1, 5: 1}[e]
-				if n, err := st.TableKeyCount(1); err != nil || n != want {
-					t.Errorf("epoch %d: the left table keeps %d rows (%v), want %d", e, n, err, want)
-				}
-				if got, wantOut := strings.TrimSpace(rows), map[int]string{5: "+ 1 99 5 1 100 8"}[e]; got != wantOut {
-					t.Errorf("epoch %d: %q, want %q", e, got, wantOut)
-				}
+				check(t, st, e, strings.TrimSpace(rows))
 			}
 		})
 	}
