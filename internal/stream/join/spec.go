@@ -42,8 +42,8 @@ type sideSpec struct {
 	keyOrd   []codec.Order // nil or the table's orders over the key prefix
 	pkOrd    []codec.Order
 	expiry   *expirySpec // nil: rows stay until retracted
-	// appendOnly: the input only inserts, so every row stored is of a key
-	// the table never held (stateTable.InsertAbsent: no copy, no read).
+	// appendOnly: the input only inserts, so a side may defer its rows'
+	// writes (deferred.go).
 	appendOnly bool
 }
 

@@ -14,9 +14,9 @@ type stateTable interface {
 	// InsertOwned is Insert of a row the table keeps itself, which must
 	// not change after (storage.StateTable.InsertOwned).
 	InsertOwned(row types.Row) error
-	// InsertAbsent is Insert of a row whose key the table never held; the
-	// table keeps row itself, which must not change after
-	// (storage.StateTable.InsertAbsent).
+	// InsertAbsent is Insert of a row whose key the table does not hold
+	// in its latest state; the table keeps row itself, which must not
+	// change after (storage.StateTable.InsertAbsent).
 	InsertAbsent(row types.Row) error
 	Delete(row types.Row) error
 	Update(old, new types.Row) error
