@@ -2,6 +2,7 @@ package agg
 
 import (
 	"context"
+	"math"
 
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -131,4 +132,16 @@ func (gs *groups) getInt(ctx context.Context, ik [2]int64, key types.Row, cols [
 	g.ik, g.intKey = ik, true
 	gs.markDirty(g)
 	return g, nil
+}
+
+// firstInt returns the value of g's first key, of int-keyed groups, or
+// MaxInt64 when it is NULL, which no watermark passes (closesAtFlush).
+func (gs *groups) firstInt(g *group) int64 {
+	if g.intKey {
+		return g.ik[0]
+	}
+	if k, ok := gs.intKeyOf(g.key[:1]); ok {
+		return k[0]
+	}
+	return math.MaxInt64
 }
