@@ -50,8 +50,8 @@ type nexmarkSource struct {
 	eventNum int64 // positions below this exist
 	maxChunk int
 	gapNanos int64
-	noExtra  bool   // the extra field is not read (ReadOnly)
-	read     []bool // the columns read (ReadOnly; nil: all)
+	omit     nexmark.Omit // the fields no read column holds (ReadOnly)
+	read     []bool       // the columns read (ReadOnly; nil: all)
 }
 
 func openNexmark(o *options, cols []Column, rowID bool) (Source, error) {
@@ -198,15 +198,33 @@ func (s *nexmarkSource) bindColumns(cols []Column) error {
 // ReadOnly implements Narrower: a reader fills no unread column, which
 // holds NULLs from the reader's types.NullHeads (a header per chunk, not
 // a vector nobody looks at: q5 reads two of a bid's seven columns, and
-// the other five were a seventh of what it allocated), and when the
-// extra field is not read the generator skips making it.
+// the other five were a seventh of what it allocated), and the generator
+// skips making the costly fields no read column holds (omitted).
 func (s *nexmarkSource) ReadOnly(read []bool) {
-	s.noExtra, s.read = false, slices.Clone(read)
+	s.read = slices.Clone(read)
+	needed := map[string]bool{}
 	for i, f := range s.fields {
-		if read != nil && i < len(read) && !read[i] && nexmarkFields[s.kind][f].name == "extra" {
-			s.noExtra = true
+		if read == nil || i >= len(read) || read[i] {
+			needed[nexmarkFields[s.kind][f].name] = true
 		}
 	}
+	s.omit = omitted(needed)
+}
+
+// omitted is what the generator may leave out when only the needed
+// fields are read.
+func omitted(needed map[string]bool) nexmark.Omit {
+	var o nexmark.Omit
+	if !needed["extra"] {
+		o |= nexmark.OmitExtra
+	}
+	if !needed["price"] && !needed["initial_bid"] && !needed["reserve"] {
+		o |= nexmark.OmitPrice
+	}
+	if !needed["item_name"] && !needed["description"] {
+		o |= nexmark.OmitItemText
+	}
+	return o
 }
 
 func (s *nexmarkSource) Splits() int { return int(s.splits) }
@@ -274,12 +292,7 @@ func (r *nexmarkReader) Read(limit int) (*types.Chunk, int64, Ready, error) {
 		if s.gen.KindOf(num) != s.kind {
 			continue
 		}
-		var e nexmark.Event
-		if s.noExtra {
-			e = s.gen.EventWithoutExtra(num)
-		} else {
-			e = s.gen.Event(num)
-		}
+		e := s.gen.EventOmitting(num, s.omit)
 		s.appendEvent(cols, &e, r.pos)
 		n++
 	}

@@ -179,3 +179,33 @@ func TestAppendRow(t *testing.T) {
 		}
 	}
 }
+
+// TestOmittedFieldsLeaveTheOthers: an event made omitting fields equals
+// the whole event with those fields zeroed, for every combination: an
+// omitted field still takes its draws, so the fields after it are the
+// same.
+func TestOmittedFieldsLeaveTheOthers(t *testing.T) {
+	g := newGen(t, DefaultConfig())
+	for omit := range OmitExtra | OmitPrice | OmitItemText + 1 {
+		for n := range int64(2000) {
+			want := g.Event(n)
+			blank(&want, omit)
+			if got := g.EventOmitting(n, omit); got != want {
+				t.Fatalf("omit %b, event %d:\n got %+v\nwant %+v", omit, n, got, want)
+			}
+		}
+	}
+}
+
+// blank zeroes the fields omit names.
+func blank(e *Event, omit Omit) {
+	if omit&OmitExtra != 0 {
+		e.Person.Extra, e.Auction.Extra, e.Bid.Extra = "", "", ""
+	}
+	if omit&OmitPrice != 0 {
+		e.Bid.Price, e.Auction.InitialBid, e.Auction.Reserve = 0, 0, 0
+	}
+	if omit&OmitItemText != 0 {
+		e.Auction.ItemName, e.Auction.Desc = "", ""
+	}
+}

@@ -116,12 +116,21 @@ func (r *rng) letter() byte { return 'a' + byte(r.below8(26)) }
 // the state in locals and the draw inlined. Extras are most of an event's
 // bytes, and calling letter per byte was 12 % of q0's CPU.
 func (r *rng) appendLetters(dst []byte, n int) []byte {
-	const zone = math.MaxUint32 - (math.MaxUint32-26+1)%26 // below8(26)'s
 	start := len(dst)
 	dst = slices.Grow(dst, n)[:start+n]
-	out := dst[start:]
+	r.drawLetters(dst[start:], n)
+	return dst
+}
+
+// skipLetters takes the draws appendLetters(_, n) would, making nothing.
+func (r *rng) skipLetters(n int) { r.drawLetters(nil, n) }
+
+// drawLetters draws n letters into out, or only takes their draws when
+// out is nil.
+func (r *rng) drawLetters(out []byte, n int) {
+	const zone = math.MaxUint32 - (math.MaxUint32-26+1)%26 // below8(26)'s
 	s0, s1, s2, s3 := r.s[0], r.s[1], r.s[2], r.s[3]
-	for i := 0; i < len(out); {
+	for i := 0; i < n; {
 		x := bits.RotateLeft64(s0+s3, 23) + s0 // next64
 		t := s1 << 17
 		s2 ^= s0
@@ -131,12 +140,13 @@ func (r *rng) appendLetters(dst []byte, n int) []byte {
 		s2 ^= t
 		s3 = bits.RotateLeft64(s3, 45)
 		if m := (x >> 32) * 26; uint32(m) <= zone {
-			out[i] = 'a' + byte(m>>32)
+			if out != nil {
+				out[i] = 'a' + byte(m>>32)
+			}
 			i++
 		}
 	}
 	r.s = [4]uint64{s0, s1, s2, s3}
-	return dst
 }
 
 // letters returns n random lowercase letters as a string, without the
@@ -163,6 +173,9 @@ func (r *rng) price() int64 {
 	p := float32(math.Pow(10, float64(r.float32()*6))) * 100
 	return int64(math.Round(float64(p)))
 }
+
+// skipPrice takes the draw price would.
+func (r *rng) skipPrice() { r.next32() }
 
 // extra pads an event of size cur bytes towards avg: a string of letters
 // whose length is spread ±20 % around what is missing.
