@@ -61,3 +61,19 @@ func TestSortKeysOrdersByKey(t *testing.T) {
 		}
 	})
 }
+
+// TestGrown: grown keeps the elements and makes room for n more, reusing
+// the slice when it has the room already.
+func TestGrown(t *testing.T) {
+	s := append(make([]uint32, 0, 4), 1, 2, 3)
+	if g := grown(s, 1); &g[0] != &s[0] || len(g) != 3 {
+		t.Fatalf("grown with room made a new slice (len %d)", len(g))
+	}
+	g := grown(s, 100)
+	if len(g) != 3 || cap(g) < 103 || g[0] != 1 || g[2] != 3 {
+		t.Fatalf("grown(s, 100) = %v, cap %d", g, cap(g))
+	}
+	if g = append(g, make([]uint32, 100)...); g[102] != 0 || &g[0] != &grown(g[:3], 100)[0] {
+		t.Fatal("the room is not zero or not reused")
+	}
+}

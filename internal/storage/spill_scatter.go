@@ -140,7 +140,7 @@ func (s *scatterSpill) add(fc *freshChunk, k int, v uint16) error {
 		}
 	}
 	if n > scatterBuf {
-		s.big = slices.Grow(s.big[:0], n)[:n]
+		s.big = grown(s.big[:0], n)[:n]
 		s.put(s.big, fc, k, v)
 		_, err := s.f.WriteAt(s.big, int64(s.at[v]))
 		s.at[v] += n

@@ -380,7 +380,7 @@ func (t *StateTable) encodeRows(c *types.Chunk, rows []int) (encodedRows, error)
 			return encodedRows{}, fmt.Errorf("storage: table %d: fresh rows of 4 GiB in one chunk", t.lay.desc.ID)
 		}
 		if k == 0 {
-			e.buf = slices.Grow(e.buf, len(e.buf)*len(rows)*9/8)
+			e.buf = grown(e.buf, len(e.buf)*len(rows)*9/8)
 		}
 		e.at = append(e.at, uint32(start), uint32(len(e.buf)))
 	}

@@ -497,7 +497,7 @@ func mergeSorted(items []tailItem, parts []int, out []tailItem) []tailItem {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		down(i)
 	}
-	out = slices.Grow(out[:0], len(items))
+	out = grown(out[:0], len(items))
 	for len(h) > 0 {
 		out = append(out, items[h[0].at])
 		if h[0].at++; h[0].at == h[0].end {
