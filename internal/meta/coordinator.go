@@ -32,6 +32,24 @@ type Config struct {
 	// AfterCommit, if set, is called on the coordinator goroutine after
 	// each committed epoch; it must not block (start background work).
 	AfterCommit func(epoch uint64)
+	// Observer, if set, hears each committed epoch's timings and each
+	// recovery (metrics), on the coordinator goroutine.
+	Observer Observer
+}
+
+// Observer hears of the coordinator's work for metrics. Its methods run
+// on the coordinator goroutine and must not block.
+type Observer interface {
+	EpochCommitted(t EpochTiming)
+	RecoveryStarted(reason barrier.RecoveryReason)
+}
+
+// EpochTiming is one committed epoch's barrier: injected, collected by
+// every actor (its commit began), and committed to the store.
+type EpochTiming struct {
+	Epoch                          uint64
+	Checkpoint                     bool
+	Injected, Collected, Committed time.Time
 }
 
 // Coordinator owns the barrier machine; see the package doc.
@@ -160,13 +178,21 @@ func (c *Coordinator) inject(a barrier.Inject) {
 }
 
 func (c *Coordinator) commit(ctx context.Context, a barrier.Commit) {
+	// The machine emits a Commit as the epoch's last actor collects it
+	// (or, when an older commit held it back, as that one is done).
+	collected := time.Now()
 	err := c.store.Commit(ctx, a.Epoch.Curr, nil)
 	if err != nil {
 		c.cfg.Logger.Error("commit", "epoch", a.Epoch.Curr, "err", err)
 		_ = c.m.CommitFailed(a.Epoch.Curr, err)
 		return
 	}
-	_ = c.m.CommitDone(time.Now(), a.Epoch.Curr)
+	now := time.Now()
+	_ = c.m.CommitDone(now, a.Epoch.Curr)
+	if c.cfg.Observer != nil {
+		c.cfg.Observer.EpochCommitted(EpochTiming{Epoch: a.Epoch.Curr, Checkpoint: a.Checkpoint,
+			Injected: a.InjectedAt, Collected: collected, Committed: now})
+	}
 	if c.cfg.AfterCommit != nil {
 		c.cfg.AfterCommit(a.Epoch.Curr)
 	}
@@ -196,7 +222,10 @@ func (c *Coordinator) rebuild(ctx context.Context) ([]barrier.JobSpec, error) {
 // is told so with an empty topology and the failure is logged; the next
 // actor failure or RECOVER tries again.
 func (c *Coordinator) recover(ctx context.Context, a barrier.StartRecovery) {
-	c.cfg.Logger.Info("recovery", "from", a.FromEpoch, "cause", a.Cause)
+	c.cfg.Logger.Info("recovery", "from", a.FromEpoch, "reason", a.Reason, "cause", a.Cause)
+	if c.cfg.Observer != nil {
+		c.cfg.Observer.RecoveryStarted(a.Reason)
+	}
 	clear(c.adds)
 	jobs, err := c.rebuild(ctx)
 	if err != nil {

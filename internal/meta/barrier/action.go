@@ -70,6 +70,7 @@ func (a Inject) String() string {
 type Commit struct {
 	Epoch      Epoch
 	Checkpoint bool
+	InjectedAt time.Time // when the epoch's barrier was injected (metrics)
 }
 
 func (Commit) action() {}
@@ -85,11 +86,24 @@ func (a Commit) String() string {
 type StartRecovery struct {
 	FromEpoch uint64
 	Cause     error
+	Reason    RecoveryReason
 }
+
+// RecoveryReason is the kind of event that started a recovery (a metric's
+// label: sluice_recoveries_total{reason}).
+type RecoveryReason string
+
+// The reasons a recovery starts.
+const (
+	ReasonStartup       RecoveryReason = "startup"        // every process start
+	ReasonActorFailure  RecoveryReason = "actor_failure"  // an actor stopped with an error
+	ReasonCommitFailure RecoveryReason = "commit_failure" // the store refused an epoch
+	ReasonRequested     RecoveryReason = "requested"      // RECOVER, or a failure outside the graph
+)
 
 func (StartRecovery) action() {}
 func (a StartRecovery) String() string {
-	return fmt.Sprintf("start-recovery from=%d cause=%q", a.FromEpoch, a.Cause)
+	return fmt.Sprintf("start-recovery from=%d reason=%s cause=%q", a.FromEpoch, a.Reason, a.Cause)
 }
 
 // AbortEpochs discards every staged write of epochs after After: they will

@@ -59,7 +59,7 @@ func (m *Machine) maybeCommit() {
 	}
 	e := m.inflight[0]
 	m.committing = true
-	m.emit(Commit{Epoch: e.epoch, Checkpoint: e.checkpoint})
+	m.emit(Commit{Epoch: e.epoch, Checkpoint: e.checkpoint, InjectedAt: e.injectedAt})
 }
 
 // CommitDone reports that the outstanding Commit of epoch succeeded. The
@@ -76,7 +76,7 @@ func (m *Machine) CommitDone(now time.Time, epoch uint64) error {
 	}
 	m.lastCommitLatency = now.Sub(e.injectedAt)
 	if m.phase == phaseDraining {
-		m.becomeRecovering(m.cause)
+		m.becomeRecovering(m.reason, m.cause)
 		return nil
 	}
 	m.maybeCommit()
@@ -95,10 +95,10 @@ func (m *Machine) CommitFailed(epoch uint64, cause error) error {
 	m.popCommitting()
 	if m.phase == phaseDraining {
 		// The earlier failure is the root cause; keep reporting it.
-		m.becomeRecovering(m.cause)
+		m.becomeRecovering(m.reason, m.cause)
 		return nil
 	}
-	m.becomeRecovering(fmt.Errorf("commit epoch %d: %w", epoch, cause))
+	m.becomeRecovering(ReasonCommitFailure, fmt.Errorf("commit epoch %d: %w", epoch, cause))
 	return nil
 }
 

@@ -94,6 +94,8 @@ func (h *harness) dispatch(t *testing.T, d *datadriven.TestData, out *[]string) 
 		var a uint32
 		d.ScanArgs(t, "a", &a)
 		return h.m.ActorFailed(ActorID(a), scanErr(t, d))
+	case "force-recovery":
+		h.m.ForceRecovery(scanErr(t, d))
 	case "drop":
 		var job uint32
 		d.ScanArgs(t, "job", &job)

@@ -66,8 +66,10 @@ func (p *pendingBarrier) hasMutation() bool { return p.add != nil || len(p.stop)
 type Machine struct {
 	cfg   Config
 	phase phase
-	// cause is the failure that ends the draining phase in a recovery.
-	cause error
+	// cause is the failure that ends the draining phase in a recovery,
+	// and reason its kind.
+	cause  error
+	reason RecoveryReason
 
 	// lastEpoch is the highest epoch ever handed out (injected or reserved);
 	// new epochs are always above it, so none is ever reused.
@@ -121,7 +123,7 @@ func New(cfg Config, committed uint64) *Machine {
 		sources:      newActorSet(),
 		stopping:     make(map[JobID]uint64),
 	}
-	m.becomeRecovering(errStartup)
+	m.becomeRecovering(ReasonStartup, errStartup)
 	return m
 }
 

@@ -22,7 +22,7 @@ func (m *Machine) ActorFailed(actor ActorID, cause error) error {
 	if _, ok := m.actorJob[actor]; !ok {
 		return fmt.Errorf("actor %d failed (%v): %w", actor, cause, ErrUnknownActor)
 	}
-	m.beginRecovery(fmt.Errorf("actor %d: %w", actor, cause))
+	m.beginRecovery(ReasonActorFailure, fmt.Errorf("actor %d: %w", actor, cause))
 	return nil
 }
 
@@ -30,7 +30,7 @@ func (m *Machine) ActorFailed(actor ActorID, cause error) error {
 // outstanding, its epoch was complete and the store may be writing it right
 // now, so the recovery point is not known until the performer answers:
 // wait for that (draining) before announcing the recovery.
-func (m *Machine) beginRecovery(cause error) {
+func (m *Machine) beginRecovery(reason RecoveryReason, cause error) {
 	m.pending = nil
 	m.droppedInRecovery = newActorSet()
 	if m.committing {
@@ -39,18 +39,18 @@ func (m *Machine) beginRecovery(cause error) {
 		// refused.
 		m.inflight = m.inflight[:1]
 		m.phase = phaseDraining
-		m.cause = cause
+		m.cause, m.reason = cause, reason
 		m.emit(AbortEpochs{After: m.inflight[0].epoch.Curr})
 		return
 	}
-	m.becomeRecovering(cause)
+	m.becomeRecovering(reason, cause)
 }
 
 // becomeRecovering forgets everything after the last committed checkpoint
 // and asks the performer to rebuild from it.
-func (m *Machine) becomeRecovering(cause error) {
+func (m *Machine) becomeRecovering(reason RecoveryReason, cause error) {
 	m.phase = phaseRecovering
-	m.cause = nil
+	m.cause, m.reason = nil, ""
 	m.inflight = nil
 	m.committing = false
 	m.pending = nil
@@ -66,7 +66,7 @@ func (m *Machine) becomeRecovering(cause error) {
 	// Abort first: the performer discards staged writes, then rebuilds;
 	// the other order would discard what the rebuilt actors write.
 	m.emit(AbortEpochs{After: m.committed})
-	m.emit(StartRecovery{FromEpoch: m.committed, Cause: cause})
+	m.emit(StartRecovery{FromEpoch: m.committed, Cause: cause, Reason: reason})
 }
 
 // RecoveryDone reports that the graph was rebuilt from the last committed
@@ -133,5 +133,5 @@ func (m *Machine) ForceRecovery(cause error) {
 	if m.phase != phaseRunning {
 		return
 	}
-	m.beginRecovery(cause)
+	m.beginRecovery(ReasonRequested, cause)
 }
