@@ -132,6 +132,7 @@ func (n *Node) fragmentActorsLocked(frag uint32) []*actor {
 func (n *Node) connect(up *actor, k int, down []*actor, key inputKey, d plan.Dispatch) (stream.Dispatcher, error) {
 	link := func(to *actor) *stream.Output {
 		out, in := stream.NewChannel(up.id, to.id, n.cfg.ChannelCapacity)
+		stream.CountFor(out, in, &up.stats, &to.stats)
 		to.inputs[key] = append(to.inputs[key], in)
 		to.feeds = append(to.feeds, out)
 		return out
@@ -225,6 +226,7 @@ func (n *Node) buildActor(g *task.Group, ctx context.Context, a *actor) error {
 	// a.a set and hands its dispatcher out as an Add instead.
 	n.mu.Lock()
 	a.a = stream.NewActor(a.id, a.job, root, a.dispatchers, n.events, a.throttle)
+	a.a.Stats = &a.stats
 	a.a.TrackDownstream(a.env.Downstream)
 	n.mu.Unlock()
 	return nil

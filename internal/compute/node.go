@@ -81,6 +81,8 @@ type actor struct {
 	// including ones handed to upstream actors of other jobs by an Add
 	// mutation still on its way: dropping the actor detaches them all.
 	feeds []*stream.Output
+	// stats count its rows and its waits (stats.go).
+	stats stream.ActorStats
 }
 
 type job struct {

@@ -24,6 +24,8 @@ type Actor struct {
 	sink  BarrierSink
 	// Throttle is shared with the chain's source executors.
 	Throttle *Throttle
+	// Stats, when set before Run, count the rows it dispatches.
+	Stats *ActorStats
 
 	mu struct {
 		sync.Mutex
@@ -121,6 +123,9 @@ func (a *Actor) dispatch(ctx context.Context, msg Message) error {
 	a.mu.Lock()
 	ds := a.mu.dispatchers
 	a.mu.Unlock()
+	if a.Stats != nil {
+		a.Stats.RowsOut.Add(chunkRows(msg))
+	}
 	for _, d := range ds {
 		if err := d.Dispatch(ctx, msg); err != nil {
 			return err

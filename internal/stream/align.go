@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/task"
 )
@@ -25,6 +27,8 @@ type aligner struct {
 	pending *Barrier
 	nBlock  int
 	next    int // round-robin start, for fairness
+	// waited, when set, adds up the nanoseconds receive blocked.
+	waited *atomic.Int64
 }
 
 func newAligner(chans []<-chan Message) *aligner {
@@ -86,6 +90,9 @@ func (a *aligner) receive(ctx context.Context) (int, Message, bool, error) {
 			return i, m, ok, nil
 		default:
 		}
+	}
+	if a.waited != nil {
+		defer addSince(a.waited, time.Now())
 	}
 	// nil channels never become ready, so blocked inputs drop out of the
 	// select.

@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // DefaultChannelCapacity is how many messages an exchange channel buffers
@@ -28,6 +29,8 @@ type Output struct {
 	detachOnce sync.Once
 	detached   chan struct{}
 	closeOnce  sync.Once
+	// stats, when set, are the sending actor's (OutputBlocked).
+	stats *ActorStats
 }
 
 // Input is the receiving end of an exchange channel.
@@ -35,7 +38,14 @@ type Input struct {
 	// Upstream is the sending actor.
 	Upstream ActorID
 	ch       chan Message
+	// stats, when set, are the receiving actor's (RowsIn, InputBlocked).
+	stats *ActorStats
 }
+
+// CountFor makes the channel count into the stats of the actors at its
+// two ends: from, the sender's, and to, the receiver's (either may be
+// nil).
+func CountFor(o *Output, in *Input, from, to *ActorStats) { o.stats, in.stats = from, to }
 
 // NewChannel returns both ends of a bounded channel from upstream to
 // downstream.
@@ -56,6 +66,14 @@ func (o *Output) Send(ctx context.Context, msg Message) error {
 	case <-o.detached:
 		return nil
 	default:
+	}
+	select {
+	case o.ch <- msg:
+		return nil
+	default: // full: the wait is backpressure
+	}
+	if o.stats != nil {
+		defer addSince(&o.stats.OutputBlocked, time.Now())
 	}
 	select {
 	case o.ch <- msg:

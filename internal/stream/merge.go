@@ -23,15 +23,23 @@ type Merge struct {
 	read []bool
 	// wm takes the least of the upstream actors' watermarks.
 	wm *WatermarkMin
+	// stats are the receiving actor's (CountFor), or nil.
+	stats *ActorStats
 }
 
 // NewMerge returns a merge over inputs, whose messages have schema.
 func NewMerge(schema []types.Type, inputs []*Input) *Merge {
 	chans := make([]<-chan Message, len(inputs))
+	var stats *ActorStats
 	for i, in := range inputs {
 		chans[i] = in.ch
+		stats = in.stats
 	}
-	return &Merge{schema: schema, al: newAligner(chans), wm: NewWatermarkMin(len(chans))}
+	m := &Merge{schema: schema, al: newAligner(chans), wm: NewWatermarkMin(len(chans)), stats: stats}
+	if stats != nil {
+		m.al.waited = &stats.InputBlocked
+	}
+	return m
 }
 
 // Next returns the next chunk or aligned barrier.
@@ -53,7 +61,13 @@ func (m *Merge) Next(ctx context.Context) (Message, error) {
 		}
 	}
 	if err != nil || msg.Fresh == nil || (m.fresh != nil && m.fresh()) {
+		if m.stats != nil && err == nil {
+			m.stats.RowsIn.Add(chunkRows(msg))
+		}
 		return msg, err
+	}
+	if m.stats != nil {
+		m.stats.RowsIn.Add(chunkRows(msg))
 	}
 	c, err := msg.Fresh.DecodeOnly(m.schema, m.read)
 	if err != nil {
