@@ -221,19 +221,29 @@ func serveSQL(ctx context.Context, c config, e *engine.Engine, log *slog.Logger,
 	return srv, nil
 }
 
-// serveMetrics serves the Go runtime, process and engine metrics on
-// /metrics, and the Go profiler on /debug/pprof/ (the address is loopback
-// by default: profiles show queries' data in stacks, never give it out).
-func serveMetrics(ctx context.Context, g *task.Group, addr string, e *engine.Engine, pool *batch.MemoryPool) (*http.Server, error) {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+// registerMetrics registers every metric /metrics serves: the Go
+// runtime's, the process's, the batch query memory's and the engine's.
+func registerMetrics(reg prometheus.Registerer, e *engine.Engine, pool *batch.MemoryPool) error {
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sluice_query_memory_used_bytes",
 			Help: "Memory the running batch queries hold of the server's query memory."},
 			func() float64 { return float64(pool.Used()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sluice_query_memory_limit_bytes",
 			Help: "The server's query memory (--query-memory)."},
-			func() float64 { return float64(pool.Limit()) }))
-	if err := e.RegisterMetrics(reg); err != nil {
+			func() float64 { return float64(pool.Limit()) })} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return e.RegisterMetrics(reg)
+}
+
+// serveMetrics serves the Go runtime, process and engine metrics on
+// /metrics, and the Go profiler on /debug/pprof/ (the address is loopback
+// by default: profiles show queries' data in stacks, never give it out).
+func serveMetrics(ctx context.Context, g *task.Group, addr string, e *engine.Engine, pool *batch.MemoryPool) (*http.Server, error) {
+	reg := prometheus.NewRegistry()
+	if err := registerMetrics(reg, e, pool); err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()

@@ -90,6 +90,20 @@ func TestPlaygroundServesMetricsAndShutsDown(t *testing.T) {
 		t.Errorf("/debug/pprof/goroutine: %d %.200q", resp.StatusCode, body)
 	}
 	checkSQL(t, out.String())
+	// Now a table and a view exist, with their jobs, actors and DDL.
+	resp, err = http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`sluice_view_freshness_seconds{view="mv"}`, "sluice_barrier_latency_seconds_count",
+		`sluice_ddl_duration_seconds_count{kind="create_materialized_view",result="ok"} 1`,
+		`sluice_job_status{job=`, `sluice_recoveries_total{reason="startup"} 1`, "sluice_actor_output_rows_total{"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics after the view lacks %s", want)
+		}
+	}
 	cancel()
 	select {
 	case err := <-done:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -22,7 +23,8 @@ type controlSettings struct {
 // in (sources and backfill); 0 pauses, nil removes the limit. The setting
 // is recorded durably first, then sent through the actors' control inbox,
 // so it takes effect at once, whatever the barriers are doing.
-func (e *Engine) SetRateLimit(ctx context.Context, name string, rowsPerSec *int64) error {
+func (e *Engine) SetRateLimit(ctx context.Context, name string, rowsPerSec *int64) (err error) {
+	defer e.ddl.observe("set_rate_limit", time.Now(), &err)
 	if rowsPerSec != nil && *rowsPerSec < 0 {
 		return sqlerr.Errorf(sqlerr.InvalidParameterValue, "rate limit must not be negative: %d", *rowsPerSec)
 	}
@@ -36,7 +38,8 @@ func (e *Engine) SetRateLimit(ctx context.Context, name string, rowsPerSec *int6
 }
 
 // SetPaused pauses or resumes every actor of name's job at once, durably.
-func (e *Engine) SetPaused(ctx context.Context, name string, paused bool) error {
+func (e *Engine) SetPaused(ctx context.Context, name string, paused bool) (err error) {
+	defer e.ddl.observe("set_paused", time.Now(), &err)
 	return e.setControl(ctx, name, func(jc *catalog.JobControl) { jc.Paused = paused },
 		stream.ControlPause{Paused: paused})
 }

@@ -89,7 +89,8 @@ func (e *Engine) checkName(name string) error {
 }
 
 // CreateTable creates a table and its job (DML log source → materialize).
-func (e *Engine) CreateTable(ctx context.Context, spec TableSpec) (*catalog.Relation, error) {
+func (e *Engine) CreateTable(ctx context.Context, spec TableSpec) (_ *catalog.Relation, err error) {
+	defer e.ddl.observe("create_table", time.Now(), &err)
 	if err := e.checkName(spec.Name); err != nil {
 		return nil, err
 	}
@@ -124,7 +125,8 @@ func (e *Engine) CreateTable(ctx context.Context, spec TableSpec) (*catalog.Rela
 
 // CreateMaterializedView creates a view maintained by a new job and, unless
 // spec.Background, returns once the view has caught up with existing data.
-func (e *Engine) CreateMaterializedView(ctx context.Context, spec ViewSpec) (*catalog.Relation, error) {
+func (e *Engine) CreateMaterializedView(ctx context.Context, spec ViewSpec) (_ *catalog.Relation, err error) {
+	defer e.ddl.observe("create_materialized_view", time.Now(), &err)
 	if err := e.checkName(spec.Name); err != nil {
 		return nil, err
 	}

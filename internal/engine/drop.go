@@ -11,7 +11,8 @@ import (
 
 // Drop drops a relation at once, whatever its barriers are doing. Without
 // cascade it refuses (2BP01) when other relations read it.
-func (e *Engine) Drop(ctx context.Context, name string, cascade bool) error {
+func (e *Engine) Drop(ctx context.Context, name string, cascade bool) (err error) {
+	defer e.ddl.observe("drop", time.Now(), &err)
 	closure, err := e.dropTargets(name, cascade)
 	if err != nil {
 		return err

@@ -27,7 +27,8 @@ import (
 // point is finished by recovery, which drops every relation marked
 // dropping. Jobs still being created have no final epoch to flush and are
 // dropped at once.
-func (e *Engine) DropGraceful(ctx context.Context, name string, cascade bool) error {
+func (e *Engine) DropGraceful(ctx context.Context, name string, cascade bool) (err error) {
+	defer e.ddl.observe("drop_graceful", time.Now(), &err)
 	rels, err := e.dropTargets(name, cascade)
 	if err != nil {
 		return err

@@ -99,6 +99,12 @@ type Engine struct {
 	// creates are the waits of CREATEs for their jobs, ended by a drop.
 	creates createWaiters
 
+	// barriers records committed epochs and recoveries (metrics_barrier.go);
+	// opened is when the engine opened.
+	barriers *barrierStats
+	ddl      *ddlStats // metrics_ddl.go
+	opened   time.Time
+
 	// inconsistent counts view materialize inputs that contradict the view.
 	inconsistent inconsistencyCounter
 	// tableLocks serialize read-then-write statements per table (latest.go).
@@ -163,8 +169,9 @@ func open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e.rowIDs.init(store)
 	e.inconsistent.log, e.inconsistent.cat = opts.Logger, cat
+	e.barriers, e.ddl, e.opened = newBarrierStats(), newDDLStats(), time.Now()
 	e.coord = meta.New(meta.Config{BarrierInterval: opts.BarrierInterval, Logger: opts.Logger,
-		AfterCommit: e.afterCommit}, store, nil, e)
+		AfterCommit: e.afterCommit, Observer: e.barriers}, store, nil, e)
 	e.node = compute.NewNode(store, e.coord, compute.Config{
 		ChunkSize: opts.ChunkSize, CacheEntries: opts.CacheEntries, OnRowError: e.rowErrs.add,
 		OnInconsistentOp: e.inconsistent.add, CheckInserts: opts.CheckInserts, WrapRoot: opts.WrapActorRoot})

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/plan"
@@ -115,7 +116,8 @@ const maxUnfinished = 99.99
 // CancelJobs drops jobs still being created at once, with everything built
 // on them, whatever their backfill and barriers are doing. It checks every
 // id before it cancels any: an id that names no creating job is 42704.
-func (e *Engine) CancelJobs(ctx context.Context, ids []uint64) error {
+func (e *Engine) CancelJobs(ctx context.Context, ids []uint64) (err error) {
+	defer e.ddl.observe("cancel_jobs", time.Now(), &err)
 	rels := make([]*catalog.Relation, 0, len(ids))
 	for _, id := range ids {
 		rel, ok := e.catalog.ByID(uint32(id))

@@ -12,8 +12,8 @@ import (
 // for them.
 func (e *Engine) RegisterMetrics(reg prometheus.Registerer) error {
 	status := func() (s struct {
-		inflight, committed, recoveries float64
-		oldest, lastCommit              float64
+		inflight, committed float64
+		oldest, lastCommit  float64
 	}) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
@@ -23,7 +23,6 @@ func (e *Engine) RegisterMetrics(reg prometheus.Registerer) error {
 		}
 		s.inflight = float64(st.Barrier.InFlight)
 		s.committed = float64(st.Barrier.Committed)
-		s.recoveries = float64(st.Recoveries)
 		s.oldest = st.Barrier.OldestInFlightAge.Seconds()
 		s.lastCommit = st.Barrier.LastCommitLatency.Seconds()
 		return s
@@ -42,9 +41,13 @@ func (e *Engine) RegisterMetrics(reg prometheus.Registerer) error {
 			Help: "Inject-to-commit latency of the last committed epoch."}, func() float64 { return status().lastCommit }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sluice_committed_epoch",
 			Help: "The last committed epoch."}, func() float64 { return status().committed }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sluice_recoveries_total",
-			Help: "Completed recoveries (startup included)."}, func() float64 { return status().recoveries }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sluice_committed_epoch_age_seconds",
+			Help: "Time since the newest committed epoch's barrier was injected: how stale the freshest state any view shows is."},
+			func() float64 { return e.committedAge(time.Now()).Seconds() }),
+		&jobCollector{e: e}, &actorCollector{e: e},
 	}
+	cs = append(cs, e.barriers.collectors()...)
+	cs = append(cs, e.ddl.duration)
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/meta/barrier"
@@ -39,7 +40,8 @@ import (
 // rows are not kept.
 //
 // Cancelling the statement stops the wait only: the rebuild goes on.
-func (e *Engine) RecoverJob(ctx context.Context, name string) error {
+func (e *Engine) RecoverJob(ctx context.Context, name string) (err error) {
+	defer e.ddl.observe("recover_job", time.Now(), &err)
 	// Two rebuilds of overlapping jobs would each register actors the
 	// other tore down.
 	e.rebuildMu.Lock()

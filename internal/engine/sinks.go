@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/connector"
@@ -19,7 +20,8 @@ type SinkSpec struct {
 // CreateSink creates a sink: a job like a view's whose root writes to the
 // sink connector instead of a table. Unless spec.Background it returns
 // once the sink has caught up with its inputs' existing rows.
-func (e *Engine) CreateSink(ctx context.Context, spec SinkSpec) (*catalog.Relation, error) {
+func (e *Engine) CreateSink(ctx context.Context, spec SinkSpec) (_ *catalog.Relation, err error) {
+	defer e.ddl.observe("create_sink", time.Now(), &err)
 	if err := e.checkName(spec.Name); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/connector"
@@ -26,7 +27,8 @@ type SourceSpec struct {
 // CreateSource records a source. A source has no job and stores nothing:
 // every job that reads it runs a connector source of its own (ConnectorNode),
 // with its own offsets, so one stuck job holds back no other.
-func (e *Engine) CreateSource(ctx context.Context, spec SourceSpec) (*catalog.Relation, error) {
+func (e *Engine) CreateSource(ctx context.Context, spec SourceSpec) (_ *catalog.Relation, err error) {
+	defer e.ddl.observe("create_source", time.Now(), &err)
 	if err := e.checkName(spec.Name); err != nil {
 		return nil, err
 	}

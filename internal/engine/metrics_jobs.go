@@ -1,0 +1,66 @@
+package engine
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluice-db/sluice/internal/catalog"
+)
+
+// jobCollector exports, at each scrape, every streaming job's status, the
+// progress of those still being created, and every materialized view's
+// freshness, read from the catalog: nothing on the data path pays for
+// them.
+type jobCollector struct{ e *Engine }
+
+var (
+	jobStatusDesc = prometheus.NewDesc("sluice_job_status",
+		"1 for each streaming job, labelled with its relation, kind and status (creating, running, paused, dropping).",
+		[]string{"job", "name", "kind", "status"}, nil)
+	jobProgressDesc = prometheus.NewDesc("sluice_job_backfill_progress_ratio",
+		"How much of its upstream rows a job still being created has read, from 0 to 1.",
+		[]string{"job", "name"}, nil)
+	viewFreshnessDesc = prometheus.NewDesc("sluice_view_freshness_seconds",
+		"Now minus the time of the newest epoch a materialized view reflects (the barrier time of the newest commit it is part of).",
+		[]string{"view"}, nil)
+)
+
+func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- jobStatusDesc
+	ch <- jobProgressDesc
+	ch <- viewFreshnessDesc
+}
+
+func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
+	e := c.e
+	age := e.committedAge(time.Now()).Seconds()
+	for _, r := range e.catalog.All() {
+		if r.Job.ID == 0 {
+			continue // a source: no job
+		}
+		job := strconv.FormatUint(uint64(r.Job.ID), 10)
+		ch <- prometheus.MustNewConstMetric(jobStatusDesc, prometheus.GaugeValue, 1, job, r.Name, string(r.Kind), jobStatus(r))
+		if r.Kind == catalog.KindMaterializedView && r.State == catalog.StateCreated {
+			ch <- prometheus.MustNewConstMetric(viewFreshnessDesc, prometheus.GaugeValue, age, r.Name)
+		}
+	}
+	for _, j := range e.Jobs() {
+		job := strconv.FormatUint(uint64(j.ID), 10)
+		ch <- prometheus.MustNewConstMetric(jobProgressDesc, prometheus.GaugeValue, j.Progress/100, job, j.Name)
+	}
+}
+
+// jobStatus is a job's status as SHOW JOBS and the metrics name it.
+func jobStatus(r *catalog.Relation) string {
+	switch {
+	case r.State == catalog.StateCreating:
+		return "creating"
+	case r.State == catalog.StateDropping:
+		return "dropping"
+	case r.Job.Control.Paused:
+		return "paused"
+	}
+	return "running"
+}
