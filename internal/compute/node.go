@@ -113,8 +113,10 @@ func (n *Node) newActor(id stream.ActorID, jobID uint32, fr *plan.Fragment, inde
 		CacheEntries: n.cfg.CacheEntries, Barriers: inbox, OnInconsistentOp: n.cfg.OnInconsistentOp,
 		CheckInserts: n.cfg.CheckInserts, Downstream: &stream.Downstream{},
 	}
-	return &actor{id: id, job: jobID, fragment: fr.ID, inbox: inbox, inputs: map[inputKey][]*stream.Input{},
+	a := &actor{id: id, job: jobID, fragment: fr.ID, inbox: inbox, inputs: map[inputKey][]*stream.Input{},
 		throttle: th, env: env, root: fr.Root}
+	env.Stats = &a.stats
+	return a
 }
 
 // Actor returns the running actor with id, for control commands.

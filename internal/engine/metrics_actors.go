@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/stream"
 )
 
 // actorCollector exports, at each scrape, every running actor's rows and
@@ -23,10 +24,17 @@ var (
 		"Time an actor waited for room in a full channel to a downstream actor (backpressure).", actorLabels, nil)
 	viewRowsDesc = prometheus.NewDesc("sluice_view_rows_total",
 		"Changed rows into a materialized view's materialize fragment.", []string{"view"}, nil)
+	joinAmpDesc = prometheus.NewDesc("sluice_join_matched_rows_per_probe",
+		"How many rows each row probing a join's state matched (its amplification), per join fragment.",
+		[]string{"job", "name", "fragment"}, nil)
+	joinHeavyDesc = prometheus.NewDesc("sluice_join_heavy_key_matched_rows",
+		"The most rows one probe row of a join key matched, for the keys of the most matches of late (per join fragment, up to five).",
+		[]string{"job", "name", "fragment", "key"}, nil)
 )
 
 func (c *actorCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{actorRowsInDesc, actorRowsOutDesc, actorInBlockDesc, actorOutBlockDesc, viewRowsDesc} {
+	for _, d := range []*prometheus.Desc{actorRowsInDesc, actorRowsOutDesc, actorInBlockDesc, actorOutBlockDesc, viewRowsDesc,
+		joinAmpDesc, joinHeavyDesc} {
 		ch <- d
 	}
 }
@@ -39,7 +47,16 @@ func (c *actorCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	viewRows := map[string]int64{}
+	joins := map[[2]uint32]*joinFragment{}
 	for _, a := range c.e.node.ActorStats() {
+		for _, js := range a.Stats.Joins() {
+			f := joins[[2]uint32{a.Job, a.Fragment}]
+			if f == nil {
+				f = &joinFragment{}
+				joins[[2]uint32{a.Job, a.Fragment}] = f
+			}
+			f.add(js)
+		}
 		name := ""
 		r := byJob[a.Job]
 		if r != nil {
@@ -58,6 +75,46 @@ func (c *actorCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for view, n := range viewRows {
 		ch <- prometheus.MustNewConstMetric(viewRowsDesc, prometheus.CounterValue, float64(n), view)
+	}
+	for k, f := range joins {
+		name := ""
+		if r := byJob[k[0]]; r != nil {
+			name = r.Name
+		}
+		f.collect(ch, strconv.FormatUint(uint64(k[0]), 10), name, strconv.FormatUint(uint64(k[1]), 10))
+	}
+}
+
+// joinFragment sums the amplification of a join fragment's actors.
+type joinFragment struct {
+	buckets [stream.AmpBuckets]uint64
+	sum     uint64
+	heavy   []stream.HeavyKey
+}
+
+func (f *joinFragment) add(js *stream.JoinStats) {
+	b, sum, heavy := js.Snapshot()
+	for i, n := range b {
+		f.buckets[i] += n
+	}
+	f.sum += sum
+	for _, h := range heavy {
+		f.heavy = stream.KeepHeavy(f.heavy, h)
+	}
+}
+
+func (f *joinFragment) collect(ch chan<- prometheus.Metric, job, name, fragment string) {
+	cum := map[float64]uint64{}
+	var count uint64
+	for i, n := range f.buckets {
+		count += n
+		if i < stream.AmpBuckets-1 { // the last bucket is +Inf's
+			cum[stream.AmpBound(i)] = count
+		}
+	}
+	ch <- prometheus.MustNewConstHistogram(joinAmpDesc, count, float64(f.sum), cum, job, name, fragment)
+	for _, h := range f.heavy {
+		ch <- prometheus.MustNewConstMetric(joinHeavyDesc, prometheus.GaugeValue, float64(h.Matches), job, name, fragment, h.Key)
 	}
 }
 

@@ -155,6 +155,10 @@ func TestMetricsShowTheStall(t *testing.T) {
 		t.Errorf("the actors feeding amp waited %.2f s on output over %v of the stall, want most of it", fed2-fed1, 5*stallInterval)
 	}
 
+	// The join names its key: every row has k = 1.
+	if m := second.sum("sluice_join_heavy_key_matched_rows", "name=amp", "key=1"); m < 1000 {
+		t.Errorf("amp's heavy key 1 matched %.0f rows per probe row, want thousands: %v", m, second)
+	}
 	s.timed("DROP amp", func() error { return s.e.Drop(s.ctx, amp.Name, false) })
 	s.assertJobGone(amp)
 	waitFor(t, "the sibling fresh again", func() bool {
@@ -163,5 +167,43 @@ func TestMetricsShowTheStall(t *testing.T) {
 	after := gather(t, reg)
 	if after.sum("sluice_ddl_duration_seconds", "kind=drop", "result=ok") != 1 || after.sum("sluice_recoveries_total") != 1 {
 		t.Errorf("after the drop: %v", after)
+	}
+}
+
+// TestJoinAmplificationMetrics: a self-join of 71 rows of one key emits
+// 71 × 71 pairs, each when the later of its two rows probes, so the
+// histogram's sum is 5 041 over 142 probe rows, and the key shows as
+// heavy with the most one probe row matched.
+func TestJoinAmplificationMetrics(t *testing.T) {
+	s := newStall(t)
+	reg := prometheus.NewRegistry()
+	if err := s.e.RegisterMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	s.amp(false)
+	s.insert(1, 70)
+	if err := s.e.Flush(s.ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.insert(71, 71)
+	if err := s.e.Flush(s.ctx); err != nil {
+		t.Fatal(err)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h *dto.Histogram
+	for _, f := range fams {
+		if f.GetName() == "sluice_join_matched_rows_per_probe" && len(f.GetMetric()) == 1 {
+			h = f.GetMetric()[0].GetHistogram()
+		}
+	}
+	if h == nil || h.GetSampleCount() != 142 || h.GetSampleSum() != 71*71 {
+		t.Fatalf("amp's amplification: %v", h)
+	}
+	got := gather(t, reg)
+	if m := got.sum("sluice_join_heavy_key_matched_rows", "name=amp", "key=1"); m < 70 || m > 71 {
+		t.Errorf("heavy key 1: %v matches, want 70 or 71 (%v)", m, got)
 	}
 }

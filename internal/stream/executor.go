@@ -70,6 +70,9 @@ type Env struct {
 	// Downstream says whether the actor's output goes anywhere (nil:
 	// assume it does).
 	Downstream *Downstream
+	// Stats are the actor's counters, to which executors with their own
+	// (a join's amplification) add theirs; nil in tests.
+	Stats *ActorStats
 }
 
 // ChunkSizeOrDefault returns the configured chunk size.

@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -21,6 +23,24 @@ type ActorStats struct {
 	// message on its exchange inputs, and for room in a full output
 	// channel.
 	InputBlocked, OutputBlocked atomic.Int64
+
+	mu    sync.Mutex
+	joins []*JoinStats
+}
+
+// AddJoin registers a join executor's amplification counters with its
+// actor.
+func (s *ActorStats) AddJoin(j *JoinStats) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.joins = append(s.joins, j)
+}
+
+// Joins returns the actor's joins' counters.
+func (s *ActorStats) Joins() []*JoinStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.joins)
 }
 
 // addSince adds the time since start to c, in nanoseconds.

@@ -80,6 +80,11 @@ func build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 		if j.sides[i], err = openSide(sp.sides[i], open, cfg); err != nil {
 			return nil, err
 		}
+		j.amp.keyTypes[i] = sp.sides[i].keyTypes
+	}
+	if env != nil && env.Stats != nil {
+		j.amp.stats = &stream.JoinStats{}
+		env.Stats.AddJoin(j.amp.stats)
 	}
 	return j, nil
 }

@@ -35,6 +35,7 @@ type HashJoin struct {
 	// barrier is an aligned barrier to pass on once ready is drained.
 	barrier *stream.Barrier
 	wm      watermarks
+	amp     ampCounter
 }
 
 type inputChunk struct {
@@ -136,6 +137,7 @@ func (j *HashJoin) pull(ctx context.Context) error {
 func (j *HashJoin) passBarrier(ctx context.Context) (stream.Message, error) {
 	b := j.barrier
 	j.barrier = nil
+	j.amp.barrier()
 	// Expiry first: it drops the rows it expires from a side's deferred
 	// list (deferred.go), and cleaning's scan writes the rest out.
 	for _, s := range j.sides {
@@ -201,6 +203,7 @@ func (j *HashJoin) advance(ctx context.Context, t *rowTask) error {
 			}
 		}
 		if len(j.ready) > 0 {
+			j.amp.running(t)
 			return nil
 		}
 	}
@@ -299,6 +302,7 @@ func (j *HashJoin) onMatch(ctx context.Context, t *rowTask, c *storedRow) error 
 // form, which needs no state to retract.
 func (j *HashJoin) finish(t *rowTask) error {
 	j.task = nil
+	j.amp.finished(t)
 	defer clear(t.key) // the reused key must not keep this row's datums alive
 	own := j.sides[t.side]
 	if own.outer && t.count == 0 {

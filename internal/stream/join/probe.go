@@ -88,6 +88,7 @@ type rowTask struct {
 	pass     []bool // residual result per batch row; nil = all pass
 	pos      int
 	srcEnded bool
+	reported int64 // the matches last reported as running long (amp.go)
 }
 
 // openCandidates starts the probe of t's key against side s: it sets t.src.
