@@ -23,7 +23,8 @@ var (
 	actorOutBlockDesc = prometheus.NewDesc("sluice_actor_output_blocked_seconds_total",
 		"Time an actor waited for room in a full channel to a downstream actor (backpressure).", actorLabels, nil)
 	viewRowsDesc = prometheus.NewDesc("sluice_view_rows_total",
-		"Changed rows into a materialized view's materialize fragment.", []string{"view"}, nil)
+		"Changed rows into a materialized view's materialize fragment (job: a view dropped gracefully and created again under its name is another job).",
+		[]string{"view", "job"}, nil)
 	joinAmpDesc = prometheus.NewDesc("sluice_join_matched_rows_per_probe",
 		"How many rows each row probing a join's state matched (its amplification), per join fragment.",
 		[]string{"job", "name", "fragment"}, nil)
@@ -46,7 +47,7 @@ func (c *actorCollector) Collect(ch chan<- prometheus.Metric) {
 			byJob[r.Job.ID] = r
 		}
 	}
-	viewRows := map[string]int64{}
+	viewRows := map[[2]string]int64{}
 	joins := map[[2]uint32]*joinFragment{}
 	for _, a := range c.e.node.ActorStats() {
 		for _, js := range a.Stats.Joins() {
@@ -70,11 +71,11 @@ func (c *actorCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(actorInBlockDesc, prometheus.CounterValue, seconds(a.Stats.InputBlocked.Load()), labels...)
 		ch <- prometheus.MustNewConstMetric(actorOutBlockDesc, prometheus.CounterValue, seconds(a.Stats.OutputBlocked.Load()), labels...)
 		if r != nil && r.Kind == catalog.KindMaterializedView && a.Fragment == r.Job.MaterializeFragment {
-			viewRows[r.Name] += in
+			viewRows[[2]string{r.Name, labels[0]}] += in
 		}
 	}
-	for view, n := range viewRows {
-		ch <- prometheus.MustNewConstMetric(viewRowsDesc, prometheus.CounterValue, float64(n), view)
+	for k, n := range viewRows {
+		ch <- prometheus.MustNewConstMetric(viewRowsDesc, prometheus.CounterValue, float64(n), k[0], k[1])
 	}
 	for k, f := range joins {
 		name := ""

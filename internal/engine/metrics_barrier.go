@@ -38,7 +38,7 @@ func newBarrierStats() *barrierStats {
 		latency: h("sluice_barrier_latency_seconds",
 			"Each committed epoch's barrier, from its injection to its commit in the store."),
 		collect: h("sluice_barrier_collect_seconds",
-			"Each committed epoch's barrier, from its injection until every actor passed it (the part a stuck job holds)."),
+			"Each committed epoch's barrier, from its injection until its commit began: every actor had passed it and the older epochs were committed (a stuck job holds this part)."),
 		commit: h("sluice_barrier_commit_seconds",
 			"Each committed epoch's commit in the store, once every actor passed its barrier."),
 		recoveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_recoveries_total",

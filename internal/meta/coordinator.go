@@ -106,8 +106,11 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		select {
 		case <-gctx.Done():
 			return nil
-		case now := <-ticker.C:
-			c.m.Tick(now)
+		case <-ticker.C:
+			// The time now, not the tick's: a tick read late (the loop
+			// was committing) would date the barrier it injects early,
+			// and every latency measured from it would be too long.
+			c.m.Tick(time.Now())
 		case ev := <-c.events:
 			ev.apply(c)
 		case reply := <-c.status:

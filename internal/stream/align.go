@@ -27,8 +27,10 @@ type aligner struct {
 	pending *Barrier
 	nBlock  int
 	next    int // round-robin start, for fairness
-	// waited, when set, adds up the nanoseconds receive blocked.
-	waited *atomic.Int64
+	// waited, when set, adds up the nanoseconds receive blocked, unless
+	// skipWaits is set and true (an Aligned above counts them).
+	waited    *atomic.Int64
+	skipWaits *atomic.Bool
 }
 
 func newAligner(chans []<-chan Message) *aligner {
@@ -91,7 +93,7 @@ func (a *aligner) receive(ctx context.Context) (int, Message, bool, error) {
 		default:
 		}
 	}
-	if a.waited != nil {
+	if a.waited != nil && (a.skipWaits == nil || !a.skipWaits.Load()) {
 		defer addSince(a.waited, time.Now())
 	}
 	// nil channels never become ready, so blocked inputs drop out of the
@@ -135,7 +137,12 @@ type Aligned struct {
 
 // NewAligned starts one pump per input under g. The pumps exit when ctx is
 // cancelled or their input fails.
-func NewAligned(ctx context.Context, g *task.Group, inputs []Executor) *Aligned {
+//
+// stats, when set, are the actor's: the first Aligned of an actor counts
+// the actor's waits for input (InputBlocked) where it waits for its pumps,
+// and the merges under its pumps stop counting theirs, which run while
+// the actor works and would count each wait once per input.
+func NewAligned(ctx context.Context, g *task.Group, inputs []Executor, stats *ActorStats) *Aligned {
 	chans := make([]<-chan Message, len(inputs))
 	a := &Aligned{}
 	sendChans := make([]chan Message, len(inputs))
@@ -144,6 +151,9 @@ func NewAligned(ctx context.Context, g *task.Group, inputs []Executor) *Aligned 
 		chans[i] = sendChans[i]
 	}
 	a.aligner = newAligner(chans)
+	if stats != nil && stats.alignedWaits.CompareAndSwap(false, true) {
+		a.aligner.waited = &stats.InputBlocked
+	}
 	for i, in := range inputs {
 		g.Go(ctx, fmt.Sprintf("align-input-%d", i), func(ctx context.Context) error {
 			a.pump(ctx, i, in, sendChans[i])

@@ -23,7 +23,7 @@ func TestAlignedHoldsDataBehindAnEarlyBarrier(t *testing.T) {
 	early.Push(NewBarrier(2))
 	late := &gatedSource{gate: make(chan struct{}), MockSource: NewMockSource(ii,
 		TextChunk(ii, "+ 2 2"), NewBarrier(1), NewBarrier(2))}
-	a := NewAligned(ctx, g, []Executor{early, late})
+	a := NewAligned(ctx, g, []Executor{early, late}, nil)
 
 	type result struct {
 		in  int

@@ -1,8 +1,12 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/sluice-db/sluice/internal/task"
 )
 
 // TestAmpBuckets: a probe row of n matches is counted in the first bucket
@@ -41,5 +45,42 @@ func TestHeavyKeys(t *testing.T) {
 	s.Rotate()
 	if _, _, heavy := s.Snapshot(); fmt.Sprint(heavy) != "[{x 75}]" {
 		t.Fatalf("after two rotations: %v", heavy)
+	}
+}
+
+// TestInputWaitsCountOnce: an actor whose two exchange inputs feed an
+// Aligned (a join's, a union's) counts its wait for input once, where
+// the Aligned waits, not once per input merge under its pumps.
+func TestInputWaitsCountOnce(t *testing.T) {
+	g, ctx := task.NewGroup(context.Background())
+	defer func() { g.Cancel(); _ = g.Wait() }()
+	var stats ActorStats
+	var outs []*Output
+	var merges []Executor
+	for i := range 2 {
+		out, in := NewChannel(ActorID(i+1), 9, 4)
+		CountFor(out, in, nil, &stats)
+		outs = append(outs, out)
+		merges = append(merges, NewMerge(ii, []*Input{in}))
+	}
+	a := NewAligned(ctx, g, merges, &stats)
+	start := time.Now()
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		for _, o := range outs {
+			_ = o.Send(ctx, TextChunk(ii, "+ 1 2"))
+		}
+	}()
+	for range 2 {
+		if _, msg, err := a.Next(ctx); err != nil || msg.Chunk == nil {
+			t.Fatalf("want a chunk, got %v %v", msg, err)
+		}
+	}
+	wall := time.Since(start)
+	if w := time.Duration(stats.InputBlocked.Load()); w < 200*time.Millisecond || w > wall*3/2 {
+		t.Fatalf("waited %v for input in %v, want it counted once", w, wall)
+	}
+	if n := stats.RowsIn.Load(); n != 2 {
+		t.Fatalf("%d rows in, want 2", n)
 	}
 }

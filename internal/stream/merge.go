@@ -37,7 +37,7 @@ func NewMerge(schema []types.Type, inputs []*Input) *Merge {
 	}
 	m := &Merge{schema: schema, al: newAligner(chans), wm: NewWatermarkMin(len(chans)), stats: stats}
 	if stats != nil {
-		m.al.waited = &stats.InputBlocked
+		m.al.waited, m.al.skipWaits = &stats.InputBlocked, &stats.alignedWaits
 	}
 	return m
 }

@@ -23,6 +23,8 @@ type ActorStats struct {
 	// message on its exchange inputs, and for room in a full output
 	// channel.
 	InputBlocked, OutputBlocked atomic.Int64
+	// alignedWaits: an Aligned counts InputBlocked, not the merges.
+	alignedWaits atomic.Bool
 
 	mu    sync.Mutex
 	joins []*JoinStats

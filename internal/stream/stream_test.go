@@ -91,7 +91,7 @@ func TestAlignedReportsInputError(t *testing.T) {
 	a := NewAligned(ctx, g, []Executor{
 		NewMockSource(ii, NewBarrier(1)),
 		NewMockSource(ii, NewBarrier(1), TextChunk(ii, "+ 1 2")),
-	})
+	}, nil)
 	if _, msg, err := a.Next(ctx); err != nil || msg.Barrier == nil {
 		t.Fatalf("want barrier, got %v %v", msg, err)
 	}

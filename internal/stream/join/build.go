@@ -83,7 +83,7 @@ func build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 		j.amp.keyTypes[i] = sp.sides[i].keyTypes
 	}
 	if env != nil && env.Stats != nil {
-		j.amp.stats = &stream.JoinStats{}
+		j.stats, j.amp.stats = env.Stats, &stream.JoinStats{}
 		env.Stats.AddJoin(j.amp.stats)
 	}
 	return j, nil

@@ -36,6 +36,7 @@ type HashJoin struct {
 	barrier *stream.Barrier
 	wm      watermarks
 	amp     ampCounter
+	stats   *stream.ActorStats // the actor's, for its input waits (nil in tests)
 }
 
 type inputChunk struct {
@@ -79,7 +80,7 @@ func (j *HashJoin) Next(ctx context.Context) (stream.Message, error) {
 				return stream.Message{}, err
 			}
 		}
-		j.aligned = stream.NewAligned(ctx, j.g, j.inputs)
+		j.aligned = stream.NewAligned(ctx, j.g, j.inputs, j.stats)
 	}
 	for {
 		if len(j.ready) > 0 {

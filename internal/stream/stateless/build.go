@@ -36,7 +36,14 @@ func Build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 		}
 		return newValues(env, n)
 	case plan.KindUnion:
-		return newUnion(g, n, inputs)
+		u, err := newUnion(g, n, inputs)
+		if err != nil {
+			return nil, err
+		}
+		if env != nil {
+			u.stats = env.Stats
+		}
+		return u, nil
 	case plan.KindHopWindow:
 		in, err := singleInput(n, inputs)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 // input's data of its epoch.
 type Union struct {
 	g      *task.Group
+	stats  *stream.ActorStats // the actor's, for its input waits (nil in tests)
 	inputs []stream.Executor
 	schema []types.Type
 	// al is started on the first Next, because its pumps need a context
@@ -63,7 +64,7 @@ func (u *Union) Schema() []types.Type { return u.schema }
 // Next returns the next chunk from any input or the next aligned barrier.
 func (u *Union) Next(ctx context.Context) (stream.Message, error) {
 	if u.al == nil {
-		u.al = stream.NewAligned(ctx, u.g, u.inputs)
+		u.al = stream.NewAligned(ctx, u.g, u.inputs, u.stats)
 	}
 	for {
 		i, msg, err := u.al.Next(ctx)
