@@ -22,6 +22,9 @@ var (
 	jobProgressDesc = prometheus.NewDesc("sluice_job_backfill_progress_ratio",
 		"How much of its upstream rows a job still being created has read, from 0 to 1.",
 		[]string{"job", "name"}, nil)
+	stateBytesDesc = prometheus.NewDesc("sluice_state_table_disk_bytes",
+		"Estimated bytes of a state table's rows in the store's files (memtables not counted), by the job that owns it.",
+		[]string{"job", "name", "table"}, nil)
 	viewFreshnessDesc = prometheus.NewDesc("sluice_view_freshness_seconds",
 		"Now minus the time of the newest epoch a materialized view reflects (the barrier time of the newest commit it is part of).",
 		[]string{"view"}, nil)
@@ -31,6 +34,7 @@ func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- jobStatusDesc
 	ch <- jobProgressDesc
 	ch <- viewFreshnessDesc
+	ch <- stateBytesDesc
 }
 
 func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
@@ -45,10 +49,28 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 		if r.Kind == catalog.KindMaterializedView && r.State == catalog.StateCreated {
 			ch <- prometheus.MustNewConstMetric(viewFreshnessDesc, prometheus.GaugeValue, age, r.Name)
 		}
+		c.stateSizes(ch, r, job)
 	}
 	for _, j := range e.Jobs() {
 		job := strconv.FormatUint(uint64(j.ID), 10)
 		ch <- prometheus.MustNewConstMetric(jobProgressDesc, prometheus.GaugeValue, j.Progress/100, job, j.Name)
+	}
+}
+
+// stateSizes sends the estimated size of each state table of r's job.
+func (c *jobCollector) stateSizes(ch chan<- prometheus.Metric, r *catalog.Relation, job string) {
+	seen := map[uint32]bool{}
+	for _, id := range append([]uint32{r.Table.ID}, r.Job.StateTables...) {
+		if id == 0 || seen[id] {
+			continue
+		}
+		seen[id] = true
+		n, err := c.e.store.TableDiskBytes(id)
+		if err != nil {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(stateBytesDesc, prometheus.GaugeValue, float64(n), job, r.Name,
+			strconv.FormatUint(uint64(id), 10))
 	}
 }
 

@@ -124,6 +124,7 @@ func TestMetricsShowTheStall(t *testing.T) {
 		{"the view's DDL timed", before.sum("sluice_ddl_duration_seconds", "kind=create_materialized_view", "result=ok") == 1 &&
 			before.sum("sluice_ddl_duration_seconds", "kind=create_table", "result=ok") == 1},
 		{"t's rows counted", before.sum("sluice_actor_output_rows_total", "name=t") >= 100},
+		{"state sizes", before.has("sluice_state_table_disk_bytes", "name=t") && before.has("sluice_state_table_disk_bytes", "name=sibling")},
 	} {
 		if !c.ok {
 			t.Errorf("before the stall: %s: %v", c.what, before)

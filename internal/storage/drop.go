@@ -90,3 +90,16 @@ func (s *Store) HasKeys(tableID uint32) (bool, error) {
 	n, err := s.TableKeyCount(tableID)
 	return n > 0, err
 }
+
+// TableDiskBytes estimates the bytes of a table's state rows in the
+// store's files (Pebble's estimate over the table's key range: whole
+// files and blocks, memtables not counted). Cheap enough for every
+// scrape.
+func (s *Store) TableDiskBytes(tableID uint32) (uint64, error) {
+	p := tablePrefix(tableID)
+	n, err := s.db.EstimateDiskUsage(p, prefixEnd(p))
+	if err != nil {
+		return 0, fmt.Errorf("storage: disk usage of table %d: %w", tableID, err)
+	}
+	return n, nil
+}
