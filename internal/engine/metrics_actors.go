@@ -2,7 +2,6 @@ package engine
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -68,8 +67,8 @@ func (c *actorCollector) Collect(ch chan<- prometheus.Metric) {
 		in := a.Stats.RowsIn.Load()
 		ch <- prometheus.MustNewConstMetric(actorRowsInDesc, prometheus.CounterValue, float64(in), labels...)
 		ch <- prometheus.MustNewConstMetric(actorRowsOutDesc, prometheus.CounterValue, float64(a.Stats.RowsOut.Load()), labels...)
-		ch <- prometheus.MustNewConstMetric(actorInBlockDesc, prometheus.CounterValue, seconds(a.Stats.InputBlocked.Load()), labels...)
-		ch <- prometheus.MustNewConstMetric(actorOutBlockDesc, prometheus.CounterValue, seconds(a.Stats.OutputBlocked.Load()), labels...)
+		ch <- prometheus.MustNewConstMetric(actorInBlockDesc, prometheus.CounterValue, a.Stats.InputBlocked.Total().Seconds(), labels...)
+		ch <- prometheus.MustNewConstMetric(actorOutBlockDesc, prometheus.CounterValue, a.Stats.OutputBlocked.Total().Seconds(), labels...)
 		if r != nil && r.Kind == catalog.KindMaterializedView && a.Fragment == r.Job.MaterializeFragment {
 			viewRows[[2]string{r.Name, labels[0]}] += in
 		}
@@ -118,5 +117,3 @@ func (f *joinFragment) collect(ch chan<- prometheus.Metric, job, name, fragment 
 		ch <- prometheus.MustNewConstMetric(joinHeavyDesc, prometheus.GaugeValue, float64(h.Matches), job, name, fragment, h.Key)
 	}
 }
-
-func seconds(nanos int64) float64 { return time.Duration(nanos).Seconds() }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/sluice-db/sluice/internal/task"
 )
@@ -29,7 +28,7 @@ type aligner struct {
 	next    int // round-robin start, for fairness
 	// waited, when set, adds up the nanoseconds receive blocked, unless
 	// skipWaits is set and true (an Aligned above counts them).
-	waited    *atomic.Int64
+	waited    *WaitClock
 	skipWaits *atomic.Bool
 }
 
@@ -94,7 +93,8 @@ func (a *aligner) receive(ctx context.Context) (int, Message, bool, error) {
 		}
 	}
 	if a.waited != nil && (a.skipWaits == nil || !a.skipWaits.Load()) {
-		defer addSince(a.waited, time.Now())
+		a.waited.begin()
+		defer a.waited.end()
 	}
 	// nil channels never become ready, so blocked inputs drop out of the
 	// select.

@@ -3,7 +3,6 @@ package stream
 import (
 	"context"
 	"sync"
-	"time"
 )
 
 // DefaultChannelCapacity is how many messages an exchange channel buffers
@@ -73,7 +72,8 @@ func (o *Output) Send(ctx context.Context, msg Message) error {
 	default: // full: the wait is backpressure
 	}
 	if o.stats != nil {
-		defer addSince(&o.stats.OutputBlocked, time.Now())
+		o.stats.OutputBlocked.begin()
+		defer o.stats.OutputBlocked.end()
 	}
 	select {
 	case o.ch <- msg:

@@ -19,12 +19,15 @@ type ActorStats struct {
 	// RowsIn are the rows of the chunks the actor's exchange inputs
 	// delivered; RowsOut those of the chunks it dispatched.
 	RowsIn, RowsOut atomic.Int64
-	// InputBlocked and OutputBlocked are nanoseconds spent waiting for a
+	// InputBlocked and OutputBlocked are the time spent waiting for a
 	// message on its exchange inputs, and for room in a full output
-	// channel.
-	InputBlocked, OutputBlocked atomic.Int64
+	// channel, the wait in progress included.
+	InputBlocked, OutputBlocked WaitClock
 	// alignedWaits: an Aligned counts InputBlocked, not the merges.
 	alignedWaits atomic.Bool
+	// AmpLimit is the job's amplification limit (0: none): a join that
+	// emits more rows for one input row reports it (Env.OnAmplification).
+	AmpLimit atomic.Int64
 
 	mu    sync.Mutex
 	joins []*JoinStats
@@ -45,8 +48,39 @@ func (s *ActorStats) Joins() []*JoinStats {
 	return slices.Clone(s.joins)
 }
 
-// addSince adds the time since start to c, in nanoseconds.
-func addSince(c *atomic.Int64, start time.Time) { c.Add(int64(time.Since(start))) }
+// WaitClock adds up the time spent in one kind of wait, one wait at a
+// time. A wait in progress counts as it goes: an actor blocked for minutes
+// behind a stuck join shows it at every scrape, not when the wait ends.
+type WaitClock struct {
+	mu    sync.Mutex
+	total time.Duration
+	since time.Time // the wait in progress began (zero: none)
+}
+
+// begin starts a wait; end ends it.
+func (w *WaitClock) begin() {
+	w.mu.Lock()
+	w.since = time.Now()
+	w.mu.Unlock()
+}
+
+func (w *WaitClock) end() {
+	w.mu.Lock()
+	w.total += time.Since(w.since)
+	w.since = time.Time{}
+	w.mu.Unlock()
+}
+
+// Total is the time waited so far, the wait in progress included.
+func (w *WaitClock) Total() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.total
+	if !w.since.IsZero() {
+		t += time.Since(w.since)
+	}
+	return t
+}
 
 // chunkRows is the rows of a chunk or fresh-rows message, 0 for any
 // other.
