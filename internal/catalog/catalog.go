@@ -142,6 +142,11 @@ type JobControl struct {
 	// rows (paused by the limit).
 	RateLimit *int64 `json:",omitempty"`
 	Paused    bool   `json:",omitempty"`
+	// AmpLimit is the most rows a join of the job may emit for one input
+	// row before the amplification guard acts (0: no guard), and
+	// AmpAction what it does then: notice, throttle or pause.
+	AmpLimit  int64  `json:",omitempty"`
+	AmpAction string `json:",omitempty"`
 }
 
 // Catalog holds the relations in memory, backed by the store.

@@ -33,6 +33,9 @@ type Config struct {
 	ChannelCapacity int
 	// OnRowError counts row-level expression errors in streaming jobs.
 	OnRowError func(error)
+	// OnAmplification hears of join rows over their job's amplification
+	// limit (stream.Env.OnAmplification).
+	OnAmplification func(actor stream.ActorID, key string, matches int64)
 	// OnInconsistentOp counts changes a view's materialize found
 	// contradicting its stored rows (see plan.Materialize.View).
 	OnInconsistentOp func(table uint32, kind string, key types.Row)
@@ -111,7 +114,7 @@ func (n *Node) newActor(id stream.ActorID, jobID uint32, fr *plan.Fragment, inde
 		Store: n.store, ActorID: id, VNodes: vnodes, Index: index, Parallelism: fr.Parallelism, Throttle: th,
 		Expr: &expr.Context{OnRowError: n.cfg.OnRowError, StableRandom: true}, ChunkSize: n.cfg.ChunkSize,
 		CacheEntries: n.cfg.CacheEntries, Barriers: inbox, OnInconsistentOp: n.cfg.OnInconsistentOp,
-		CheckInserts: n.cfg.CheckInserts, Downstream: &stream.Downstream{},
+		CheckInserts: n.cfg.CheckInserts, Downstream: &stream.Downstream{}, OnAmplification: n.cfg.OnAmplification,
 	}
 	a := &actor{id: id, job: jobID, fragment: fr.ID, inbox: inbox, inputs: map[inputKey][]*stream.Input{},
 		throttle: th, env: env, root: fr.Root}

@@ -21,3 +21,25 @@ func (n *Node) ActorStats() []ActorStat {
 	}
 	return out
 }
+
+// SetAmpLimit gives the actors of job the amplification limit (0: none).
+func (n *Node) SetAmpLimit(job uint32, limit int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, a := range n.mu.actors {
+		if a.job == job {
+			a.stats.AmpLimit.Store(limit)
+		}
+	}
+}
+
+// JobOf returns the job of a running actor.
+func (n *Node) JobOf(id stream.ActorID) (uint32, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	a, ok := n.mu.actors[id]
+	if !ok {
+		return 0, false
+	}
+	return a.job, true
+}

@@ -51,6 +51,11 @@ func (e *Engine) SetPaused(ctx context.Context, name string, paused bool) (err e
 // catalog after starting the new actors, so it either sees this change or
 // this send, coming after the write, reaches the started actors.
 func (e *Engine) setControl(ctx context.Context, name string, change func(*catalog.JobControl), c stream.Control) error {
+	return e.setControlWith(ctx, name, change, func(rel *catalog.Relation) { e.node.Control(actorsOf(rel), c) })
+}
+
+// setControlWith is setControl that tells the actors with tell.
+func (e *Engine) setControlWith(ctx context.Context, name string, change func(*catalog.JobControl), tell func(*catalog.Relation)) error {
 	rel, err := e.controlTarget(name)
 	if err != nil {
 		return err
@@ -70,8 +75,21 @@ func (e *Engine) setControl(ctx context.Context, name string, change func(*catal
 	if err != nil {
 		return err
 	}
-	e.node.Control(actorsOf(rel), c)
+	tell(rel)
 	return nil
+}
+
+// SetAmplification sets the amplification guard of name's job (guard.go):
+// its limit (0: none) and action. The joins read the limit live, so it
+// takes effect on the next output chunk, also while a barrier is stuck.
+func (e *Engine) SetAmplification(ctx context.Context, name string, limit int64, action string) (err error) {
+	defer e.ddl.observe("set_amplification", time.Now(), &err)
+	probe := &catalog.Relation{}
+	if err := ampSettingsOf(probe, limit, action); err != nil {
+		return err
+	}
+	return e.setControlWith(ctx, name, func(jc *catalog.JobControl) { jc.AmpLimit, jc.AmpAction = limit, action },
+		func(rel *catalog.Relation) { e.node.SetAmpLimit(rel.ID, limit) })
 }
 
 func (e *Engine) controlTarget(name string) (*catalog.Relation, error) {
@@ -117,7 +135,11 @@ func (e *Engine) reapplyControl(rel *catalog.Relation) {
 
 func (e *Engine) apply(rel *catalog.Relation) {
 	jc := rel.Job.Control
-	if rel.Job.Plan == nil || (jc.RateLimit == nil && !jc.Paused) {
+	if rel.Job.Plan == nil {
+		return
+	}
+	e.node.SetAmpLimit(rel.ID, jc.AmpLimit)
+	if jc.RateLimit == nil && !jc.Paused {
 		return
 	}
 	ids := actorsOf(rel)

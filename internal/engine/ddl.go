@@ -57,6 +57,12 @@ type ViewSpec struct {
 	// RateLimit, when set, limits the job's rows per second from its first
 	// row (0: start paused); ALTER … SET RATE_LIMIT changes it later.
 	RateLimit *int64
+	// AmpLimit and AmpAction are the amplification guard's limit (0:
+	// none) and action (guard.go); Notices, when set, receives the
+	// guard's notices about the job.
+	AmpLimit  int64
+	AmpAction string
+	Notices   *NoticeQueue
 }
 
 // IDs allocates n fresh ids for a planner building a view's state tables.
@@ -144,6 +150,10 @@ func (e *Engine) CreateMaterializedView(ctx context.Context, spec ViewSpec) (_ *
 	if err := rateLimitOf(rel, spec.RateLimit); err != nil {
 		return nil, err
 	}
+	if err := ampSettingsOf(rel, spec.AmpLimit, spec.AmpAction); err != nil {
+		return nil, err
+	}
+	e.guard.watch(rel.ID, spec.Notices)
 	return rel, e.createJob(ctx, rel, spec.Plan, ids, spec.Background)
 }
 
@@ -214,6 +224,9 @@ func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *pl
 		defer cancel()
 		_ = e.dropRelations(dropCtx, []*catalog.Relation{rel})
 		return err
+	}
+	if rel.Job.Control.AmpLimit > 0 {
+		e.settleGuard(ctx)
 	}
 	return nil
 }

@@ -103,6 +103,7 @@ type Engine struct {
 	// opened is when the engine opened.
 	barriers *barrierStats
 	ddl      *ddlStats // metrics_ddl.go
+	guard    *ampGuard // guard.go
 	opened   time.Time
 
 	// inconsistent counts view materialize inputs that contradict the view.
@@ -169,17 +170,19 @@ func open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e.rowIDs.init(store)
 	e.inconsistent.log, e.inconsistent.cat = opts.Logger, cat
-	e.barriers, e.ddl, e.opened = newBarrierStats(), newDDLStats(), time.Now()
+	e.barriers, e.ddl, e.guard, e.opened = newBarrierStats(), newDDLStats(), newAmpGuard(), time.Now()
 	e.coord = meta.New(meta.Config{BarrierInterval: opts.BarrierInterval, Logger: opts.Logger,
 		AfterCommit: e.afterCommit, Observer: e.barriers}, store, nil, e)
 	e.node = compute.NewNode(store, e.coord, compute.Config{
 		ChunkSize: opts.ChunkSize, CacheEntries: opts.CacheEntries, OnRowError: e.rowErrs.add,
-		OnInconsistentOp: e.inconsistent.add, CheckInserts: opts.CheckInserts, WrapRoot: opts.WrapActorRoot})
+		OnInconsistentOp: e.inconsistent.add, CheckInserts: opts.CheckInserts, WrapRoot: opts.WrapActorRoot,
+		OnAmplification: e.guard.report})
 	e.coord.SetCompute(e.node)
 	g, gctx := task.NewGroup(context.WithoutCancel(ctx))
 	e.group = g
 	e.trunc.ctx = gctx
 	g.Go(gctx, "coordinator", e.coord.Run)
+	g.Go(gctx, "amplification-guard", e.runGuard)
 	if err := e.waitRecovered(ctx, 1); err != nil {
 		_ = e.Close()
 		return nil, err

@@ -47,7 +47,7 @@ func (e *Engine) RegisterMetrics(reg prometheus.Registerer) error {
 		&jobCollector{e: e}, &actorCollector{e: e},
 	}
 	cs = append(cs, e.barriers.collectors()...)
-	cs = append(cs, e.ddl.duration)
+	cs = append(cs, e.ddl.duration, e.guard.actions)
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
 			return err

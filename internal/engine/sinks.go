@@ -43,6 +43,10 @@ func (e *Engine) CreateSink(ctx context.Context, spec SinkSpec) (_ *catalog.Rela
 	if err := rateLimitOf(rel, spec.RateLimit); err != nil {
 		return nil, err
 	}
+	if err := ampSettingsOf(rel, spec.AmpLimit, spec.AmpAction); err != nil {
+		return nil, err
+	}
+	e.guard.watch(rel.ID, spec.Notices)
 	return rel, e.createJob(ctx, rel, spec.Plan, ids, spec.Background)
 }
 

@@ -15,6 +15,7 @@ type Code string
 // The SQLSTATEs Sluice uses. Names follow Postgres's errcodes.txt.
 const (
 	SuccessfulCompletion            Code = "00000"
+	Warning                         Code = "01000"
 	FeatureNotSupported             Code = "0A000"
 	CardinalityViolation            Code = "21000"
 	DataException                   Code = "22000"

@@ -73,6 +73,10 @@ type Env struct {
 	// Stats are the actor's counters, to which executors with their own
 	// (a join's amplification) add theirs; nil in tests.
 	Stats *ActorStats
+	// OnAmplification, if set, hears of a join row that matched more rows
+	// than Stats.AmpLimit: the actor, the join key as text and the
+	// matches so far. It must not block.
+	OnAmplification func(actor ActorID, key string, matches int64)
 }
 
 // ChunkSizeOrDefault returns the configured chunk size.

@@ -16,6 +16,9 @@ import (
 
 // execute runs one parsed statement and writes its result.
 func (s *Session) execute(ctx context.Context, st *parser.Statement, w pgwire.ResultWriter) error {
+	if err := s.writeNotices(w); err != nil {
+		return err
+	}
 	switch st.Kind {
 	case parser.KindStandard:
 		return s.executeStandard(ctx, st, w)
@@ -154,7 +157,10 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 		if err := s.jobSettings(&r.Spec); err != nil {
 			return err
 		}
-		if _, err := s.e.CreateMaterializedView(ctx, r.Spec); err != nil {
+		if err := s.withLiveNotices(w, func() error {
+			_, err := s.e.CreateMaterializedView(ctx, r.Spec)
+			return err
+		}); err != nil {
 			return err
 		}
 		return w.Complete("CREATE MATERIALIZED VIEW")
@@ -162,7 +168,10 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 		if err := s.jobSettings(&r.Spec.ViewSpec); err != nil {
 			return err
 		}
-		if _, err := s.e.CreateSink(ctx, r.Spec); err != nil {
+		if err := s.withLiveNotices(w, func() error {
+			_, err := s.e.CreateSink(ctx, r.Spec)
+			return err
+		}); err != nil {
 			return err
 		}
 		return w.Complete("CREATE SINK")
@@ -191,7 +200,10 @@ func (s *Session) jobSettings(spec *engine.ViewSpec) error {
 	spec.Background = s.vars.bool("background_ddl")
 	limit, err := s.viewRateLimit()
 	spec.RateLimit = limit
-	return err
+	if err != nil {
+		return err
+	}
+	return s.ampSettings(spec)
 }
 
 // drop runs DROP; graceful (DROP MATERIALIZED VIEW … GRACEFUL) sends a

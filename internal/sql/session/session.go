@@ -96,7 +96,7 @@ func NewHandler(e *engine.Engine, cfg Config) *Handler {
 // Sluice has one namespace, and RisingWave scripts connect to "dev".
 func (h *Handler) NewSession(_ context.Context, p pgwire.StartupParams) (pgwire.Session, error) {
 	s := &Session{h: h, e: h.e, p: planner.New(h.e.Catalog(), h.e), user: p.User, db: p.Database, pid: p.ProcessID,
-		written: engine.Written{}}
+		written: engine.Written{}, notices: &engine.NoticeQueue{}}
 	startup := map[string]string{}
 	for k, v := range p.Settings {
 		if _, ok := knownVars()[k]; ok {
@@ -140,6 +140,9 @@ type Session struct {
 	// named holds the statements of SQL PREPARE, by name
 	// (sqlprepare.go).
 	named map[string]*prepared
+	// notices are the amplification guard's about jobs this session
+	// created (guard.go).
+	notices *engine.NoticeQueue
 }
 
 var _ pgwire.Session = (*Session)(nil)
@@ -160,6 +163,7 @@ func (s *Session) TxStatus() pgwire.TxStatus {
 // Close implements pgwire.Session: a transaction block still open when the
 // connection goes is rolled back.
 func (s *Session) Close() {
+	s.e.ForgetNotices(s.notices)
 	s.rollbackBlock()
 	s.h.acts.remove(s.pid)
 }

@@ -29,10 +29,29 @@ type ampCounter struct {
 	sum      uint64
 	heavy    []stream.HeavyKey
 	barriers int
+	// actor holds the job's amplification limit (ActorStats.AmpLimit);
+	// over it, onOver hears of the row once (the guard). Both nil in
+	// tests.
+	actor  *stream.ActorStats
+	id     stream.ActorID
+	onOver func(actor stream.ActorID, key string, matches int64)
+}
+
+// guard reports t to onOver the first time its matches pass the job's
+// limit.
+func (a *ampCounter) guard(t *rowTask) {
+	if a.onOver == nil || a.actor == nil || t.overLimit {
+		return
+	}
+	if lim := a.actor.AmpLimit.Load(); lim > 0 && t.count > lim {
+		t.overLimit = true
+		a.onOver(a.id, keyString(t.key, a.keyTypes[t.side]), t.count)
+	}
 }
 
 // finished counts a probe row that has matched all its rows.
 func (a *ampCounter) finished(t *rowTask) {
+	a.guard(t)
 	if a.stats == nil {
 		return
 	}
@@ -47,6 +66,7 @@ func (a *ampCounter) finished(t *rowTask) {
 // (it returns an output chunk): each time its matches double past
 // heavyMin, its key goes to the stats at once.
 func (a *ampCounter) running(t *rowTask) {
+	a.guard(t)
 	if a.stats == nil || t.count < heavyMin || t.count < 2*t.reported {
 		return
 	}

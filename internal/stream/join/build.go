@@ -85,6 +85,7 @@ func build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 	if env != nil && env.Stats != nil {
 		j.stats, j.amp.stats = env.Stats, &stream.JoinStats{}
 		env.Stats.AddJoin(j.amp.stats)
+		j.amp.actor, j.amp.id, j.amp.onOver = env.Stats, env.ActorID, env.OnAmplification
 	}
 	return j, nil
 }

@@ -76,19 +76,20 @@ func (emptyCandidates) close()                         {}
 // each match, then update the row's own side. It survives across Next
 // calls so that a row matching millions of rows is emitted chunk by chunk.
 type rowTask struct {
-	side     int // the input the row came from
-	insert   bool
-	row      types.Row
-	key      types.Row
-	keyOK    bool
-	count    int64 // matches so far (pairs that passed the residual)
-	src      candidates
-	cached   cachedCandidates // src when the key is cached, to save an allocation
-	batch    []*storedRow
-	pass     []bool // residual result per batch row; nil = all pass
-	pos      int
-	srcEnded bool
-	reported int64 // the matches last reported as running long (amp.go)
+	side      int // the input the row came from
+	insert    bool
+	row       types.Row
+	key       types.Row
+	keyOK     bool
+	count     int64 // matches so far (pairs that passed the residual)
+	src       candidates
+	cached    cachedCandidates // src when the key is cached, to save an allocation
+	batch     []*storedRow
+	pass      []bool // residual result per batch row; nil = all pass
+	pos       int
+	srcEnded  bool
+	reported  int64 // the matches last reported as running long (amp.go)
+	overLimit bool  // the guard heard of this row (amp.go)
 }
 
 // openCandidates starts the probe of t's key against side s: it sets t.src.
