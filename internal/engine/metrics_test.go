@@ -61,15 +61,7 @@ func metricValue(m *dto.Metric) float64 {
 func (s scrape) sum(name string, with ...string) float64 {
 	var total float64
 	for k, v := range s {
-		series, labels, _ := strings.Cut(k, "{")
-		if series != name {
-			continue
-		}
-		ok := true
-		for _, w := range with {
-			ok = ok && strings.Contains(","+strings.TrimSuffix(labels, "}")+",", ","+w+",")
-		}
-		if ok {
+		if matches(k, name, with) {
 			total += v
 		}
 	}
@@ -79,19 +71,27 @@ func (s scrape) sum(name string, with ...string) float64 {
 // has reports whether some series of name has every label of with.
 func (s scrape) has(name string, with ...string) bool {
 	for k := range s {
-		series, labels, _ := strings.Cut(k, "{")
-		if series != name {
-			continue
-		}
-		ok := true
-		for _, w := range with {
-			ok = ok && strings.Contains(","+strings.TrimSuffix(labels, "}")+",", ","+w+",")
-		}
-		if ok {
+		if matches(k, name, with) {
 			return true
 		}
 	}
 	return false
+}
+
+// matches reports whether series key k is of name and has every label
+// of with.
+func matches(k, name string, with []string) bool {
+	series, labels, _ := strings.Cut(k, "{")
+	if series != name {
+		return false
+	}
+	labels = "," + strings.TrimSuffix(labels, "}") + ","
+	for _, w := range with {
+		if !strings.Contains(labels, ","+w+",") {
+			return false
+		}
+	}
+	return true
 }
 
 // TestMetricsShowTheStall scrapes the engine's metrics through the
