@@ -35,7 +35,7 @@ type Config struct {
 	OnRowError func(error)
 	// OnAmplification hears of join rows over their job's amplification
 	// limit (stream.Env.OnAmplification).
-	OnAmplification func(actor stream.ActorID, key string, matches int64)
+	OnAmplification func(actor stream.ActorID, key string, matches int64) bool
 	// OnInconsistentOp counts changes a view's materialize found
 	// contradicting its stored rows (see plan.Materialize.View).
 	OnInconsistentOp func(table uint32, kind string, key types.Row)

@@ -215,7 +215,11 @@ func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *pl
 		e.finishInBackground(rel)
 		return nil
 	}
-	if err := e.waitCreated(ctx, rel); err != nil {
+	if err := e.waitCreated(ctx, rel, true); err != nil {
+		if errors.Is(err, errReleased) {
+			e.finishInBackground(rel)
+			return nil
+		}
 		if errors.Is(err, errJobGone) {
 			// CANCEL JOBS or DROP took it down already.
 			return sqlerr.New(sqlerr.QueryCanceled, "canceling statement: the job was cancelled or dropped")
@@ -348,12 +352,12 @@ func (e *Engine) abandon(rel *catalog.Relation) {
 
 // waitCreated waits for the job's backfill and one commit after it, then
 // marks the relation created.
-func (e *Engine) waitCreated(ctx context.Context, rel *catalog.Relation) error {
-	ctx, done := e.creates.watch(ctx, rel.ID)
+func (e *Engine) waitCreated(ctx context.Context, rel *catalog.Relation, foreground bool) error {
+	ctx, done := e.creates.watch(ctx, rel.ID, foreground)
 	defer done()
 	if err := e.waitCaughtUpOne(ctx, rel); err != nil {
-		if errors.Is(context.Cause(ctx), errJobGone) {
-			return errJobGone
+		if cause := context.Cause(ctx); errors.Is(cause, errJobGone) || errors.Is(cause, errReleased) {
+			return cause
 		}
 		return err
 	}
@@ -432,7 +436,7 @@ func (e *Engine) markCreated(ctx context.Context, rel *catalog.Relation) error {
 // It runs in the engine's group, so Close stops it.
 func (e *Engine) finishInBackground(rel *catalog.Relation) {
 	e.group.Go(e.trunc.ctx, "create-"+rel.Name, func(ctx context.Context) error {
-		if err := e.waitCreated(ctx, rel); err != nil && ctx.Err() == nil {
+		if err := e.waitCreated(ctx, rel, false); err != nil && ctx.Err() == nil {
 			e.log.Info("background create ended", "relation", rel.Name, "err", err)
 		}
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,32 +54,34 @@ type Notice struct{ Message, Detail, Hint string }
 
 // NoticeQueue holds a session's notices until the session writes them to
 // its client, between statements; while the session waits for a CREATE,
-// a live writer takes them at once instead.
+// they go to its live channel instead, which the session reads as it
+// waits. Nothing here blocks: the guard never writes to a client.
 type NoticeQueue struct {
 	mu      sync.Mutex
 	notices []Notice
-	live    func(Notice)
+	live    chan<- Notice
 }
 
 func (q *NoticeQueue) push(n Notice) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.live != nil {
-		q.live(n)
-		return
+		select {
+		case q.live <- n:
+			return
+		default: // the session is slow: it gets it after the CREATE
+		}
 	}
 	if len(q.notices) < 64 {
 		q.notices = append(q.notices, n)
 	}
 }
 
-// SetLive makes write take the notices as they come (nil: queue them
-// again). Setting it waits for a write in progress, so once SetLive(nil)
-// returns, write is never called again.
-func (q *NoticeQueue) SetLive(write func(Notice)) {
+// SetLive sends the notices to ch as they come (nil: queue them again).
+func (q *NoticeQueue) SetLive(ch chan<- Notice) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.live = write
+	q.live = ch
 }
 
 // Drain returns the queued notices and forgets them.
@@ -115,11 +118,14 @@ func newAmpGuard() *ampGuard {
 }
 
 // report is the joins' callback (stream.Env.OnAmplification): it never
-// blocks.
-func (g *ampGuard) report(actor stream.ActorID, key string, matches int64) {
+// blocks, and says whether the guard took the report (a full buffer
+// drops it; the join reports its next row over the limit).
+func (g *ampGuard) report(actor stream.ActorID, key string, matches int64) bool {
 	select {
 	case g.reports <- guardReport{actor, key, matches}:
+		return true
 	default:
+		return false
 	}
 }
 
@@ -176,10 +182,13 @@ func (e *Engine) settleGuard(ctx context.Context) {
 	case e.guard.settles <- done:
 	case <-ctx.Done():
 		return
+	case <-e.trunc.ctx.Done(): // the engine is closing: no guard
+		return
 	}
 	select {
 	case <-done:
 	case <-ctx.Done():
+	case <-e.trunc.ctx.Done():
 	}
 }
 
@@ -200,23 +209,33 @@ func (e *Engine) guardAct(ctx context.Context, r guardReport) {
 	e.log.Warn("amplification limit exceeded", "job", rel.Name, "key", r.key, "matches", r.matches,
 		"limit", jc.AmpLimit, "action", action)
 	e.guard.actions.WithLabelValues(rel.Name, action).Inc()
+	kind := strings.ToUpper(string(rel.Kind))
 	n := Notice{
 		Message: fmt.Sprintf("a join in %s matched more than %d rows for one input row of key %s (streaming_amplification_limit %d)",
 			rel.Name, r.matches-1, r.key, jc.AmpLimit),
-		Hint: fmt.Sprintf("ALTER MATERIALIZED VIEW %s PAUSE, or DROP it; sluice_join_heavy_key_matched_rows on /metrics shows its heavy keys.", rel.Name),
+		Hint: fmt.Sprintf("ALTER %s %s PAUSE, or DROP it; sluice_join_heavy_key_matched_rows on /metrics shows its heavy keys.", kind, rel.Name),
 	}
 	var err error
 	switch action {
 	case AmpThrottle:
 		limit := int64(guardThrottle)
-		err = e.SetRateLimit(ctx, rel.Name, &limit)
-		n.Detail = fmt.Sprintf("The guard limited %s's inputs to %d rows per second.", rel.Name, guardThrottle)
+		if err = e.SetRateLimit(ctx, rel.Name, &limit); err == nil {
+			n.Detail = fmt.Sprintf("The guard limited %s's inputs to %d rows per second.", rel.Name, guardThrottle)
+		}
 	case AmpPause:
-		err = e.SetPaused(ctx, rel.Name, true)
-		n.Detail = fmt.Sprintf("The guard paused %s; ALTER MATERIALIZED VIEW %s RESUME continues it.", rel.Name, rel.Name)
+		if err = e.SetPaused(ctx, rel.Name, true); err == nil {
+			n.Detail = fmt.Sprintf("The guard paused %s; ALTER %s %s RESUME continues it.", rel.Name, kind, rel.Name)
+		}
 	}
 	if err != nil {
 		e.log.Error("amplification guard", "job", rel.Name, "action", action, "err", err)
+	}
+	if err == nil && action != AmpNotice && rel.State == catalog.StateCreating {
+		// A foreground CREATE would wait for a backfill the guard just
+		// paused or slowed: it returns, and the job goes on in the
+		// background (SHOW JOBS).
+		e.creates.release(job)
+		n.Detail += " Its CREATE returns; the job goes on being created in the background (SHOW JOBS)."
 	}
 	e.guard.notify(job, n)
 }

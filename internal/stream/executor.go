@@ -75,8 +75,9 @@ type Env struct {
 	Stats *ActorStats
 	// OnAmplification, if set, hears of a join row that matched more rows
 	// than Stats.AmpLimit: the actor, the join key as text and the
-	// matches so far. It must not block.
-	OnAmplification func(actor ActorID, key string, matches int64)
+	// matches so far. It must not block; false says it dropped the
+	// report, and the join reports again.
+	OnAmplification func(actor ActorID, key string, matches int64) bool
 }
 
 // ChunkSizeOrDefault returns the configured chunk size.

@@ -66,7 +66,9 @@ func (w *WaitClock) begin() {
 
 func (w *WaitClock) end() {
 	w.mu.Lock()
-	w.total += time.Since(w.since)
+	if !w.since.IsZero() { // one wait at a time; never count from year 1
+		w.total += time.Since(w.since)
+	}
 	w.since = time.Time{}
 	w.mu.Unlock()
 }

@@ -16,9 +16,6 @@ import (
 
 // execute runs one parsed statement and writes its result.
 func (s *Session) execute(ctx context.Context, st *parser.Statement, w pgwire.ResultWriter) error {
-	if err := s.writeNotices(w); err != nil {
-		return err
-	}
 	switch st.Kind {
 	case parser.KindStandard:
 		return s.executeStandard(ctx, st, w)
@@ -157,7 +154,7 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 		if err := s.jobSettings(&r.Spec); err != nil {
 			return err
 		}
-		if err := s.withLiveNotices(w, func() error {
+		if err := s.withLiveNotices(ctx, w, func(ctx context.Context) error {
 			_, err := s.e.CreateMaterializedView(ctx, r.Spec)
 			return err
 		}); err != nil {
@@ -168,7 +165,7 @@ func (s *Session) executePlanned(ctx context.Context, res planner.Result, w pgwi
 		if err := s.jobSettings(&r.Spec.ViewSpec); err != nil {
 			return err
 		}
-		if err := s.withLiveNotices(w, func() error {
+		if err := s.withLiveNotices(ctx, w, func(ctx context.Context) error {
 			_, err := s.e.CreateSink(ctx, r.Spec)
 			return err
 		}); err != nil {

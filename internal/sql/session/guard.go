@@ -1,12 +1,14 @@
 package session
 
 import (
+	"context"
 	"strconv"
 	"strings"
 
 	"github.com/sluice-db/sluice/internal/engine"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/task"
 )
 
 // The amplification guard's session side (engine/guard.go): a new job
@@ -31,12 +33,37 @@ func (s *Session) ampSettings(spec *engine.ViewSpec) error {
 	return err
 }
 
-// withLiveNotices runs create, writing the guard's notices to w as they
-// come; none is written once it returns.
-func (s *Session) withLiveNotices(w pgwire.ResultWriter, create func() error) error {
-	s.notices.SetLive(func(n engine.Notice) { _ = w.Notice(pgNotice(n)) })
-	defer s.notices.SetLive(nil)
-	return create()
+// withLiveNotices runs create while writing the guard's notices to w as
+// they come. create runs in a goroutine of its own, and this one, the
+// session's, writes the notices: the guard never touches a connection.
+func (s *Session) withLiveNotices(ctx context.Context, w pgwire.ResultWriter, create func(context.Context) error) error {
+	live := make(chan engine.Notice, 16)
+	s.notices.SetLive(live)
+	g, gctx := task.NewGroup(ctx)
+	done := make(chan error, 1)
+	g.Go(gctx, "create", func(ctx context.Context) error {
+		done <- create(ctx)
+		return nil
+	})
+	var err error
+	for waiting := true; waiting; {
+		select {
+		case n := <-live:
+			_ = w.Notice(pgNotice(n))
+		case err = <-done:
+			waiting = false
+		}
+	}
+	s.notices.SetLive(nil)
+	_ = g.Wait()
+	for {
+		select {
+		case n := <-live:
+			_ = w.Notice(pgNotice(n))
+		default:
+			return err
+		}
+	}
 }
 
 // writeNotices writes the notices the guard queued since the last

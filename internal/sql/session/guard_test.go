@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -43,5 +44,81 @@ func TestAmplificationGuardNoticesTheCreator(t *testing.T) {
 		if _, err := c.Exec(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "22023") {
 			t.Errorf("%s: %v, want 22023", bad, err)
 		}
+	}
+}
+
+// TestAmplificationGuardNoticesLater: a background job's notice reaches
+// its creator with the next statement, sent over the extended protocol
+// (pgx's default) as over the simple one.
+func TestAmplificationGuardNoticesLater(t *testing.T) {
+	p := startPlayground(t)
+	var mu sync.Mutex
+	var notices []*pgconn.Notice
+	c := connectWith(t, p, func(n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		notices = append(notices, n)
+	})
+	exec(t, c, "CREATE TABLE t (k int, v int)")
+	exec(t, c, "INSERT INTO t SELECT 1, g FROM generate_series(1, 200) AS g")
+	exec(t, c, "SET streaming_amplification_limit = 100")
+	exec(t, c, "SET background_ddl = true")
+	exec(t, c, "CREATE MATERIALIZED VIEW pairs AS SELECT a.v AS x, b.v AS y FROM t a JOIN t b ON a.k = b.k")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var one int
+		if err := c.QueryRow(context.Background(), "SELECT $1::int", 1).Scan(&one); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		n := len(notices)
+		mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no notice with the statements after the background CREATE")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(notices[0].Message, "pairs") {
+		t.Fatalf("notice %+v", notices[0])
+	}
+}
+
+// TestAmplificationGuardPauseReleasesTheCreate: when the guard pauses a
+// job whose foreground CREATE waits for its backfill, the CREATE returns
+// with the WARNING instead of waiting for ever, and the job waits, paused,
+// in SHOW JOBS, until it is resumed or dropped.
+func TestAmplificationGuardPauseReleasesTheCreate(t *testing.T) {
+	p := startPlayground(t)
+	var mu sync.Mutex
+	var notices []*pgconn.Notice
+	c := connectWith(t, p, func(n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		notices = append(notices, n)
+	})
+	exec(t, c, "CREATE TABLE t (k int, v int)")
+	exec(t, c, "INSERT INTO t SELECT 1, g FROM generate_series(1, 2000) AS g")
+	exec(t, c, "SET streaming_amplification_limit = 100")
+	exec(t, c, "SET streaming_amplification_action = pause")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := c.Exec(ctx, "CREATE MATERIALIZED VIEW pairs AS SELECT a.v AS x, b.v AS y FROM t a JOIN t b ON a.k = b.k"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := notices
+	mu.Unlock()
+	if len(got) != 1 || !strings.Contains(got[0].Detail, "paused") || !strings.Contains(got[0].Detail, "background") {
+		t.Fatalf("notices: %+v", got)
+	}
+	if jobs := queryStrings(t, c, "SHOW JOBS"); len(jobs) != 1 || !strings.Contains(jobs[0], "pairs") {
+		t.Fatalf("SHOW JOBS: %v", jobs)
+	}
+	exec(t, c, "DROP MATERIALIZED VIEW pairs")
+	if jobs := queryStrings(t, c, "SHOW JOBS"); len(jobs) != 0 {
+		t.Fatalf("SHOW JOBS after DROP: %v", jobs)
 	}
 }

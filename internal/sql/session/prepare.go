@@ -104,6 +104,9 @@ func (p *prepared) Execute(ctx context.Context, params []types.Datum, w pgwire.R
 	}
 	p.s.act.begin(p.sql, p.s.h.cfg.Clock())
 	defer p.s.endActivity()
+	if err := p.s.writeNotices(w); err != nil {
+		return err
+	}
 	if p.plan == nil {
 		return p.executeText(ctx, params, w)
 	}

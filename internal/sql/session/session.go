@@ -172,6 +172,9 @@ func (s *Session) Close() {
 func (s *Session) Query(ctx context.Context, sql string, w pgwire.ResultWriter) error {
 	s.act.begin(sql, s.h.cfg.Clock())
 	defer s.endActivity()
+	if err := s.writeNotices(w); err != nil {
+		return err
+	}
 	sts, err := parser.ParseWithin(ctx, sql, s.memoryLimit())
 	if err != nil {
 		s.failBlock()

@@ -34,7 +34,7 @@ type ampCounter struct {
 	// tests.
 	actor  *stream.ActorStats
 	id     stream.ActorID
-	onOver func(actor stream.ActorID, key string, matches int64)
+	onOver func(actor stream.ActorID, key string, matches int64) bool
 }
 
 // guard reports t to onOver the first time its matches pass the job's
@@ -44,8 +44,7 @@ func (a *ampCounter) guard(t *rowTask) {
 		return
 	}
 	if lim := a.actor.AmpLimit.Load(); lim > 0 && t.count > lim {
-		t.overLimit = true
-		a.onOver(a.id, keyString(t.key, a.keyTypes[t.side]), t.count)
+		t.overLimit = a.onOver(a.id, keyString(t.key, a.keyTypes[t.side]), t.count)
 	}
 }
 
