@@ -211,8 +211,8 @@ func (e *Engine) guardAct(ctx context.Context, r guardReport) {
 	e.guard.actions.WithLabelValues(rel.Name, action).Inc()
 	kind := strings.ToUpper(string(rel.Kind))
 	n := Notice{
-		Message: fmt.Sprintf("a join in %s matched more than %d rows for one input row of key %s (streaming_amplification_limit %d)",
-			rel.Name, r.matches-1, r.key, jc.AmpLimit),
+		Message: fmt.Sprintf("a join in %s matched %d rows for one input row of key %s, over streaming_amplification_limit %d",
+			rel.Name, r.matches, r.key, jc.AmpLimit),
 		Hint: fmt.Sprintf("ALTER %s %s PAUSE, or DROP it; sluice_join_heavy_key_matched_rows on /metrics shows its heavy keys.", kind, rel.Name),
 	}
 	var err error

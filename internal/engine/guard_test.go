@@ -37,7 +37,7 @@ func TestAmplificationGuard(t *testing.T) {
 				return len(notices) > 0
 			})
 			n := notices[0]
-			if !strings.Contains(n.Message, "amp") || !strings.Contains(n.Message, "key 1 ") || !strings.Contains(n.Hint, "PAUSE") {
+			if !strings.Contains(n.Message, "amp") || !strings.Contains(n.Message, "key 1,") || !strings.Contains(n.Hint, "PAUSE") {
 				t.Errorf("notice %+v", n)
 			}
 			if got := gather(t, reg).sum("sluice_amplification_guard_actions_total", "name=amp", "action="+action); got != 1 {

@@ -34,7 +34,7 @@ func TestAmplificationGuardNoticesTheCreator(t *testing.T) {
 	got := notices
 	mu.Unlock()
 	if len(got) != 1 || got[0].Severity != "WARNING" || got[0].Code != string(sqlerr.Warning) ||
-		!strings.Contains(got[0].Message, "pairs") || !strings.Contains(got[0].Message, "key 1 ") {
+		!strings.Contains(got[0].Message, "pairs") || !strings.Contains(got[0].Message, "key 1,") {
 		t.Fatalf("notices before CREATE returned: %+v", got)
 	}
 	if n := queryStrings(t, c, "SELECT count(*)::varchar FROM pairs"); n[0] != "40000" {
