@@ -254,10 +254,51 @@ func (p *customParser) alter() bool {
 		p.st.Setting = p.w[p.i+1].text
 		p.i += 2
 		p.rateLimit()
+	case is(p.w, p.i, "set") && p.i+1 < len(p.w) && p.w[p.i+1].raw == "(":
+		p.st.Kind = KindAlterAmplification
+		p.i += 2
+		p.ampOptions()
 	default:
 		return false
 	}
 	return true
+}
+
+// ampOptions parses the amplification guard's options of ALTER … SET (
+// amplification_limit = N, amplification_action = 'notice|throttle|pause' ).
+func (p *customParser) ampOptions() {
+	for p.err == nil {
+		if p.i+2 >= len(p.w) || p.w[p.i+1].raw != "=" {
+			p.fail()
+			return
+		}
+		key, val := p.w[p.i].text, p.w[p.i+2].raw
+		p.i += 3
+		switch key {
+		case "amplification_limit":
+			n, err := strconv.ParseInt(val, 10, 64)
+			if err != nil {
+				p.fail()
+				return
+			}
+			p.st.AmpLimit = &n
+		case "amplification_action":
+			p.st.AmpAction = strings.ToLower(strings.Trim(val, "'"))
+		default:
+			p.fail()
+			return
+		}
+		switch {
+		case p.i < len(p.w) && p.w[p.i].raw == ",":
+			p.i++
+		case p.i < len(p.w) && p.w[p.i].raw == ")":
+			p.i++
+			return
+		default:
+			p.fail()
+			return
+		}
+	}
 }
 
 func (p *customParser) rateLimit() {

@@ -27,6 +27,7 @@ const (
 	KindAlterRateLimit        Kind = "alter_rate_limit"
 	KindAlterPause            Kind = "alter_pause"
 	KindAlterResume           Kind = "alter_resume"
+	KindAlterAmplification    Kind = "alter_amplification"
 	KindDescribe              Kind = "describe"
 	KindShowTables            Kind = "show_tables"
 	KindShowMaterializedViews Kind = "show_materialized_views"
@@ -105,6 +106,10 @@ type Statement struct {
 	// value, nil for DEFAULT.
 	Setting string
 	Limit   *int64
+	// AmpLimit and AmpAction are ALTER … SET (amplification_limit = N,
+	// amplification_action = '…'): nil and "" when not given.
+	AmpLimit  *int64
+	AmpAction string
 }
 
 // SQL returns the statement's own text, trimmed.

@@ -204,3 +204,23 @@ func TestDeparseExprRoundTrip(t *testing.T) {
 		t.Fatal("a FROM accepted")
 	}
 }
+
+func TestParseAlterAmplification(t *testing.T) {
+	sts, err := Parse("ALTER MATERIALIZED VIEW amp SET (amplification_limit = 1000, amplification_action = 'Pause'); " +
+		"ALTER SINK s SET (amplification_limit = 0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sts[0]; s.Kind != KindAlterAmplification || s.Name != "amp" || s.AmpLimit == nil || *s.AmpLimit != 1000 || s.AmpAction != "pause" {
+		t.Fatalf("%+v", s)
+	}
+	if s := sts[1]; s.Kind != KindAlterAmplification || s.Object != ObjectSink || *s.AmpLimit != 0 || s.AmpAction != "" {
+		t.Fatalf("%+v", s)
+	}
+	for _, bad := range []string{"ALTER MATERIALIZED VIEW amp SET (amplification_limit = x)",
+		"ALTER MATERIALIZED VIEW amp SET (colour = 1)", "ALTER MATERIALIZED VIEW amp SET (amplification_limit = 1"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("%s: parsed", bad)
+		}
+	}
+}

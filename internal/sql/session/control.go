@@ -15,7 +15,8 @@ import (
 
 // alterControl runs ALTER MATERIALIZED VIEW | TABLE name SET RATE_LIMIT
 // (or SOURCE_RATE_LIMIT / BACKFILL_RATE_LIMIT) = N | DEFAULT, and ALTER …
-// PAUSE / RESUME. All three spellings of the limit act on every actor of
+// PAUSE / RESUME, and ALTER … SET (amplification_limit = N,
+// amplification_action = '…') (guard.go). All three spellings of the limit act on every actor of
 // the relation's job: sources of a table, backfill of a view. They reach
 // the actors through their control inbox, so they never wait for a
 // barrier.
@@ -41,6 +42,15 @@ func (s *Session) alterControl(ctx context.Context, st *parser.Statement, w pgwi
 		err = s.e.SetPaused(ctx, rel.Name, true)
 	case parser.KindAlterResume:
 		err = s.e.SetPaused(ctx, rel.Name, false)
+	case parser.KindAlterAmplification:
+		limit, action := rel.Job.Control.AmpLimit, rel.Job.Control.AmpAction
+		if st.AmpLimit != nil {
+			limit = *st.AmpLimit
+		}
+		if st.AmpAction != "" {
+			action = st.AmpAction
+		}
+		err = s.e.SetAmplification(ctx, rel.Name, limit, action)
 	}
 	if err != nil {
 		return err

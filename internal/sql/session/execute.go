@@ -43,7 +43,7 @@ func (s *Session) execute(ctx context.Context, st *parser.Statement, w pgwire.Re
 		return s.showCreate(ctx, st, w)
 	case parser.KindDescribe:
 		return s.describe(ctx, st.Name, w)
-	case parser.KindAlterRateLimit, parser.KindAlterPause, parser.KindAlterResume:
+	case parser.KindAlterRateLimit, parser.KindAlterPause, parser.KindAlterResume, parser.KindAlterAmplification:
 		if rel, ok := s.e.Catalog().ByName(st.Name); ok && !s.isSuperuser() && !rel.OwnedBy(s.user) {
 			return sqlerr.Errorf(sqlerr.InsufficientPrivilege, "must be owner of %s %s", relKindName(rel.Kind), rel.Name)
 		}
