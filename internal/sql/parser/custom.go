@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluice-db/sluice/internal/sqlerr"
 )
 
 // word is one token of a statement as the hand-written grammar sees it:
@@ -285,7 +287,8 @@ func (p *customParser) ampOptions() {
 		case "amplification_action":
 			p.st.AmpAction = strings.ToLower(strings.Trim(val, "'"))
 		default:
-			p.fail()
+			p.err = sqlerr.Errorf(sqlerr.InvalidParameterValue,
+				"unrecognized option %q: ALTER … SET ( … ) takes amplification_limit and amplification_action", key)
 			return
 		}
 		switch {

@@ -223,4 +223,8 @@ func TestParseAlterAmplification(t *testing.T) {
 			t.Errorf("%s: parsed", bad)
 		}
 	}
+	if _, err := Parse("ALTER MATERIALIZED VIEW amp SET (colour = 1)"); err == nil ||
+		!strings.Contains(err.Error(), `"colour"`) || sqlerr.CodeOf(err) != sqlerr.InvalidParameterValue {
+		t.Errorf("an unknown option: %v, want 22023 naming it", err)
+	}
 }
