@@ -2,11 +2,14 @@ package session
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sluice-db/sluice/internal/sqlerr"
@@ -18,21 +21,9 @@ import (
 // it returns, and the view is still created and exact. The settings are
 // checked.
 func TestAmplificationGuardNoticesTheCreator(t *testing.T) {
-	p := startPlayground(t)
-	var mu sync.Mutex
-	var notices []*pgconn.Notice
-	c := connectWith(t, p, func(n *pgconn.Notice) {
-		mu.Lock()
-		defer mu.Unlock()
-		notices = append(notices, n)
-	})
-	exec(t, c, "CREATE TABLE t (k int, v int)")
-	exec(t, c, "INSERT INTO t SELECT 1, g FROM generate_series(1, 200) AS g")
-	exec(t, c, "SET streaming_amplification_limit = 100")
+	c, notices := guardedTable(t, 200)
 	exec(t, c, "CREATE MATERIALIZED VIEW pairs AS SELECT a.v AS x, b.v AS y FROM t a JOIN t b ON a.k = b.k")
-	mu.Lock()
-	got := notices
-	mu.Unlock()
+	got := notices()
 	if len(got) != 1 || got[0].Severity != "WARNING" || got[0].Code != string(sqlerr.Warning) ||
 		!strings.Contains(got[0].Message, "pairs") || !strings.Contains(got[0].Message, "key 1,") {
 		t.Fatalf("notices before CREATE returned: %+v", got)
@@ -51,17 +42,7 @@ func TestAmplificationGuardNoticesTheCreator(t *testing.T) {
 // its creator with the next statement, sent over the extended protocol
 // (pgx's default) as over the simple one.
 func TestAmplificationGuardNoticesLater(t *testing.T) {
-	p := startPlayground(t)
-	var mu sync.Mutex
-	var notices []*pgconn.Notice
-	c := connectWith(t, p, func(n *pgconn.Notice) {
-		mu.Lock()
-		defer mu.Unlock()
-		notices = append(notices, n)
-	})
-	exec(t, c, "CREATE TABLE t (k int, v int)")
-	exec(t, c, "INSERT INTO t SELECT 1, g FROM generate_series(1, 200) AS g")
-	exec(t, c, "SET streaming_amplification_limit = 100")
+	c, notices := guardedTable(t, 200)
 	exec(t, c, "SET background_ddl = true")
 	exec(t, c, "CREATE MATERIALIZED VIEW pairs AS SELECT a.v AS x, b.v AS y FROM t a JOIN t b ON a.k = b.k")
 	deadline := time.Now().Add(20 * time.Second)
@@ -70,10 +51,7 @@ func TestAmplificationGuardNoticesLater(t *testing.T) {
 		if err := c.QueryRow(context.Background(), "SELECT $1::int", 1).Scan(&one); err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		n := len(notices)
-		mu.Unlock()
-		if n > 0 {
+		if len(notices()) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -81,8 +59,8 @@ func TestAmplificationGuardNoticesLater(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !strings.Contains(notices[0].Message, "pairs") {
-		t.Fatalf("notice %+v", notices[0])
+	if got := notices(); !strings.Contains(got[0].Message, "pairs") {
+		t.Fatalf("notice %+v", got[0])
 	}
 }
 
@@ -92,26 +70,14 @@ func TestAmplificationGuardNoticesLater(t *testing.T) {
 // in SHOW JOBS. ALTER … SET (amplification_limit = 0) turns its guard off,
 // and after RESUME it finishes, exact.
 func TestAmplificationGuardPauseReleasesTheCreate(t *testing.T) {
-	p := startPlayground(t)
-	var mu sync.Mutex
-	var notices []*pgconn.Notice
-	c := connectWith(t, p, func(n *pgconn.Notice) {
-		mu.Lock()
-		defer mu.Unlock()
-		notices = append(notices, n)
-	})
-	exec(t, c, "CREATE TABLE t (k int, v int)")
-	exec(t, c, "INSERT INTO t SELECT 1, g FROM generate_series(1, 400) AS g")
-	exec(t, c, "SET streaming_amplification_limit = 100")
+	c, notices := guardedTable(t, 400)
 	exec(t, c, "SET streaming_amplification_action = pause")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := c.Exec(ctx, "CREATE MATERIALIZED VIEW pairs AS SELECT a.v AS x, b.v AS y FROM t a JOIN t b ON a.k = b.k"); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	got := notices
-	mu.Unlock()
+	got := notices()
 	if len(got) != 1 || !strings.Contains(got[0].Detail, "paused") || !strings.Contains(got[0].Detail, "background") {
 		t.Fatalf("notices: %+v", got)
 	}
@@ -134,5 +100,27 @@ func TestAmplificationGuardPauseReleasesTheCreate(t *testing.T) {
 	if _, err := c.Exec(context.Background(), "ALTER MATERIALIZED VIEW pairs SET (amplification_action = 'drop')"); err == nil ||
 		!strings.Contains(err.Error(), "22023") {
 		t.Errorf("a bad action: %v, want 22023", err)
+	}
+}
+
+// guardedTable connects to a new playground, makes table t with rows
+// (1, g) for g up to rows, and sets the session's amplification limit to
+// 100; notices returns the notices the session received so far.
+func guardedTable(t *testing.T, rows int) (c *pgx.Conn, notices func() []*pgconn.Notice) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []*pgconn.Notice
+	c = connectWith(t, startPlayground(t), func(n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, n)
+	})
+	exec(t, c, "CREATE TABLE t (k int, v int)")
+	exec(t, c, fmt.Sprintf("INSERT INTO t SELECT 1, g FROM generate_series(1, %d) AS g", rows))
+	exec(t, c, "SET streaming_amplification_limit = 100")
+	return c, func() []*pgconn.Notice {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
 	}
 }
