@@ -84,8 +84,7 @@ func (e *Engine) setControlWith(ctx context.Context, name string, change func(*c
 // takes effect on the next output chunk, also while a barrier is stuck.
 func (e *Engine) SetAmplification(ctx context.Context, name string, limit int64, action string) (err error) {
 	defer e.ddl.observe("set_amplification", time.Now(), &err)
-	probe := &catalog.Relation{}
-	if err := ampSettingsOf(probe, limit, action); err != nil {
+	if err := checkAmpSettings(limit, action); err != nil {
 		return err
 	}
 	return e.setControlWith(ctx, name, func(jc *catalog.JobControl) { jc.AmpLimit, jc.AmpAction = limit, action },

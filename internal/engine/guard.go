@@ -139,6 +139,16 @@ func (g *ampGuard) watch(job uint32, q *NoticeQueue) {
 	g.sinks[job] = q
 }
 
+// forget drops what the guard keeps of a dropped job: its notice queue,
+// its last action's time and its actions' counters.
+func (g *ampGuard) forget(job uint32, name string) {
+	g.mu.Lock()
+	delete(g.sinks, job)
+	delete(g.last, job)
+	g.mu.Unlock()
+	g.actions.DeletePartialMatch(prometheus.Labels{"name": name})
+}
+
 // ForgetNotices stops sending notices to q (its session ended).
 func (e *Engine) ForgetNotices(q *NoticeQueue) {
 	g := e.guard
@@ -263,12 +273,20 @@ func (g *ampGuard) notify(job uint32, n Notice) {
 // ampSettingsOf records a CREATE's amplification limit and action in
 // rel's job.
 func ampSettingsOf(rel *catalog.Relation, limit int64, action string) error {
+	if err := checkAmpSettings(limit, action); err != nil {
+		return err
+	}
+	rel.Job.Control.AmpLimit, rel.Job.Control.AmpAction = limit, action
+	return nil
+}
+
+// checkAmpSettings refuses a negative limit and an unknown action.
+func checkAmpSettings(limit int64, action string) error {
 	if limit < 0 {
 		return sqlerr.Errorf(sqlerr.InvalidParameterValue, "amplification limit must not be negative: %d", limit)
 	}
 	if action != "" && !slices.Contains([]string{AmpNotice, AmpThrottle, AmpPause}, action) {
 		return sqlerr.Errorf(sqlerr.InvalidParameterValue, "amplification action must be notice, throttle or pause, not %q", action)
 	}
-	rel.Job.Control.AmpLimit, rel.Job.Control.AmpAction = limit, action
 	return nil
 }

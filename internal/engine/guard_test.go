@@ -61,6 +61,15 @@ func TestAmplificationGuard(t *testing.T) {
 			}
 			s.assertStuckAt(stuckAt) // the guard acted without waiting for it
 			s.timed("DROP amp", func() error { return s.e.Drop(s.ctx, amp.Name, false) })
+			if gather(t, reg).has("sluice_amplification_guard_actions_total", "name=amp") {
+				t.Error("the guard's counter of the dropped amp is still served")
+			}
+			s.e.guard.mu.Lock()
+			left := len(s.e.guard.sinks) + len(s.e.guard.last)
+			s.e.guard.mu.Unlock()
+			if left != 0 {
+				t.Errorf("the guard keeps %d entries of dropped jobs", left)
+			}
 		})
 	}
 }
