@@ -75,7 +75,7 @@ func (e *Engine) dropRelations(ctx context.Context, rels []*catalog.Relation) er
 	e.awaitExit(wait)
 	for _, r := range rels {
 		e.creates.cancel(r.ID)
-		e.guard.forget(r.ID, r.Name)
+		e.forgetJob(ctx, r.ID, r.Name)
 	}
 	if err := e.coord.DropJobs(ctx, jobs); err != nil {
 		// The coordinator did not know some job (it was dropped during a

@@ -97,6 +97,15 @@ type guardReport struct {
 	actor   stream.ActorID
 	key     string
 	matches int64
+	// forget, when set, is a dropped job to forget instead (forgetJob):
+	// it comes after every report of the job's actors, which are gone.
+	forget *forgetJob
+}
+
+type forgetJob struct {
+	job  uint32
+	name string
+	done chan struct{}
 }
 
 type ampGuard struct {
@@ -122,7 +131,7 @@ func newAmpGuard() *ampGuard {
 // drops it; the join reports its next row over the limit).
 func (g *ampGuard) report(actor stream.ActorID, key string, matches int64) bool {
 	select {
-	case g.reports <- guardReport{actor, key, matches}:
+	case g.reports <- guardReport{actor: actor, key: key, matches: matches}:
 		return true
 	default:
 		return false
@@ -139,14 +148,32 @@ func (g *ampGuard) watch(job uint32, q *NoticeQueue) {
 	g.sinks[job] = q
 }
 
-// forget drops what the guard keeps of a dropped job: its notice queue,
-// its last action's time and its actions' counters.
-func (g *ampGuard) forget(job uint32, name string) {
+// forgetJob has the guard drop what it keeps of a dropped job (its
+// notice queue, its last action's time, its actions' counters), after
+// every report its exited actors sent, and waits for it.
+func (e *Engine) forgetJob(ctx context.Context, job uint32, name string) {
+	f := &forgetJob{job: job, name: name, done: make(chan struct{})}
+	select {
+	case e.guard.reports <- guardReport{forget: f}:
+	case <-ctx.Done():
+		return
+	case <-e.trunc.ctx.Done():
+		return
+	}
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+	case <-e.trunc.ctx.Done():
+	}
+}
+
+func (g *ampGuard) forget(f *forgetJob) {
 	g.mu.Lock()
-	delete(g.sinks, job)
-	delete(g.last, job)
+	delete(g.sinks, f.job)
+	delete(g.last, f.job)
 	g.mu.Unlock()
-	g.actions.DeletePartialMatch(prometheus.Labels{"name": name})
+	g.actions.DeletePartialMatch(prometheus.Labels{"name": f.name})
+	close(f.done)
 }
 
 // ForgetNotices stops sending notices to q (its session ended).
@@ -203,12 +230,16 @@ func (e *Engine) settleGuard(ctx context.Context) {
 }
 
 func (e *Engine) guardAct(ctx context.Context, r guardReport) {
+	if r.forget != nil {
+		e.guard.forget(r.forget)
+		return
+	}
 	job, ok := e.node.JobOf(r.actor)
 	if !ok {
 		return
 	}
 	rel, ok := e.catalog.ByID(job)
-	if !ok || rel.Job.Control.AmpLimit <= 0 || !e.guard.due(job) {
+	if !ok || rel.State == catalog.StateDropping || rel.Job.Control.AmpLimit <= 0 || !e.guard.due(job) {
 		return
 	}
 	jc := rel.Job.Control
