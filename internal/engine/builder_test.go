@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream/agg"
+	"github.com/sluice-db/sluice/internal/stream/join"
 	"github.com/sluice-db/sluice/internal/stream/source"
 	"github.com/sluice-db/sluice/internal/types"
 	"github.com/sluice-db/sluice/internal/types/codec"
@@ -123,6 +124,9 @@ func (b *builder) join(t plan.JoinType, l, r *plan.Node, lk, rk []int) *plan.Nod
 	if t == rightJoin || t == fullJoin {
 		hj.RightDegreeTable = b.degreeTable(hj.RightTable, len(rk))
 	}
+	pending := join.PendingTable()
+	pending.ID = b.ids.Next()
+	hj.PendingTable = &pending
 	return &plan.Node{Kind: plan.KindHashJoin, Inputs: []*plan.Node{l, r}, Schema: slices.Concat(l.Schema, r.Schema),
 		StreamKey: sk, HashJoin: hj}
 }

@@ -26,7 +26,7 @@ var (
 		"Estimated bytes of a state table's rows in the store's files (memtables not counted), by the job that owns it.",
 		[]string{"job", "name", "table"}, nil)
 	viewFreshnessDesc = prometheus.NewDesc("sluice_view_freshness_seconds",
-		"Now minus the time of the newest epoch a materialized view reflects (the barrier time of the newest commit it is part of).",
+		"Now minus the time of the newest input a materialized view reflects: the committed epoch's age, or more while its job or one it reads from holds input a barrier overtook (paused or throttled).",
 		[]string{"view"}, nil)
 )
 
@@ -39,15 +39,15 @@ func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	e := c.e
-	age := e.committedAge(time.Now()).Seconds()
+	fresh := e.ViewFreshness(time.Now())
 	for _, r := range e.catalog.All() {
 		if r.Job.ID == 0 {
 			continue // a source: no job
 		}
 		job := strconv.FormatUint(uint64(r.Job.ID), 10)
 		ch <- prometheus.MustNewConstMetric(jobStatusDesc, prometheus.GaugeValue, 1, job, r.Name, string(r.Kind), jobStatus(r))
-		if r.Kind == catalog.KindMaterializedView && r.State == catalog.StateCreated {
-			ch <- prometheus.MustNewConstMetric(viewFreshnessDesc, prometheus.GaugeValue, age, r.Name)
+		if f, ok := fresh[r.ID]; ok {
+			ch <- prometheus.MustNewConstMetric(viewFreshnessDesc, prometheus.GaugeValue, f.Seconds(), r.Name)
 		}
 		c.stateSizes(ch, r, job)
 	}

@@ -164,13 +164,23 @@ func TestMetricsShowTheStall(t *testing.T) {
 	waitFor(t, "amp's heavy key 1 past 200 matches", func() bool {
 		return gather(t, reg).sum("sluice_join_heavy_key_matched_rows", "name=amp", "key=1") > 200
 	})
+	// PAUSE lets the barriers overtake amp's work: sibling is fresh again
+	// while amp's freshness shows it behind.
+	s.timed("PAUSE amp", func() error { return s.e.SetPaused(s.ctx, amp.Name, true) })
+	waitFor(t, "the sibling fresh again after PAUSE", func() bool {
+		return gather(t, reg).sum("sluice_view_freshness_seconds", "view=sibling") < (5 * stallInterval).Seconds()
+	})
+	if f := gather(t, reg).sum("sluice_view_freshness_seconds", "view=amp"); f < (10 * stallInterval).Seconds() {
+		t.Errorf("amp's freshness %.2f s while paused with overtaken work, want it behind", f)
+	}
 	s.timed("DROP amp", func() error { return s.e.Drop(s.ctx, amp.Name, false) })
 	s.assertJobGone(amp)
-	waitFor(t, "the sibling fresh again", func() bool {
+	waitFor(t, "the sibling fresh after DROP", func() bool {
 		return gather(t, reg).sum("sluice_view_freshness_seconds", "view=sibling") < (5 * stallInterval).Seconds()
 	})
 	after := gather(t, reg)
-	if after.sum("sluice_ddl_duration_seconds", "kind=drop", "result=ok") != 1 || after.sum("sluice_recoveries_total") != 1 {
+	if after.sum("sluice_ddl_duration_seconds", "kind=drop", "result=ok") != 1 || after.sum("sluice_recoveries_total") != 1 ||
+		after.sum("sluice_ddl_duration_seconds", "kind=set_paused", "result=ok") != 1 {
 		t.Errorf("after the drop: %v", after)
 	}
 }

@@ -179,6 +179,10 @@ type HashJoin struct {
 	// row's matches.
 	LeftTable, RightTable             Table
 	LeftDegreeTable, RightDegreeTable *Table `json:",omitempty"`
+	// PendingTable keeps the work a barrier overtook while the job was
+	// paused or throttled (stream/join overtake.go). nil (older plans):
+	// the join never lets a barrier overtake.
+	PendingTable *Table `json:",omitempty"`
 	// LeftExpiry and RightExpiry, on inner joins, delete a side's rows
 	// that no future row of the other can match (DeriveJoinExpiry).
 	LeftExpiry, RightExpiry *JoinExpiry `json:",omitempty"`

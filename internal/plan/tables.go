@@ -39,7 +39,8 @@ func (n *Node) Tables() []*Table {
 	case n.Connector != nil:
 		return []*Table{&n.Connector.OffsetTable}
 	case n.HashJoin != nil:
-		return []*Table{&n.HashJoin.LeftTable, &n.HashJoin.RightTable, n.HashJoin.LeftDegreeTable, n.HashJoin.RightDegreeTable}
+		hj := n.HashJoin
+		return []*Table{&hj.LeftTable, &hj.RightTable, hj.LeftDegreeTable, hj.RightDegreeTable, hj.PendingTable}
 	case n.Agg != nil:
 		ts := []*Table{&n.Agg.ResultTable}
 		for i := range n.Agg.Calls {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/task"
 )
@@ -39,22 +40,40 @@ func newAligner(chans []<-chan Message) *aligner {
 // next returns the next message and the index of its input; an aligned
 // barrier comes with index -1.
 func (a *aligner) nextMsg(ctx context.Context) (int, Message, error) {
+	i, msg, _, err := a.nextOr(ctx, Wait{})
+	return i, msg, err
+}
+
+// Wait says how long a read of an Aligned may block: Poll takes only a
+// message already there; otherwise the read also ends when Wake is closed
+// or Timer fires (nil channels: never).
+type Wait struct {
+	Poll  bool
+	Wake  <-chan struct{}
+	Timer <-chan time.Time
+}
+
+// nextOr is nextMsg that gives up as w says, reporting got false.
+func (a *aligner) nextOr(ctx context.Context, w Wait) (int, Message, bool, error) {
 	for {
-		i, msg, ok, err := a.receive(ctx)
+		i, msg, ok, err := a.receive(ctx, w)
 		if err != nil {
-			return 0, Message{}, err
+			return 0, Message{}, false, err
+		}
+		if i < 0 {
+			return 0, Message{}, false, nil
 		}
 		if !ok {
 			if e := a.errs[i]; e != nil {
-				return i, Message{}, e
+				return i, Message{}, false, e
 			}
-			return i, Message{}, fmt.Errorf("input %d: %w", i, ErrUpstreamClosed)
+			return i, Message{}, false, fmt.Errorf("input %d: %w", i, ErrUpstreamClosed)
 		}
 		if msg.Barrier == nil {
-			return i, msg, nil
+			return i, msg, true, nil
 		}
 		if b, done, err := a.onBarrier(i, msg.Barrier); err != nil || done {
-			return -1, BarrierMsg(b), err
+			return -1, BarrierMsg(b), err == nil, err
 		}
 	}
 }
@@ -77,8 +96,9 @@ func (a *aligner) onBarrier(i int, b *Barrier) (*Barrier, bool, error) {
 }
 
 // receive takes a ready message from an input not blocked by alignment,
-// round-robin, or blocks on all of them.
-func (a *aligner) receive(ctx context.Context) (int, Message, bool, error) {
+// round-robin, or blocks on all of them (and w's channels); index -1 says
+// w ended the wait.
+func (a *aligner) receive(ctx context.Context, w Wait) (int, Message, bool, error) {
 	n := len(a.chans)
 	for k := 0; k < n; k++ {
 		i := (a.next + k) % n
@@ -91,6 +111,9 @@ func (a *aligner) receive(ctx context.Context) (int, Message, bool, error) {
 			return i, m, ok, nil
 		default:
 		}
+	}
+	if w.Poll {
+		return -1, Message{}, false, nil
 	}
 	if a.waited != nil && (a.skipWaits == nil || !a.skipWaits.Load()) {
 		a.waited.begin()
@@ -105,12 +128,12 @@ func (a *aligner) receive(ctx context.Context) (int, Message, bool, error) {
 		}
 	}
 	if n <= 2 {
-		return selectTwo(ctx, live)
+		return selectTwo(ctx, live, w)
 	}
-	return selectMany(ctx, live)
+	return selectMany(ctx, live, w)
 }
 
-func selectTwo(ctx context.Context, live []<-chan Message) (int, Message, bool, error) {
+func selectTwo(ctx context.Context, live []<-chan Message, w Wait) (int, Message, bool, error) {
 	c0 := live[0]
 	var c1 <-chan Message
 	if len(live) > 1 {
@@ -121,6 +144,10 @@ func selectTwo(ctx context.Context, live []<-chan Message) (int, Message, bool, 
 		return 0, m, ok, nil
 	case m, ok := <-c1:
 		return 1, m, ok, nil
+	case <-w.Wake:
+		return -1, Message{}, false, nil
+	case <-w.Timer:
+		return -1, Message{}, false, nil
 	case <-ctx.Done():
 		return 0, Message{}, false, ctx.Err()
 	}
@@ -186,4 +213,10 @@ func (a *Aligned) pump(ctx context.Context, i int, in Executor, ch chan<- Messag
 // an aligned barrier is returned with index -1.
 func (a *Aligned) Next(ctx context.Context) (int, Message, error) {
 	return a.nextMsg(ctx)
+}
+
+// NextOr is Next that gives up as w says: got is false when no message
+// came.
+func (a *Aligned) NextOr(ctx context.Context, w Wait) (i int, msg Message, got bool, err error) {
+	return a.nextOr(ctx, w)
 }

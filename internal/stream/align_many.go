@@ -8,8 +8,8 @@ import (
 // selectMany blocks on more than two inputs with reflect.Select; a merge of
 // many upstream actors pays a little for it, but only when no input was
 // ready in the non-blocking pass.
-func selectMany(ctx context.Context, live []<-chan Message) (int, Message, bool, error) {
-	cases := make([]reflect.SelectCase, 0, len(live)+1)
+func selectMany(ctx context.Context, live []<-chan Message, w Wait) (int, Message, bool, error) {
+	cases := make([]reflect.SelectCase, 0, len(live)+3)
 	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
 	for _, ch := range live {
 		c := reflect.SelectCase{Dir: reflect.SelectRecv}
@@ -18,9 +18,19 @@ func selectMany(ctx context.Context, live []<-chan Message) (int, Message, bool,
 		}
 		cases = append(cases, c)
 	}
+	for _, ch := range []any{w.Wake, w.Timer} {
+		c := reflect.SelectCase{Dir: reflect.SelectRecv}
+		if v := reflect.ValueOf(ch); !v.IsNil() {
+			c.Chan = v
+		}
+		cases = append(cases, c)
+	}
 	chosen, v, ok := reflect.Select(cases)
 	if chosen == 0 {
 		return 0, Message{}, false, ctx.Err()
+	}
+	if chosen > len(live) {
+		return -1, Message{}, false, nil
 	}
 	if !ok {
 		return chosen - 1, Message{}, false, nil

@@ -30,5 +30,8 @@
 // context (every executor loop checks it once per output chunk and every
 // channel send selects on it), ControlDetach removes outputs to dropped
 // actors and releases a producer blocked sending to them, and rate limit /
-// pause change the actor's Throttle, which sources consult per chunk.
+// pause change the actor's Throttle, which sources consult per chunk. While
+// a job is paused or throttled its joins let barriers overtake their
+// queued work and checkpoint it as state (join/overtake.go), so the job no
+// longer holds the epochs every other job waits for.
 package stream

@@ -28,6 +28,11 @@ type ActorStats struct {
 	// AmpLimit is the job's amplification limit (0: none): a join that
 	// emits more rows for one input row reports it (Env.OnAmplification).
 	AmpLimit atomic.Int64
+	// Behind is when (unix nanoseconds) the input the actor has not yet
+	// processed began: a barrier overtook queued work of its paused or
+	// throttled job (join/overtake.go), so its view reflects its input
+	// only as of that time. 0: nothing overtaken.
+	Behind atomic.Int64
 
 	mu    sync.Mutex
 	joins []*JoinStats

@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-db/sluice/internal/types"
@@ -18,7 +19,10 @@ const minBurst = 4 * types.DefaultChunkSize
 // closes the channel the waiters select on. It changes how fast a job runs,
 // never what it computes, so it needs no barrier.
 type Throttle struct {
-	mu struct {
+	// slowed mirrors paused || limit >= 0, for executors that check it
+	// per output chunk without the lock (Slowed).
+	slowed atomic.Bool
+	mu     struct {
 		sync.Mutex
 		paused  bool
 		limit   int64 // rows per second; < 0 = unlimited, 0 = paused
@@ -74,8 +78,47 @@ func (t *Throttle) State() (paused bool, limit int64) {
 }
 
 func (t *Throttle) notifyLocked() {
+	t.slowed.Store(t.mu.paused || t.mu.limit >= 0)
 	close(t.mu.changed)
 	t.mu.changed = make(chan struct{})
+}
+
+// Slowed reports whether the actor is paused or rate limited: the user
+// has said its job may fall behind, so barriers may overtake its queued
+// work (join/overtake.go). It is one atomic load.
+func (t *Throttle) Slowed() bool { return t != nil && t.slowed.Load() }
+
+// Changed returns a channel closed at the next change of settings.
+func (t *Throttle) Changed() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.changed
+}
+
+// Admit asks to let n rows in now, without blocking. It returns 0 when
+// they may pass (and takes their tokens), or how long until they may
+// (taking nothing); paused returns -1: until a change of settings. More
+// rows than the limiter's burst are admitted as a burst's worth.
+func (t *Throttle) Admit(n int) time.Duration {
+	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mu.paused || t.mu.limit == 0 {
+		return -1
+	}
+	lim := t.mu.limiter
+	if lim == nil {
+		return 0
+	}
+	now := time.Now()
+	r := lim.ReserveN(now, min(n, lim.Burst()))
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d
+	}
+	return 0
 }
 
 // Wait blocks until n more rows may pass, or ctx is done. A batch larger

@@ -8,6 +8,7 @@ import (
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/stream/join"
 	"github.com/sluice-db/sluice/internal/types"
 )
 
@@ -295,6 +296,8 @@ func (q *query) hashJoinAt(left, right *relExpr, jt plan.JoinType, keys []equiKe
 	if jt == plan.RightJoin || jt == plan.FullJoin {
 		hj.RightDegreeTable = degreeTable(hj.RightTable, len(rcols))
 	}
+	pending := join.PendingTable()
+	hj.PendingTable = &pending
 	lsk, rsk := left.node.StreamKey, right.node.StreamKey
 	if jt != plan.RightJoin {
 		lsk = slices.Concat(lsk, lcols)

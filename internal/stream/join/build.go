@@ -82,6 +82,9 @@ func build(env *stream.Env, g *task.Group, n *plan.Node, inputs []stream.Executo
 		}
 		j.amp.keyTypes[i] = sp.sides[i].keyTypes
 	}
+	if err := j.openPending(env, n.HashJoin.PendingTable, open); err != nil {
+		return nil, err
+	}
 	if env != nil && env.Stats != nil {
 		j.stats, j.amp.stats = env.Stats, &stream.JoinStats{}
 		env.Stats.AddJoin(j.amp.stats)
@@ -124,4 +127,27 @@ func openSide(ss sideSpec, open tableOpener, cfg config) (*side, error) {
 		}
 	}
 	return s, nil
+}
+
+// openPending opens the pending table of overtaken work (overtake.go),
+// over every vnode: its rows are keyed by the actor's index. A plan
+// without one leaves the join never overtaking.
+func (j *HashJoin) openPending(env *stream.Env, t *plan.Table, open tableOpener) error {
+	if t == nil || env == nil {
+		return nil
+	}
+	j.ot.index, j.ot.throttle, j.ot.stats = int64(env.Index), env.Throttle, env.Stats
+	var err error
+	if env.Store != nil {
+		var st *storage.StateTable
+		if st, err = env.OpenTableAllVNodes(*t); err == nil {
+			j.ot.table = storeTable{st}
+		}
+	} else {
+		j.ot.table, err = open(*t)
+	}
+	if err != nil {
+		return fmt.Errorf("join: open pending table %d: %w", t.ID, err)
+	}
+	return nil
 }

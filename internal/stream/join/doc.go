@@ -75,4 +75,11 @@
 // they are deleted by the keys the walk found them under
 // (storage.StateTable.DeleteBetween).
 // Outer joins drop watermarks: they keep unmatched rows to pad.
+//
+// # Overtaking
+//
+// While its job is paused or throttled the join reads its input before its
+// work, so barriers overtake the row in progress and the input queued
+// behind it; that work is checkpointed in the pending table and resumed
+// exactly after a restart (overtake.go).
 package join

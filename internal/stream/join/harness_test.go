@@ -122,10 +122,17 @@ type harness struct {
 
 func newHarness(t tb, store *storage.Store, c joinCase, cfg config, left, right stream.Executor) *harness {
 	t.Helper()
+	return newHarnessEnv(t, &stream.Env{Store: store, ActorID: testActor}, c, c.node(), cfg, left, right)
+}
+
+// newHarnessEnv is newHarness with the actor's environment and the plan
+// node given.
+func newHarnessEnv(t tb, env *stream.Env, c joinCase, n *plan.Node, cfg config, left, right stream.Executor) *harness {
+	t.Helper()
+	store := env.Store
 	ctx, cancel := context.WithCancel(context.Background())
 	g, gctx := task.NewGroup(ctx)
-	env := &stream.Env{Store: store, ActorID: testActor}
-	j, err := build(env, g, c.node(), []stream.Executor{left, right}, storeOpener(env), cfg)
+	j, err := build(env, g, n, []stream.Executor{left, right}, storeOpener(env), cfg)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

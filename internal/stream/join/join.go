@@ -37,12 +37,20 @@ type HashJoin struct {
 	wm      watermarks
 	amp     ampCounter
 	stats   *stream.ActorStats // the actor's, for its input waits (nil in tests)
+	ot      overtake
+	// started: the first barrier has passed; no work is done before it.
+	started bool
 }
 
+// inputChunk is the input chunk in progress; when stored, row i is in
+// the pending table as seq+i (overtake.go; seq may be negative: rows
+// before next were done before it was stored).
 type inputChunk struct {
-	side  int
-	chunk *types.Chunk
-	next  int
+	side   int
+	chunk  *types.Chunk
+	next   int
+	seq    int64
+	stored bool
 }
 
 var _ stream.Executor = (*HashJoin)(nil)
@@ -80,6 +88,9 @@ func (j *HashJoin) Next(ctx context.Context) (stream.Message, error) {
 				return stream.Message{}, err
 			}
 		}
+		if err := j.restorePending(ctx); err != nil {
+			return stream.Message{}, err
+		}
 		j.aligned = stream.NewAligned(ctx, j.g, j.inputs, j.stats)
 	}
 	for {
@@ -99,18 +110,32 @@ func (j *HashJoin) Next(ctx context.Context) (stream.Message, error) {
 		if j.barrier != nil {
 			return j.passBarrier(ctx)
 		}
-		if err := j.step(ctx); err != nil {
+		step := j.step
+		if j.started && j.overtaking() {
+			step = j.overtakeStep
+		}
+		if err := step(ctx); err != nil {
 			return stream.Message{}, err
 		}
 	}
 }
 
+// step does the next piece of work, oldest first: the row in progress,
+// the input chunk in progress, chunks a barrier overtook, watermarks held
+// behind them; then it reads input.
 func (j *HashJoin) step(ctx context.Context) error {
 	switch {
+	case !j.started:
+		return j.pull(ctx)
 	case j.task != nil:
 		return j.advance(ctx, j.task)
 	case j.in != nil:
 		return j.startNextRow(ctx)
+	case len(j.ot.queue) > 0:
+		j.popQueued()
+		return nil
+	case j.releaseHeld():
+		return nil
 	default:
 		return j.pull(ctx)
 	}
@@ -138,6 +163,7 @@ func (j *HashJoin) pull(ctx context.Context) error {
 func (j *HashJoin) passBarrier(ctx context.Context) (stream.Message, error) {
 	b := j.barrier
 	j.barrier = nil
+	j.started = true
 	j.amp.barrier()
 	// Expiry first: it drops the rows it expires from a side's deferred
 	// list (deferred.go), and cleaning's scan writes the rest out.
@@ -154,6 +180,9 @@ func (j *HashJoin) passBarrier(ctx context.Context) (stream.Message, error) {
 			return stream.Message{}, err
 		}
 		s.endEpochCache()
+	}
+	if err := j.notePending(b); err != nil {
+		return stream.Message{}, err
 	}
 	return stream.BarrierMsg(b), nil
 }
@@ -182,7 +211,10 @@ func (j *HashJoin) startNextRow(ctx context.Context) error {
 	// An update pair is handled as a delete then an insert: each half may
 	// have a different key, and so different matches.
 	t := &j.taskBuf
-	*t = rowTask{side: in.side, insert: in.chunk.Op(i).IsInsert(), row: in.chunk.Row(i), key: t.key}
+	*t = rowTask{side: in.side, insert: in.chunk.Op(i).IsInsert(), row: in.chunk.Row(i), key: t.key, seq: -1}
+	if in.stored {
+		t.seq = in.seq + int64(i)
+	}
 	t.key, t.keyOK = j.sides[in.side].keyOf(t.key, t.row, j.sp.nullSafe)
 	if err := j.sides[1-in.side].openCandidates(ctx, t); err != nil {
 		return err
@@ -222,6 +254,7 @@ func (j *HashJoin) fetch(t *rowTask) error {
 		return err
 	}
 	t.batch, t.pos, t.pass = batch, 0, nil
+	t.taken += int64(len(batch))
 	if len(batch) == 0 {
 		t.srcEnded = true
 		t.src.close()

@@ -90,6 +90,11 @@ type rowTask struct {
 	srcEnded  bool
 	reported  int64 // the matches last reported as running long (amp.go)
 	overLimit bool  // the guard heard of this row (amp.go)
+	// taken counts the candidates fetched, the batch in hand included;
+	// seq is the row's sequence number in the pending table, or -1
+	// (overtake.go).
+	taken int64
+	seq   int64
 }
 
 // openCandidates starts the probe of t's key against side s: it sets t.src.

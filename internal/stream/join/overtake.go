@@ -1,0 +1,391 @@
+package join
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/types/codec"
+)
+
+// Overtaking. A join whose job the user paused or throttled has said it
+// may fall behind; it must not hold the barriers every other job waits
+// for. So while its throttle is slowed (stream.Throttle.Slowed) the join
+// takes input without waiting behind its own work: a barrier passes at
+// once, between two output chunks even in the middle of a row that
+// matches millions, and the work it overtook (the rest of that row, the
+// rest of its input chunk and the input taken since) goes into the
+// checkpoint as state, in the pending table. Unaligned checkpoints do
+// this in Flink with the records in channels; here it is done inside the
+// executor, at output-chunk granularity.
+//
+// The pending work is, in the order it will be done: the row in progress
+// (its task, with how many candidates it has used), the rest of the input
+// chunk in progress, and the chunks queued since. At each barrier every
+// part not yet stored is written with the next sequence numbers, the row
+// in progress is written again with its cursor, and the rows done since
+// the last barrier are deleted; the writes commit with the epoch, so a
+// restart resumes exactly where the barrier left the work. A row's
+// candidates are read in primary-key order, from the cache or the store
+// alike, and the other side's rows cannot change while the row is in
+// progress, so skipping the candidates used resumes the row exactly.
+//
+// Watermarks that arrive behind queued work are held (the latest per side
+// and column) and applied once the work is done: a later watermark is
+// always safe, and one lost in a restart only delays cleaning until the
+// next.
+
+// Pending table columns.
+const (
+	pcIndex    = iota // the actor's index in its fragment
+	pcSeq             // the row's place in the pending work
+	pcSide            // the input it came from
+	pcOp              // its types.Op
+	pcConsumed        // candidates used (the row in progress), or -1
+	pcMatches         // its matches so far (the row in progress)
+	pcRow             // the row, value-encoded
+)
+
+// PendingTable returns the shape of a join's pending table; the planner
+// gives it an id.
+func PendingTable() plan.Table {
+	return plan.Table{
+		Types:   []types.Type{types.TInt32, types.TInt64, types.TInt16, types.TInt16, types.TInt64, types.TInt64, types.TBytea},
+		PK:      []int{pcIndex, pcSeq},
+		DistKey: []int{pcIndex},
+	}
+}
+
+// queued is an input chunk taken while overtaking, not yet started. seq is
+// its row 0's sequence number, or -1 while it is not stored.
+type queued struct {
+	side  int
+	chunk *types.Chunk
+	seq   int64
+}
+
+// heldMark is a watermark held behind queued work.
+type heldMark struct {
+	side int
+	wm   *stream.Watermark
+}
+
+// overtake is the join's overtaking state.
+type overtake struct {
+	table    stateTable // nil: the join never overtakes (an older plan)
+	index    int64      // the actor's index (every integer datum is an int64)
+	throttle *stream.Throttle
+	queue    []queued
+	held     []heldMark
+	// head is the lowest sequence number that may still be stored; next
+	// is the next one to give.
+	head, next int64
+	// restored: the pending work of the last run has been read back.
+	restored bool
+	// clean is the time of the last barrier passed with no work pending.
+	clean types.DTimestamptz
+	stats *stream.ActorStats
+}
+
+// overtaking reports whether barriers may overtake the join's work now.
+func (j *HashJoin) overtaking() bool { return j.ot.table != nil && j.ot.throttle.Slowed() }
+
+// hasWork reports whether the join has work that a barrier would wait for.
+func (j *HashJoin) hasWork() bool { return j.task != nil || j.in != nil || len(j.ot.queue) > 0 }
+
+// overtakeStep is step for a slowed job: it takes input first, so that a
+// barrier behind the join's work passes now, and does the work only as
+// the throttle admits it.
+func (j *HashJoin) overtakeStep(ctx context.Context) error {
+	wait := stream.Wait{Wake: j.ot.throttle.Changed()}
+	if j.hasWork() {
+		if got, err := j.takeInput(ctx, stream.Wait{Poll: true}); err != nil || got {
+			return err
+		}
+		d := j.admit()
+		if d == 0 {
+			return j.step(ctx)
+		}
+		if d > 0 {
+			timer := time.NewTimer(d)
+			defer timer.Stop()
+			wait.Timer = timer.C
+		}
+	} else if j.releaseHeld() {
+		return nil
+	}
+	_, err := j.takeInput(ctx, wait)
+	return err
+}
+
+// admit asks the throttle for the next piece of work: a row in progress
+// goes on unless paused; a queued chunk waits for its rows' tokens. It
+// returns what Throttle.Admit does.
+func (j *HashJoin) admit() time.Duration {
+	if j.task != nil || j.in != nil {
+		return j.ot.throttle.Admit(0)
+	}
+	return j.ot.throttle.Admit(j.ot.queue[0].chunk.Cardinality())
+}
+
+// takeInput reads one input message as w allows and queues it behind the
+// join's work; a barrier is set to pass. got is false if none came.
+func (j *HashJoin) takeInput(ctx context.Context, w stream.Wait) (bool, error) {
+	i, msg, got, err := j.aligned.NextOr(ctx, w)
+	if err != nil || !got {
+		return false, err
+	}
+	switch {
+	case msg.Chunk != nil:
+		j.ot.queue = append(j.ot.queue, queued{side: i, chunk: msg.Chunk, seq: -1})
+	case msg.Barrier != nil:
+		j.flush()
+		j.barrier = msg.Barrier
+	case msg.Watermark != nil:
+		if j.hasWork() {
+			j.hold(i, msg.Watermark)
+		} else {
+			j.onWatermark(i, msg.Watermark)
+		}
+	}
+	return true, nil
+}
+
+// hold keeps w until the queued work is done, replacing an older one of
+// the same side and column.
+func (j *HashJoin) hold(side int, w *stream.Watermark) {
+	for k, h := range j.ot.held {
+		if h.side == side && h.wm.Col == w.Col {
+			j.ot.held[k].wm = w
+			return
+		}
+	}
+	j.ot.held = append(j.ot.held, heldMark{side: side, wm: w})
+}
+
+// releaseHeld applies the held watermarks, reporting whether there were
+// any.
+func (j *HashJoin) releaseHeld() bool {
+	if len(j.ot.held) == 0 {
+		return false
+	}
+	for _, h := range j.ot.held {
+		j.onWatermark(h.side, h.wm)
+	}
+	clear(j.ot.held)
+	j.ot.held = j.ot.held[:0]
+	return true
+}
+
+// popQueued starts the oldest queued chunk.
+func (j *HashJoin) popQueued() {
+	q := j.ot.queue[0]
+	j.ot.queue[0] = queued{}
+	j.ot.queue = j.ot.queue[1:]
+	j.in = &inputChunk{side: q.side, chunk: q.chunk, seq: q.seq, stored: q.seq >= 0}
+}
+
+// notePending, at a barrier, brings the pending table in line with the
+// work pending and tells the actor's stats how far behind it is.
+func (j *HashJoin) notePending(b *stream.Barrier) error {
+	ot := &j.ot
+	if ot.table == nil {
+		return nil
+	}
+	if err := j.storePending(); err != nil {
+		return err
+	}
+	live := ot.next
+	switch {
+	case j.task != nil:
+		live = j.task.seq
+	case j.in != nil:
+		live = j.in.seq + int64(j.in.next)
+	case len(ot.queue) > 0:
+		live = ot.queue[0].seq
+	}
+	for ; ot.head < live; ot.head++ {
+		if err := ot.table.Delete(j.pendingKey(ot.head)); err != nil {
+			return err
+		}
+	}
+	j.noteBehind(b)
+	return ot.table.Seal(b.Epoch)
+}
+
+// noteBehind sets the actor's Behind: the time since which input waits,
+// or 0.
+func (j *HashJoin) noteBehind(b *stream.Barrier) {
+	if !j.hasWork() {
+		j.ot.clean = b.Time
+	}
+	if j.ot.stats == nil {
+		return
+	}
+	switch {
+	case !j.hasWork():
+		j.ot.stats.Behind.Store(0)
+	case j.ot.clean != 0:
+		j.ot.stats.Behind.Store(j.ot.clean.Time().UnixNano())
+	case b.Time != 0 && j.ot.stats.Behind.Load() == 0:
+		j.ot.stats.Behind.Store(b.Time.Time().UnixNano()) // restored behind: since the restart
+	}
+}
+
+// storePending writes the pending work not yet stored, in order, and the
+// cursor of the row in progress. Stored parts always come before the
+// others: a row is started from a stored chunk or an unstored one, and
+// chunks are queued at the end.
+func (j *HashJoin) storePending() error {
+	if t := j.task; t != nil {
+		if t.seq < 0 {
+			t.seq = j.ot.next
+			j.ot.next++
+		}
+		if err := j.writePending(t.seq, t.side, opOf(t.insert), t.row, t.consumed(), t.count); err != nil {
+			return err
+		}
+	}
+	if in := j.in; in != nil && !in.stored {
+		in.seq, in.stored = j.ot.next-int64(in.next), true
+		if err := j.writeChunk(in.side, in.chunk, in.next, in.seq); err != nil {
+			return err
+		}
+	}
+	for k := range j.ot.queue {
+		q := &j.ot.queue[k]
+		if q.seq >= 0 {
+			continue
+		}
+		q.seq = j.ot.next
+		if err := j.writeChunk(q.side, q.chunk, 0, q.seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeChunk stores c's visible rows from row from on, row i as seq+i,
+// and moves next past them.
+func (j *HashJoin) writeChunk(side int, c *types.Chunk, from int, seq int64) error {
+	n := c.Capacity()
+	for i := from; i < n; i++ {
+		if !c.Visible(i) {
+			continue
+		}
+		if err := j.writePending(seq+int64(i), side, c.Op(i), c.Row(i), -1, 0); err != nil {
+			return err
+		}
+	}
+	j.ot.next = seq + int64(n)
+	return nil
+}
+
+func (j *HashJoin) writePending(seq int64, side int, op types.Op, row types.Row, consumed, matches int64) error {
+	enc, err := codec.EncodeValue(nil, row, j.sp.sides[side].types)
+	if err != nil {
+		return fmt.Errorf("join: pending row: %w", err)
+	}
+	return j.ot.table.Insert(types.Row{j.ot.index, seq, int64(side), int64(op), consumed, matches, enc})
+}
+
+// pendingKey is a pending row with only its key set, for a delete.
+func (j *HashJoin) pendingKey(seq int64) types.Row {
+	return types.Row{j.ot.index, seq, nil, nil, nil, nil, nil}
+}
+
+// consumed is how many of the other side's candidates the row has used.
+func (t *rowTask) consumed() int64 { return t.taken - int64(len(t.batch)-t.pos) }
+
+// restorePending reads back the work a barrier overtook before the actor
+// last stopped. The parts read are left unstored: the first barrier
+// writes them again after the old rows and deletes those, in one epoch.
+func (j *HashJoin) restorePending(ctx context.Context) error {
+	ot := &j.ot
+	if ot.table == nil {
+		return nil
+	}
+	rows, err := j.readPending(ctx)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	ot.head, ot.next = rows[0][pcSeq].(int64), rows[len(rows)-1][pcSeq].(int64)+1
+	var b *types.Builder
+	side := -1
+	flush := func() {
+		if b != nil {
+			if c := b.Take(); c != nil {
+				ot.queue = append(ot.queue, queued{side: side, chunk: c, seq: -1})
+			}
+		}
+	}
+	for _, r := range rows {
+		s, op := int(r[pcSide].(int64)), types.Op(r[pcOp].(int64))
+		data, err := codec.DecodeValue(r[pcRow].([]byte), j.sp.sides[s].types)
+		if err != nil {
+			return fmt.Errorf("join: pending row %d: %w", r[pcSeq], err)
+		}
+		if consumed := r[pcConsumed].(int64); consumed >= 0 {
+			if err := j.resumeTask(ctx, s, op, data, consumed, r[pcMatches].(int64)); err != nil {
+				return err
+			}
+			continue
+		}
+		if s != side || b == nil {
+			flush()
+			side, b = s, types.NewBuilder(j.sp.sides[s].types, j.chunkSize)
+		}
+		if c := b.Append(op, data); c != nil {
+			ot.queue = append(ot.queue, queued{side: s, chunk: c, seq: -1})
+		}
+	}
+	flush()
+	return nil
+}
+
+// readPending returns the actor's pending rows in order.
+func (j *HashJoin) readPending(ctx context.Context) ([]types.Row, error) {
+	it, err := j.ot.table.Scan(ctx, types.Row{j.ot.index})
+	if err != nil {
+		return nil, fmt.Errorf("join: read pending work: %w", err)
+	}
+	defer it.Close()
+	var rows []types.Row
+	for {
+		r, ok, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("join: read pending work: %w", err)
+		}
+		if !ok {
+			return rows, nil
+		}
+		rows = append(rows, slices.Clone(r))
+	}
+}
+
+// resumeTask makes the row in progress the join's task again, past the
+// candidates it had used.
+func (j *HashJoin) resumeTask(ctx context.Context, side int, op types.Op, row types.Row, consumed, matches int64) error {
+	t := &j.taskBuf
+	*t = rowTask{side: side, insert: op.IsInsert(), row: row, key: t.key, seq: -1, count: matches}
+	t.key, t.keyOK = j.sides[side].keyOf(t.key, t.row, j.sp.nullSafe)
+	if err := j.sides[1-side].openCandidates(ctx, t); err != nil {
+		return err
+	}
+	for t.taken < consumed {
+		batch, err := t.src.next(int(min(consumed-t.taken, int64(j.chunkSize))))
+		if err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			return fmt.Errorf("join: resumed row has %d candidates, had used %d", t.taken, consumed)
+		}
+		t.taken += int64(len(batch))
+	}
+	j.task = t
+	return nil
+}
