@@ -1,9 +1,11 @@
 # The one test command: what `.ci/run` runs and what a newcomer runs.
 # It installs what the tests need (Debian's PostgreSQL server, used as a
 # correctness oracle by the sqllogictest runner's tests; Java and the
-# PostgreSQL JDBC driver, psql and psycopg2 for the client tests) and fails
-# loudly when something cannot be had: under it a client test whose
-# program is missing fails instead of skipping (SLUICE_TEST_STRICT).
+# PostgreSQL JDBC driver, psql and psycopg2 for the client tests; Chromium
+# for the dashboard's browser test) and fails loudly when something cannot
+# be had: under it a client test whose program is missing fails instead of
+# skipping (SLUICE_TEST_STRICT). Tests save screenshots and such under
+# artifacts/ (SLUICE_ARTIFACTS).
 
 GO ?= go
 export CGO_ENABLED = 1
@@ -44,6 +46,15 @@ deps:
 		fi; }
 	@{ command -v psql >/dev/null && /usr/bin/python3 -c 'import psycopg2'; } || \
 		{ echo "error: psql or psycopg2 still missing after install"; exit 1; }
+	@test -x /usr/bin/chromium || { \
+		echo "installing Chromium (the dashboard's browser test)"; \
+		if [ "$$(id -u)" = 0 ]; then \
+			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
+				{ echo "error: apt-get install chromium failed"; exit 1; }; \
+		else \
+			echo "error: Chromium missing; run: sudo apt-get install -y chromium"; exit 1; \
+		fi; }
+	@test -x /usr/bin/chromium || { echo "error: /usr/bin/chromium still missing after install"; exit 1; }
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
@@ -51,7 +62,7 @@ vet:
 
 # -p 1 would be slower; two packages at a time matches the 2-core CI.
 unit:
-	SLUICE_TEST_STRICT=1 $(GO) test -race -timeout 25m ./...
+	SLUICE_TEST_STRICT=1 SLUICE_ARTIFACTS=$(CURDIR)/artifacts $(GO) test -race -timeout 25m ./...
 
 # Every fuzz target for a fixed number of executions (a crasher is saved
 # under the package's testdata/fuzz/<target>/ and then runs with the unit

@@ -1,6 +1,7 @@
 // Command sluice runs Sluice. With no arguments (or "playground") it runs
 // everything in one process: the store under --data-dir, the meta
-// coordinator, a compute node, and the HTTP endpoint serving /metrics.
+// coordinator, a compute node, and the HTTP endpoint serving the
+// dashboard at / and /metrics.
 package main
 
 import (
@@ -29,6 +30,7 @@ import (
 	"github.com/sluice-db/sluice/internal/runtimecfg"
 	"github.com/sluice-db/sluice/internal/sql/session"
 	"github.com/sluice-db/sluice/internal/task"
+	"github.com/sluice-db/sluice/internal/web"
 )
 
 type config struct {
@@ -46,6 +48,10 @@ type config struct {
 	tlsCert       string
 	tlsKey        string
 	queryMemory   int64
+
+	// dashboardPassword, when set, is required for the dashboard's
+	// actions (pause, drop, …); reads stay open.
+	dashboardPassword string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -53,7 +59,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("sluice", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.listenAddr, "listen-addr", "127.0.0.1:4566", "address of the Postgres-protocol listener")
-	fs.StringVar(&c.dashboardAddr, "dashboard-addr", "127.0.0.1:5691", "address serving /metrics (and later the dashboard)")
+	fs.StringVar(&c.dashboardAddr, "dashboard-addr", "127.0.0.1:5691", "address serving the dashboard at / and /metrics")
+	fs.StringVar(&c.dashboardPassword, "dashboard-password", "", "require this password for the dashboard's actions (pause, rate limit, cancel, drop); reads stay open (visible in ps: prefer $"+dashboardPasswordEnv+")")
 	fs.StringVar(&c.dataDir, "data-dir", "./sluice-data", "directory of the persistent store")
 	fs.BoolVar(&c.inMemory, "in-memory", false, "keep everything in memory (no files)")
 	fs.IntVar(&c.barrierMS, "barrier-interval-ms", 1000, "milliseconds between checkpoint barriers")
@@ -91,7 +98,29 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.password != "" {
 		fmt.Fprintf(stderr, "warning: --password is visible to every user of this machine (ps); use --password-file or $%s\n", passwordEnv)
 	}
+	if c.dashboardPassword != "" {
+		fmt.Fprintf(stderr, "warning: --dashboard-password is visible to every user of this machine (ps); use $%s\n", dashboardPasswordEnv)
+	}
+	if err := c.resolveDashboardPassword(os.Getenv(dashboardPasswordEnv)); err != nil {
+		return c, err
+	}
 	return c, c.resolvePassword(os.Getenv(passwordEnv))
+}
+
+// dashboardPasswordEnv names the environment variable that may hold the
+// dashboard's password.
+const dashboardPasswordEnv = "SLUICE_DASHBOARD_PASSWORD"
+
+// resolveDashboardPassword takes the dashboard's password from
+// --dashboard-password or the environment (env), refusing both.
+func (c *config) resolveDashboardPassword(env string) error {
+	if c.dashboardPassword != "" && env != "" {
+		return fmt.Errorf("give the dashboard's password once: --dashboard-password or $%s", dashboardPasswordEnv)
+	}
+	if env != "" {
+		c.dashboardPassword = env
+	}
+	return nil
 }
 
 // passwordEnv names the environment variable that may hold the password.
@@ -164,7 +193,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if pool == nil {
 		pool = session.DefaultQueryPool()
 	}
-	srv, err := serveMetrics(gctx, g, c.dashboardAddr, e, pool)
+	srv, err := serveDashboard(gctx, g, c, e, pool)
 	if err != nil {
 		return err
 	}
@@ -173,6 +202,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		where = "memory"
 	}
 	fmt.Fprintf(out, "sluice playground: data in %s, barrier every %d ms\n", where, c.barrierMS)
+	fmt.Fprintf(out, "dashboard on http://%s/\n", srv.Addr)
 	fmt.Fprintf(out, "metrics on http://%s/metrics\n", srv.Addr)
 	sql, err := serveSQL(ctx, c, e, log, pool)
 	if err != nil {
@@ -238,10 +268,13 @@ func registerMetrics(reg prometheus.Registerer, e *engine.Engine, pool *batch.Me
 	return e.RegisterMetrics(reg)
 }
 
-// serveMetrics serves the Go runtime, process and engine metrics on
-// /metrics, and the Go profiler on /debug/pprof/ (the address is loopback
-// by default: profiles show queries' data in stacks, never give it out).
-func serveMetrics(ctx context.Context, g *task.Group, addr string, e *engine.Engine, pool *batch.MemoryPool) (*http.Server, error) {
+// serveDashboard serves the dashboard at / (its actions need
+// --dashboard-password when one is set), the Go runtime, process and
+// engine metrics on /metrics, and the Go profiler on /debug/pprof/ (the
+// address is loopback by default: profiles show queries' data in stacks,
+// never give it out).
+func serveDashboard(ctx context.Context, g *task.Group, c config, e *engine.Engine, pool *batch.MemoryPool) (*http.Server, error) {
+	addr := c.dashboardAddr
 	reg := prometheus.NewRegistry()
 	if err := registerMetrics(reg, e, pool); err != nil {
 		return nil, err
@@ -253,6 +286,7 @@ func serveMetrics(ctx context.Context, g *task.Group, addr string, e *engine.Eng
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/", web.New(web.Config{Engine: e, Password: c.dashboardPassword}))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("dashboard address %s: %w", addr, err)
