@@ -112,13 +112,19 @@ func (n *Node) newActor(id stream.ActorID, jobID uint32, fr *plan.Fragment, inde
 	inbox := make(chan *stream.Barrier, inboxCapacity)
 	env := &stream.Env{
 		Store: n.store, ActorID: id, VNodes: vnodes, Index: index, Parallelism: fr.Parallelism, Throttle: th,
-		Expr: &expr.Context{OnRowError: n.cfg.OnRowError, StableRandom: true}, ChunkSize: n.cfg.ChunkSize,
+		Expr: &expr.Context{StableRandom: true}, ChunkSize: n.cfg.ChunkSize,
 		CacheEntries: n.cfg.CacheEntries, Barriers: inbox, OnInconsistentOp: n.cfg.OnInconsistentOp,
 		CheckInserts: n.cfg.CheckInserts, Downstream: &stream.Downstream{}, OnAmplification: n.cfg.OnAmplification,
 	}
 	a := &actor{id: id, job: jobID, fragment: fr.ID, inbox: inbox, inputs: map[inputKey][]*stream.Input{},
 		throttle: th, env: env, root: fr.Root}
 	env.Stats = &a.stats
+	env.Expr.OnRowError = func(err error) {
+		a.stats.RowErrors.Add(1)
+		if n.cfg.OnRowError != nil {
+			n.cfg.OnRowError(err)
+		}
+	}
 	return a
 }
 

@@ -27,6 +27,9 @@ var (
 	joinAmpDesc = prometheus.NewDesc("sluice_join_matched_rows_per_probe",
 		"How many rows each row probing a join's state matched (its amplification), per join fragment.",
 		[]string{"job", "name", "fragment"}, nil)
+	jobRowErrorsDesc = prometheus.NewDesc("sluice_job_row_errors_total",
+		"Row-level expression errors a streaming job's running actors turned into NULL (it restarts with the actors).",
+		[]string{"job", "name"}, nil)
 	joinHeavyDesc = prometheus.NewDesc("sluice_join_heavy_key_matched_rows",
 		"The most rows one probe row of a join key matched, for the keys of the most matches of late (per join fragment, up to five).",
 		[]string{"job", "name", "fragment", "key"}, nil)
@@ -34,7 +37,7 @@ var (
 
 func (c *actorCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{actorRowsInDesc, actorRowsOutDesc, actorInBlockDesc, actorOutBlockDesc, viewRowsDesc,
-		joinAmpDesc, joinHeavyDesc} {
+		joinAmpDesc, joinHeavyDesc, jobRowErrorsDesc} {
 		ch <- d
 	}
 }
@@ -47,6 +50,7 @@ func (c *actorCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	viewRows := map[[2]string]int64{}
+	rowErrs := map[[2]string]int64{}
 	joins := map[[2]uint32]*joinFragment{}
 	for _, a := range c.e.node.ActorStats() {
 		for _, js := range a.Stats.Joins() {
@@ -69,12 +73,16 @@ func (c *actorCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(actorRowsOutDesc, prometheus.CounterValue, float64(a.Stats.RowsOut.Load()), labels...)
 		ch <- prometheus.MustNewConstMetric(actorInBlockDesc, prometheus.CounterValue, a.Stats.InputBlocked.Total().Seconds(), labels...)
 		ch <- prometheus.MustNewConstMetric(actorOutBlockDesc, prometheus.CounterValue, a.Stats.OutputBlocked.Total().Seconds(), labels...)
+		rowErrs[[2]string{labels[0], name}] += a.Stats.RowErrors.Load()
 		if r != nil && r.Kind == catalog.KindMaterializedView && a.Fragment == r.Job.MaterializeFragment {
 			viewRows[[2]string{r.Name, labels[0]}] += in
 		}
 	}
 	for k, n := range viewRows {
 		ch <- prometheus.MustNewConstMetric(viewRowsDesc, prometheus.CounterValue, float64(n), k[0], k[1])
+	}
+	for k, n := range rowErrs {
+		ch <- prometheus.MustNewConstMetric(jobRowErrorsDesc, prometheus.CounterValue, float64(n), k[0], k[1])
 	}
 	for k, f := range joins {
 		name := ""

@@ -33,6 +33,9 @@ type ActorStats struct {
 	// throttled job (join/overtake.go), so its view reflects its input
 	// only as of that time. 0: nothing overtaken.
 	Behind atomic.Int64
+	// RowErrors counts the row-level expression errors its executors
+	// turned into NULL.
+	RowErrors atomic.Int64
 
 	mu    sync.Mutex
 	joins []*JoinStats

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TestStreamingRowErrorsBecomeNull: inside a streaming job a row-level
@@ -30,6 +31,11 @@ func TestStreamingRowErrorsBecomeNull(t *testing.T) {
 	if got := p.Engine.RowErrors() - before; got != 7 {
 		t.Fatalf("row errors after insert = %d, want 7", got)
 	}
+	for view, want := range map[string]float64{"p": 3, "f": 2, "a": 2} {
+		if got := jobRowErrors(t, p, view); got != want {
+			t.Errorf("sluice_job_row_errors_total of %s = %v, want %v", view, got, want)
+		}
+	}
 
 	// The delete of row 2 is evaluated again on its way to each view: the
 	// retraction carries the same NULLs, so the views drop the row exactly.
@@ -54,4 +60,30 @@ func wantRows(t *testing.T, c *pgx.Conn, sql string, want ...string) {
 	if got := queryStrings(t, c, sql); !slices.Equal(got, want) {
 		t.Fatalf("%s:\n got %q\nwant %q", sql, got, want)
 	}
+}
+
+// jobRowErrors scrapes sluice_job_row_errors_total of view's job.
+func jobRowErrors(t *testing.T, p *Playground, view string) float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	if err := p.Engine.RegisterMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "sluice_job_row_errors_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "name" && l.GetValue() == view {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
