@@ -10,13 +10,13 @@ import (
 // relation id: now minus the time of the newest input it reflects. That
 // is the committed epoch's age, unless the view's job, or a job it reads
 // from, holds input a barrier overtook while it was paused or throttled
-// (stream.ActorStats.Behind): then the view reflects its input only as of
+// (stream.ActorStats.BehindSince): then the view reflects its input only as of
 // when that work began to wait, and other views stay fresh.
 func (e *Engine) ViewFreshness(now time.Time) map[uint32]time.Duration {
 	age := e.committedAge(now)
 	behind := map[uint32]int64{} // job → earliest Behind of its actors
 	for _, a := range e.node.ActorStats() {
-		if b := a.Stats.Behind.Load(); b != 0 {
+		if b := a.Stats.BehindSince(); b != 0 {
 			if cur, ok := behind[a.Job]; !ok || b < cur {
 				behind[a.Job] = b
 			}

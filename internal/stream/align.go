@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/sluice-db/sluice/internal/task"
 )
@@ -46,11 +45,12 @@ func (a *aligner) nextMsg(ctx context.Context) (int, Message, error) {
 
 // Wait says how long a read of an Aligned may block: Poll takes only a
 // message already there; otherwise the read also ends when Wake is closed
-// or Timer fires (nil channels: never).
+// (nil: never). Paused says the reader is paused, so its wait is not
+// counted as waiting for input.
 type Wait struct {
-	Poll  bool
-	Wake  <-chan struct{}
-	Timer <-chan time.Time
+	Poll   bool
+	Paused bool
+	Wake   <-chan struct{}
 }
 
 // nextOr is nextMsg that gives up as w says, reporting got false.
@@ -115,7 +115,7 @@ func (a *aligner) receive(ctx context.Context, w Wait) (int, Message, bool, erro
 	if w.Poll {
 		return -1, Message{}, false, nil
 	}
-	if a.waited != nil && (a.skipWaits == nil || !a.skipWaits.Load()) {
+	if a.waited != nil && !w.Paused && (a.skipWaits == nil || !a.skipWaits.Load()) {
 		a.waited.begin()
 		defer a.waited.end()
 	}
@@ -145,8 +145,6 @@ func selectTwo(ctx context.Context, live []<-chan Message, w Wait) (int, Message
 	case m, ok := <-c1:
 		return 1, m, ok, nil
 	case <-w.Wake:
-		return -1, Message{}, false, nil
-	case <-w.Timer:
 		return -1, Message{}, false, nil
 	case <-ctx.Done():
 		return 0, Message{}, false, ctx.Err()

@@ -9,7 +9,7 @@ import (
 // many upstream actors pays a little for it, but only when no input was
 // ready in the non-blocking pass.
 func selectMany(ctx context.Context, live []<-chan Message, w Wait) (int, Message, bool, error) {
-	cases := make([]reflect.SelectCase, 0, len(live)+3)
+	cases := make([]reflect.SelectCase, 0, len(live)+2)
 	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
 	for _, ch := range live {
 		c := reflect.SelectCase{Dir: reflect.SelectRecv}
@@ -18,13 +18,11 @@ func selectMany(ctx context.Context, live []<-chan Message, w Wait) (int, Messag
 		}
 		cases = append(cases, c)
 	}
-	for _, ch := range []any{w.Wake, w.Timer} {
-		c := reflect.SelectCase{Dir: reflect.SelectRecv}
-		if v := reflect.ValueOf(ch); !v.IsNil() {
-			c.Chan = v
-		}
-		cases = append(cases, c)
+	wake := reflect.SelectCase{Dir: reflect.SelectRecv}
+	if w.Wake != nil {
+		wake.Chan = reflect.ValueOf(w.Wake)
 	}
+	cases = append(cases, wake)
 	chosen, v, ok := reflect.Select(cases)
 	if chosen == 0 {
 		return 0, Message{}, false, ctx.Err()

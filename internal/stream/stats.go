@@ -28,17 +28,39 @@ type ActorStats struct {
 	// AmpLimit is the job's amplification limit (0: none): a join that
 	// emits more rows for one input row reports it (Env.OnAmplification).
 	AmpLimit atomic.Int64
-	// Behind is when (unix nanoseconds) the input the actor has not yet
-	// processed began: a barrier overtook queued work of its paused or
-	// throttled job (join/overtake.go), so its view reflects its input
-	// only as of that time. 0: nothing overtaken.
-	Behind atomic.Int64
 	// RowErrors counts the row-level expression errors its executors
 	// turned into NULL.
 	RowErrors atomic.Int64
 
-	mu    sync.Mutex
-	joins []*JoinStats
+	mu     sync.Mutex
+	joins  []*JoinStats
+	behind []*atomic.Int64
+}
+
+// NewBehind registers an executor that lets barriers overtake its work
+// (join/overtake.go) and returns where it says since when (unix
+// nanoseconds) the work it holds has waited; 0: none.
+func (s *ActorStats) NewBehind() *atomic.Int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := &atomic.Int64{}
+	s.behind = append(s.behind, b)
+	return b
+}
+
+// BehindSince is the earliest time (unix nanoseconds) since which work of
+// the actor has waited behind a barrier that overtook it, so its view
+// reflects its input only as of then; 0: nothing overtaken.
+func (s *ActorStats) BehindSince() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var since int64
+	for _, b := range s.behind {
+		if v := b.Load(); v != 0 && (since == 0 || v < since) {
+			since = v
+		}
+	}
+	return since
 }
 
 // AddJoin registers a join executor's amplification counters with its

@@ -22,7 +22,9 @@ type Throttle struct {
 	// slowed mirrors paused || limit >= 0, for executors that check it
 	// per output chunk without the lock (Slowed).
 	slowed atomic.Bool
-	mu     struct {
+	// stopped mirrors paused || limit == 0 (Paused).
+	stopped atomic.Bool
+	mu      struct {
 		sync.Mutex
 		paused  bool
 		limit   int64 // rows per second; < 0 = unlimited, 0 = paused
@@ -79,6 +81,7 @@ func (t *Throttle) State() (paused bool, limit int64) {
 
 func (t *Throttle) notifyLocked() {
 	t.slowed.Store(t.mu.paused || t.mu.limit >= 0)
+	t.stopped.Store(t.mu.paused || t.mu.limit == 0)
 	close(t.mu.changed)
 	t.mu.changed = make(chan struct{})
 }
@@ -95,31 +98,9 @@ func (t *Throttle) Changed() <-chan struct{} {
 	return t.mu.changed
 }
 
-// Admit asks to let n rows in now, without blocking. It returns 0 when
-// they may pass (and takes their tokens), or how long until they may
-// (taking nothing); paused returns -1: until a change of settings. More
-// rows than the limiter's burst are admitted as a burst's worth.
-func (t *Throttle) Admit(n int) time.Duration {
-	if t == nil {
-		return 0
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.mu.paused || t.mu.limit == 0 {
-		return -1
-	}
-	lim := t.mu.limiter
-	if lim == nil {
-		return 0
-	}
-	now := time.Now()
-	r := lim.ReserveN(now, min(n, lim.Burst()))
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return d
-	}
-	return 0
-}
+// Paused reports whether the actor is paused (or limited to 0 rows per
+// second), with one atomic load.
+func (t *Throttle) Paused() bool { return t != nil && t.stopped.Load() }
 
 // Wait blocks until n more rows may pass, or ctx is done. A batch larger
 // than one second's worth passes in pieces of the limiter's burst.

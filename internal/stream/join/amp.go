@@ -37,6 +37,14 @@ type ampCounter struct {
 	onOver func(actor stream.ActorID, key string, matches int64) bool
 }
 
+// limit is the job's amplification limit (0: none).
+func (a *ampCounter) limit() int64 {
+	if a.actor == nil {
+		return 0
+	}
+	return a.actor.AmpLimit.Load()
+}
+
 // guard reports t to onOver the first time its matches pass the job's
 // limit.
 func (a *ampCounter) guard(t *rowTask) {

@@ -136,7 +136,10 @@ func (j *HashJoin) openPending(env *stream.Env, t *plan.Table, open tableOpener)
 	if t == nil || env == nil {
 		return nil
 	}
-	j.ot.index, j.ot.throttle, j.ot.stats = int64(env.Index), env.Throttle, env.Stats
+	j.ot.index, j.ot.throttle = int64(env.Index), env.Throttle
+	if env.Stats != nil {
+		j.ot.behind = env.Stats.NewBehind()
+	}
 	var err error
 	if env.Store != nil {
 		var st *storage.StateTable

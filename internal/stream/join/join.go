@@ -132,8 +132,7 @@ func (j *HashJoin) step(ctx context.Context) error {
 	case j.in != nil:
 		return j.startNextRow(ctx)
 	case len(j.ot.queue) > 0:
-		j.popQueued()
-		return nil
+		return j.popQueued(ctx)
 	case j.releaseHeld():
 		return nil
 	default:
@@ -165,14 +164,7 @@ func (j *HashJoin) passBarrier(ctx context.Context) (stream.Message, error) {
 	j.barrier = nil
 	j.started = true
 	j.amp.barrier()
-	// Expiry first: it drops the rows it expires from a side's deferred
-	// list (deferred.go), and cleaning's scan writes the rest out.
-	for _, s := range j.sides {
-		if err := s.expire(j.exprCtx); err != nil {
-			return stream.Message{}, err
-		}
-	}
-	if err := j.cleanState(ctx); err != nil {
+	if err := j.tidyState(ctx); err != nil {
 		return stream.Message{}, err
 	}
 	for _, s := range j.sides {
@@ -185,6 +177,24 @@ func (j *HashJoin) passBarrier(ctx context.Context) (stream.Message, error) {
 		return stream.Message{}, err
 	}
 	return stream.BarrierMsg(b), nil
+}
+
+// tidyState expires and cleans the sides' rows that can no longer match.
+// Expiry goes first: it drops the rows it expires from a side's deferred
+// list (deferred.go), and cleaning's scan writes the rest out. A barrier
+// that overtook a row in progress (overtake.go) leaves both for a later
+// one: they would remove candidates the row has yet to use, or has used,
+// from under its cursor. Both only free space, so they may wait.
+func (j *HashJoin) tidyState(ctx context.Context) error {
+	if j.task != nil {
+		return nil
+	}
+	for _, s := range j.sides {
+		if err := s.expire(j.exprCtx); err != nil {
+			return err
+		}
+	}
+	return j.cleanState(ctx)
 }
 
 // flush moves a partly filled output chunk to ready. It is called at the

@@ -3,8 +3,7 @@ package join
 import (
 	"context"
 	"fmt"
-	"slices"
-	"time"
+	"sync/atomic"
 
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
@@ -61,11 +60,16 @@ func PendingTable() plan.Table {
 }
 
 // queued is an input chunk taken while overtaking, not yet started. seq is
-// its row 0's sequence number, or -1 while it is not stored.
+// its row 0's sequence number, or -1 while it is not stored; once stored,
+// row i is seq+i, n is its rows visible or not, and chunk may be dropped
+// from memory (nil, spilled: overtake_spill.go). rows are its visible
+// rows.
 type queued struct {
 	side  int
 	chunk *types.Chunk
 	seq   int64
+	n     int
+	rows  int
 }
 
 // heldMark is a watermark held behind queued work.
@@ -88,7 +92,8 @@ type overtake struct {
 	restored bool
 	// clean is the time of the last barrier passed with no work pending.
 	clean types.DTimestamptz
-	stats *stream.ActorStats
+	// behind is the join's own ActorStats.NewBehind (nil in tests).
+	behind *atomic.Int64
 }
 
 // overtaking reports whether barriers may overtake the join's work now.
@@ -97,39 +102,33 @@ func (j *HashJoin) overtaking() bool { return j.ot.table != nil && j.ot.throttle
 // hasWork reports whether the join has work that a barrier would wait for.
 func (j *HashJoin) hasWork() bool { return j.task != nil || j.in != nil || len(j.ot.queue) > 0 }
 
-// overtakeStep is step for a slowed job: it takes input first, so that a
-// barrier behind the join's work passes now, and does the work only as
-// the throttle admits it.
+// overtakeStep is step for a slowed job: it reads input first, without
+// waiting, so that a barrier behind the join's work passes now, then does
+// one piece of work unless the job is paused; with no work to do, or
+// paused, it waits for input or a change of the throttle. One message per
+// piece of work: an input always ready never starves the work.
+//
+// The join charges no rows to the throttle: a rate limit is enforced
+// where rows enter the job (sources, backfill), and a chunk reaching a
+// join may be the output of an amplifying executor before it.
 func (j *HashJoin) overtakeStep(ctx context.Context) error {
-	wait := stream.Wait{Wake: j.ot.throttle.Changed()}
+	th := j.ot.throttle
 	if j.hasWork() {
-		if got, err := j.takeInput(ctx, stream.Wait{Poll: true}); err != nil || got {
+		if _, err := j.takeInput(ctx, stream.Wait{Poll: true}); err != nil || j.barrier != nil {
 			return err
 		}
-		d := j.admit()
-		if d == 0 {
+		if !th.Paused() {
 			return j.step(ctx)
-		}
-		if d > 0 {
-			timer := time.NewTimer(d)
-			defer timer.Stop()
-			wait.Timer = timer.C
 		}
 	} else if j.releaseHeld() {
 		return nil
 	}
-	_, err := j.takeInput(ctx, wait)
-	return err
-}
-
-// admit asks the throttle for the next piece of work: a row in progress
-// goes on unless paused; a queued chunk waits for its rows' tokens. It
-// returns what Throttle.Admit does.
-func (j *HashJoin) admit() time.Duration {
-	if j.task != nil || j.in != nil {
-		return j.ot.throttle.Admit(0)
+	wake := th.Changed() // before the checks: a change after them wakes the wait
+	if !th.Slowed() || (j.hasWork() && !th.Paused()) {
+		return nil
 	}
-	return j.ot.throttle.Admit(j.ot.queue[0].chunk.Cardinality())
+	_, err := j.takeInput(ctx, stream.Wait{Wake: wake, Paused: th.Paused()})
+	return err
 }
 
 // takeInput reads one input message as w allows and queues it behind the
@@ -141,7 +140,7 @@ func (j *HashJoin) takeInput(ctx context.Context, w stream.Wait) (bool, error) {
 	}
 	switch {
 	case msg.Chunk != nil:
-		j.ot.queue = append(j.ot.queue, queued{side: i, chunk: msg.Chunk, seq: -1})
+		j.ot.queue = append(j.ot.queue, queued{side: i, chunk: msg.Chunk, seq: -1, rows: msg.Chunk.Cardinality()})
 	case msg.Barrier != nil:
 		j.flush()
 		j.barrier = msg.Barrier
@@ -155,12 +154,14 @@ func (j *HashJoin) takeInput(ctx context.Context, w stream.Wait) (bool, error) {
 	return true, nil
 }
 
-// hold keeps w until the queued work is done, replacing an older one of
+// hold keeps w until the queued work is done, replacing a lower one of
 // the same side and column.
 func (j *HashJoin) hold(side int, w *stream.Watermark) {
 	for k, h := range j.ot.held {
 		if h.side == side && h.wm.Col == w.Col {
-			j.ot.held[k].wm = w
+			if types.Compare(w.Value, h.wm.Value) > 0 {
+				j.ot.held[k].wm = w
+			}
 			return
 		}
 	}
@@ -181,12 +182,20 @@ func (j *HashJoin) releaseHeld() bool {
 	return true
 }
 
-// popQueued starts the oldest queued chunk.
-func (j *HashJoin) popQueued() {
+// popQueued starts the oldest queued chunk, read back if it was spilled.
+func (j *HashJoin) popQueued(ctx context.Context) error {
 	q := j.ot.queue[0]
+	if q.chunk == nil {
+		c, err := j.loadSpan(ctx, q.side, q.seq, q.n)
+		if err != nil {
+			return err
+		}
+		q.chunk = c
+	}
 	j.ot.queue[0] = queued{}
 	j.ot.queue = j.ot.queue[1:]
 	j.in = &inputChunk{side: q.side, chunk: q.chunk, seq: q.seq, stored: q.seq >= 0}
+	return nil
 }
 
 // notePending, at a barrier, brings the pending table in line with the
@@ -223,16 +232,17 @@ func (j *HashJoin) noteBehind(b *stream.Barrier) {
 	if !j.hasWork() {
 		j.ot.clean = b.Time
 	}
-	if j.ot.stats == nil {
+	behind := j.ot.behind
+	if behind == nil {
 		return
 	}
 	switch {
 	case !j.hasWork():
-		j.ot.stats.Behind.Store(0)
+		behind.Store(0)
 	case j.ot.clean != 0:
-		j.ot.stats.Behind.Store(j.ot.clean.Time().UnixNano())
-	case b.Time != 0 && j.ot.stats.Behind.Load() == 0:
-		j.ot.stats.Behind.Store(b.Time.Time().UnixNano()) // restored behind: since the restart
+		behind.Store(j.ot.clean.Time().UnixNano())
+	case b.Time != 0 && behind.Load() == 0:
+		behind.Store(b.Time.Time().UnixNano()) // restored behind: since the restart
 	}
 }
 
@@ -261,11 +271,12 @@ func (j *HashJoin) storePending() error {
 		if q.seq >= 0 {
 			continue
 		}
-		q.seq = j.ot.next
+		q.seq, q.n = j.ot.next, q.chunk.Capacity()
 		if err := j.writeChunk(q.side, q.chunk, 0, q.seq); err != nil {
 			return err
 		}
 	}
+	j.spill()
 	return nil
 }
 
@@ -293,99 +304,11 @@ func (j *HashJoin) writePending(seq int64, side int, op types.Op, row types.Row,
 	return j.ot.table.Insert(types.Row{j.ot.index, seq, int64(side), int64(op), consumed, matches, enc})
 }
 
-// pendingKey is a pending row with only its key set, for a delete.
+// pendingKey is a pending row with only its key set, for a delete (its
+// first two columns are the primary key, for a Get).
 func (j *HashJoin) pendingKey(seq int64) types.Row {
 	return types.Row{j.ot.index, seq, nil, nil, nil, nil, nil}
 }
 
 // consumed is how many of the other side's candidates the row has used.
 func (t *rowTask) consumed() int64 { return t.taken - int64(len(t.batch)-t.pos) }
-
-// restorePending reads back the work a barrier overtook before the actor
-// last stopped. The parts read are left unstored: the first barrier
-// writes them again after the old rows and deletes those, in one epoch.
-func (j *HashJoin) restorePending(ctx context.Context) error {
-	ot := &j.ot
-	if ot.table == nil {
-		return nil
-	}
-	rows, err := j.readPending(ctx)
-	if err != nil || len(rows) == 0 {
-		return err
-	}
-	ot.head, ot.next = rows[0][pcSeq].(int64), rows[len(rows)-1][pcSeq].(int64)+1
-	var b *types.Builder
-	side := -1
-	flush := func() {
-		if b != nil {
-			if c := b.Take(); c != nil {
-				ot.queue = append(ot.queue, queued{side: side, chunk: c, seq: -1})
-			}
-		}
-	}
-	for _, r := range rows {
-		s, op := int(r[pcSide].(int64)), types.Op(r[pcOp].(int64))
-		data, err := codec.DecodeValue(r[pcRow].([]byte), j.sp.sides[s].types)
-		if err != nil {
-			return fmt.Errorf("join: pending row %d: %w", r[pcSeq], err)
-		}
-		if consumed := r[pcConsumed].(int64); consumed >= 0 {
-			if err := j.resumeTask(ctx, s, op, data, consumed, r[pcMatches].(int64)); err != nil {
-				return err
-			}
-			continue
-		}
-		if s != side || b == nil {
-			flush()
-			side, b = s, types.NewBuilder(j.sp.sides[s].types, j.chunkSize)
-		}
-		if c := b.Append(op, data); c != nil {
-			ot.queue = append(ot.queue, queued{side: s, chunk: c, seq: -1})
-		}
-	}
-	flush()
-	return nil
-}
-
-// readPending returns the actor's pending rows in order.
-func (j *HashJoin) readPending(ctx context.Context) ([]types.Row, error) {
-	it, err := j.ot.table.Scan(ctx, types.Row{j.ot.index})
-	if err != nil {
-		return nil, fmt.Errorf("join: read pending work: %w", err)
-	}
-	defer it.Close()
-	var rows []types.Row
-	for {
-		r, ok, err := it.Next()
-		if err != nil {
-			return nil, fmt.Errorf("join: read pending work: %w", err)
-		}
-		if !ok {
-			return rows, nil
-		}
-		rows = append(rows, slices.Clone(r))
-	}
-}
-
-// resumeTask makes the row in progress the join's task again, past the
-// candidates it had used.
-func (j *HashJoin) resumeTask(ctx context.Context, side int, op types.Op, row types.Row, consumed, matches int64) error {
-	t := &j.taskBuf
-	*t = rowTask{side: side, insert: op.IsInsert(), row: row, key: t.key, seq: -1, count: matches}
-	t.key, t.keyOK = j.sides[side].keyOf(t.key, t.row, j.sp.nullSafe)
-	if err := j.sides[1-side].openCandidates(ctx, t); err != nil {
-		return err
-	}
-	for t.taken < consumed {
-		batch, err := t.src.next(int(min(consumed-t.taken, int64(j.chunkSize))))
-		if err != nil {
-			return err
-		}
-		if len(batch) == 0 {
-			return fmt.Errorf("join: resumed row has %d candidates, had used %d", t.taken, consumed)
-		}
-		t.taken += int64(len(batch))
-	}
-	j.task = t
-	return nil
-}

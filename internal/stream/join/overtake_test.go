@@ -2,6 +2,7 @@ package join
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/sluice-db/sluice/internal/plan"
@@ -17,25 +18,33 @@ const pendingTableID = 9
 // actor's throttle.
 func newOvertakeHarness(t *testing.T, store *storage.Store, c joinCase, th *stream.Throttle, left, right stream.Executor) *harness {
 	t.Helper()
+	return newOvertakeHarnessCfg(t, store, c, testConfig(), th, left, right)
+}
+
+func newOvertakeHarnessCfg(t *testing.T, store *storage.Store, c joinCase, cfg config, th *stream.Throttle, left, right stream.Executor) *harness {
+	t.Helper()
 	n := c.node()
 	pending := PendingTable()
 	pending.ID = pendingTableID
 	n.HashJoin.PendingTable = &pending
 	env := &stream.Env{Store: store, ActorID: testActor, Throttle: th}
-	return newHarnessEnv(t, env, c, n, testConfig(), left, right)
+	return newHarnessEnv(t, env, c, n, cfg, left, right)
 }
 
 // pairs counts the (left id, right id) pairs of inserted output rows.
 type pairs map[[2]int64]int
 
-func (p pairs) add(t *testing.T, c *types.Chunk) {
+func (p pairs) add(t *testing.T, c *types.Chunk) { p.addCols(t, c, 0, 2) }
+
+// addCols counts the pairs of columns l and r.
+func (p pairs) addCols(t *testing.T, c *types.Chunk, l, r int) {
 	t.Helper()
 	for _, i := range c.VisibleIndices() {
 		if c.Op(i) != types.Insert {
 			t.Fatalf("unexpected %v", c.Op(i))
 		}
-		r := c.Row(i)
-		p[[2]int64{r[0].(int64), r[2].(int64)}]++
+		row := c.Row(i)
+		p[[2]int64{row[l].(int64), row[r].(int64)}]++
 	}
 }
 
@@ -176,5 +185,126 @@ func pendingRows(t *testing.T, h *harness) int {
 			return n
 		}
 		n++
+	}
+}
+
+// A barrier that overtakes a row of an interval join leaves expiry for a
+// later one: expiring the candidates the row has yet to read (here the
+// right rows of t = 10, below the left watermark) would pull them from
+// under its cursor. The row ends with its four matches, each once.
+func TestOvertakenRowKeepsItsCandidatesFromExpiry(t *testing.T) {
+	c := expiryCase(false)
+	in := c.lt
+	cfg := testConfig()
+	cfg.chunkSize = 2
+	left := stream.NewMockSource(in, streamtest.Script(in,
+		"barrier\nbarrier\nwatermark 1 50\n+ 1 100 99\nbarrier\nbarrier", 1, testActor)...)
+	right := stream.NewMockSource(in, streamtest.Script(in,
+		"barrier\n+ 1 100 1\n+ 1 100 2\n+ 1 100 3\n+ 1 100 4\n+ 1 10 5\n+ 1 10 6\n+ 1 10 7\n+ 1 10 8\nbarrier\nbarrier\nbarrier", 1, testActor)...)
+	th := stream.NewThrottle()
+	h := newOvertakeHarnessCfg(t, streamtest.OpenStore(t), c, cfg, th, left, right)
+	got := pairs{}
+	for want := uint64(1); want <= 2; want++ {
+		if e, _ := h.untilBarrierPairs(t, got); e != want {
+			t.Fatalf("barrier %d, want %d", e, want)
+		}
+	}
+	msg := h.next()
+	if msg.Chunk == nil {
+		t.Fatalf("want the row's first output chunk, got %v", msg)
+	}
+	got.addCols(t, msg.Chunk, 2, 5)
+	th.SetPaused(true)
+	if e, n := h.untilBarrierPairs(t, got); e != 3 || n != 0 {
+		t.Fatalf("paused: barrier %d after %d rows, want barrier 3 at once", e, n)
+	}
+	th.SetPaused(false)
+	for msg := h.next(); msg.Barrier == nil; msg = h.next() {
+		if msg.Chunk != nil {
+			got.addCols(t, msg.Chunk, 2, 5)
+		}
+	}
+	want := pairs{{99, 1}: 1, {99, 2}: 1, {99, 3}: 1, {99, 4}: 1}
+	if len(got) != len(want) {
+		t.Fatalf("pairs %v, want %v", got, want)
+	}
+	for p := range want {
+		if got[p] != 1 {
+			t.Fatalf("pairs %v, want %v", got, want)
+		}
+	}
+}
+
+// A long pause keeps at most maxQueuedRows queued rows in memory; the
+// rest are read back from the pending table, in order, also after a
+// restart, and every pair comes out once.
+func TestPausedJoinSpillsItsQueue(t *testing.T) {
+	defer func(n int) { maxQueuedRows = n }(maxQueuedRows)
+	maxQueuedRows = 3
+	const rows = 50
+	store := streamtest.OpenStore(t)
+	c := kvCase(plan.InnerJoin)
+	seedRight(t, store, c, rows, oneKey)
+	th := stream.NewThrottle()
+	th.SetPaused(true)
+	msgs := []stream.Message{stream.NewBarrier(2)}
+	for i := range 10 {
+		msgs = append(msgs, stream.TextChunk(c.lt, fmt.Sprintf("+ %d 1\n+ %d 1", 2*i, 2*i+1)))
+	}
+	msgs = append(msgs, stream.NewBarrier(3), stream.NewBarrier(4))
+	left := stream.NewMockSource(c.lt, msgs...)
+	right := stream.NewMockSource(c.rt, stream.NewBarrier(2), stream.NewBarrier(3), stream.NewBarrier(4))
+	cfg := testConfig()
+	cfg.chunkSize = 2 // restored spans of two rows
+	h := newOvertakeHarnessCfg(t, store, c, cfg, th, left, right)
+	got := pairs{}
+	for want := uint64(2); want <= 3; want++ {
+		if e, n := h.untilBarrierPairs(t, got); e != want || n != 0 {
+			t.Fatalf("paused: barrier %d after %d rows, want %d", e, n, want)
+		}
+	}
+	kept, spilled := 0, 0
+	for _, q := range h.exec.ot.queue {
+		if q.chunk == nil {
+			spilled++
+		}
+	}
+	if spilled < 8 {
+		t.Fatalf("%d of %d queued chunks spilled, want all but the first few", spilled, len(h.exec.ot.queue))
+	}
+	commitEpochs(t, store, 2, 3)
+	h.stop()
+	h.exec.Release()
+
+	// Restarted, still paused: the queue comes back as spans, the first
+	// in memory and the rest spilled; resumed, every pair comes out.
+	left = stream.NewMockSource(c.lt, stream.NewBarrier(4), stream.NewBarrier(5))
+	right = stream.NewMockSource(c.rt, stream.NewBarrier(4), stream.NewBarrier(5))
+	h = newOvertakeHarnessCfg(t, store, c, cfg, th, left, right)
+	if e, n := h.untilBarrierPairs(t, got); e != 4 || n != 0 {
+		t.Fatalf("restarted paused: barrier %d after %d rows", e, n)
+	}
+	kept, spilled = 0, 0
+	for _, q := range h.exec.ot.queue {
+		if q.chunk == nil {
+			spilled++
+		} else {
+			kept += q.rows
+		}
+	}
+	if kept == 0 || kept > maxQueuedRows+1 || spilled == 0 {
+		t.Fatalf("restored queue: %d rows in memory, %d chunks spilled", kept, spilled)
+	}
+	th.SetPaused(false)
+	if e, _ := h.untilBarrierPairs(t, got); e != 5 {
+		t.Fatalf("resumed: barrier %d", e)
+	}
+	if len(got) != 20*rows {
+		t.Fatalf("%d pairs, want %d", len(got), 20*rows)
+	}
+	for p, n := range got {
+		if n != 1 {
+			t.Fatalf("pair %v emitted %d times", p, n)
+		}
 	}
 }
