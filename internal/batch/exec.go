@@ -26,6 +26,10 @@ type executor struct {
 	mem  memBudget // mem.go
 	// spillDir is where sorts spill (spill.go); empty: they do not.
 	spillDir string
+	// provider produces system relations' rows; system holds those read
+	// so far, by relation (system.go).
+	provider SystemRows
+	system   map[string][]types.Row
 }
 
 // send checks for cancellation before handing c on, so every producer
@@ -56,6 +60,8 @@ func (x *executor) run(ctx context.Context, n *plan.Node, emit emitFunc) error {
 		return x.run(ctx, n.Inputs[0], func(ctx context.Context, c *types.Chunk) error {
 			return send(ctx, emit, h.Expand(c, n.Schema, nil, nil))
 		})
+	case plan.KindSystemScan:
+		return x.systemScan(ctx, n, emit)
 	case plan.KindConnectorSource:
 		return sqlerr.New(sqlerr.FeatureNotSupported, "a source cannot be read by a batch query")
 	case plan.KindValues:

@@ -54,6 +54,9 @@ type Options struct {
 	// aggregations, DISTINCT and hash joins go past memory (spill.go,
 	// partition.go); empty: they fail at the limit.
 	SpillDir string
+	// System produces the rows of the system relations a query reads
+	// (plan.KindSystemScan); nil: such a query fails.
+	System SystemRows
 }
 
 // RowFunc receives one result row (visible columns only). The row is not
@@ -76,7 +79,8 @@ func Run(ctx context.Context, r Reader, q Query, opts Options, out RowFunc) (err
 		return fmt.Errorf("batch: query has no plan")
 	}
 	x := &executor{r: r, ectx: expr.NewStrictContext(opts.Now), size: opts.ChunkSize,
-		mem: memBudget{limit: opts.MemoryLimit, pool: opts.Pool}, spillDir: opts.SpillDir}
+		mem: memBudget{limit: opts.MemoryLimit, pool: opts.Pool}, spillDir: opts.SpillDir,
+		provider: opts.System}
 	defer x.mem.close()
 	if x.size <= 0 {
 		x.size = types.DefaultChunkSize

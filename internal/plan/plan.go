@@ -42,6 +42,9 @@ const (
 	KindSink     Kind = "sink"
 	KindBackfill Kind = "backfill" // snapshot of an upstream table, then its changes
 	KindMerge    Kind = "merge"    // receives from an upstream fragment
+	// KindSystemScan reads a system relation (sluice_catalog.*): rows
+	// the engine produces when a batch query runs. Never streamed.
+	KindSystemScan Kind = "system_scan"
 )
 
 // Node is one executor in a fragment's tree. Exactly the field matching
@@ -78,6 +81,7 @@ type Node struct {
 	Sink            *Sink            `json:",omitempty"`
 	Backfill        *Backfill        `json:",omitempty"`
 	Merge           *Merge           `json:",omitempty"`
+	SystemScan      *SystemScan      `json:",omitempty"`
 
 	// dist is set on Merge nodes made by Fragmentize: what the exchange
 	// delivers.
@@ -129,6 +133,12 @@ type HopWindow struct {
 	// Slide, Size and Origin are micros; Origin is the Unix epoch plus
 	// the offset, as a timestamp (or timestamptz) value.
 	Slide, Size, Origin int64
+}
+
+// SystemScan reads the system relation Schema.Relation; its rows are
+// produced by the engine at execution time, with the node's Schema.
+type SystemScan struct {
+	Schema, Relation string
 }
 
 // Values emits constant rows once, then only barriers.

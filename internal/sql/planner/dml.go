@@ -49,6 +49,9 @@ type Delete struct {
 
 // target finds the table a DML statement writes.
 func (q *query) target(rv *pg_query.RangeVar, retract bool) (*catalog.Relation, error) {
+	if err := q.refuseSystemTarget(rv); err != nil {
+		return nil, err
+	}
 	rel, ok := q.p.cat.ByName(rv.Relname)
 	if !ok {
 		return nil, errAt(q.st, sqlerr.UndefinedTable, rv.Location, "relation %q does not exist", rv.Relname)

@@ -110,6 +110,11 @@ func (q *query) rangeVar(rv *pg_query.RangeVar) (*relExpr, error) {
 			return nil, err
 		}
 		r.requalify(qual)
+	} else if isSystemSchema(rv) {
+		var err error
+		if r, err = q.systemScan(rv, qual); err != nil {
+			return nil, err
+		}
 	} else {
 		rel, ok := q.p.cat.ByName(rv.Relname)
 		if !ok {

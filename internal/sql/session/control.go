@@ -70,13 +70,17 @@ func objectKind(o parser.ObjectKind) catalog.Kind {
 
 // showJobs answers SHOW JOBS: the jobs still being created, with their
 // backfill's progress as a percentage of the upstream rows, formatted as
-// RisingWave does ("42.17%").
+// RisingWave does ("42.17%"). It reads what sluice_catalog.jobs reads
+// (engine.JobSummaries).
 func (s *Session) showJobs(ctx context.Context, w pgwire.ResultWriter) error {
 	cols := []pgwire.Column{{Name: "Id", Type: types.TInt64}, {Name: "Name", Type: types.TVarchar},
 		{Name: "Definition", Type: types.TVarchar}, {Name: "Status", Type: types.TVarchar},
 		{Name: "Progress", Type: types.TVarchar}}
 	var rows []types.Row
-	for _, j := range s.e.Jobs() {
+	for _, j := range s.e.JobSummaries() {
+		if j.Status != "creating" {
+			continue
+		}
 		progress := strconv.FormatFloat(j.Progress, 'f', 2, 64) + "%"
 		rows = append(rows, types.Row{int64(j.ID), j.Name, j.Definition, strings.ToUpper(j.Status), progress})
 	}

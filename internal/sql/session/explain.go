@@ -216,6 +216,8 @@ func nodeLine(n *plan.Node) string {
 		}
 	case plan.KindValues:
 		info = fmt.Sprintf("rows: %d", len(n.Values.Rows))
+	case plan.KindSystemScan:
+		info = "relation: " + n.SystemScan.Schema + "." + n.SystemScan.Relation
 	case plan.KindTableSource:
 		info = fmt.Sprintf("table: %d", n.TableSource.TableID)
 	case plan.KindHopWindow:

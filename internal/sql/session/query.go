@@ -77,7 +77,7 @@ func (s *Session) runBatch(ctx context.Context, q *planner.Query, out batch.RowF
 func (s *Session) runBatchOn(ctx context.Context, r batch.Reader, q *planner.Query, out batch.RowFunc) error {
 	bq := batch.Query{Plan: q.Plan, Visible: len(q.Columns), OrderBy: q.OrderBy, Limit: q.Limit, Offset: q.Offset}
 	return batch.Run(ctx, r, bq, batch.Options{ChunkSize: s.h.cfg.ChunkSize, Now: s.now(),
-		MemoryLimit: s.memoryLimit(), Pool: s.h.cfg.QueryPool, SpillDir: os.TempDir()}, out)
+		MemoryLimit: s.memoryLimit(), Pool: s.h.cfg.QueryPool, SpillDir: os.TempDir(), System: s.e}, out)
 }
 
 // waitOwnWrites makes a SELECT of a view include this session's writes to
