@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
+	"github.com/sluice-db/sluice/internal/stream/overtake"
 	"github.com/sluice-db/sluice/internal/stream/source"
 	"github.com/sluice-db/sluice/internal/types"
 )
@@ -188,6 +189,9 @@ func (e *Engine) createJob(ctx context.Context, rel *catalog.Relation, input *pl
 	frags := &fragmentIDs{ctx: ctx, e: e, ids: ids}
 	job, err := plan.Fragmentize(rel.ID, root, plan.FragmentOptions{
 		Parallelism: e.opts.Parallelism, NextFragmentID: frags.next, Upstream: e.upstream})
+	if err == nil && (rel.Kind == catalog.KindMaterializedView || rel.Kind == catalog.KindSink) {
+		addGateTables(job, frags.next)
+	}
 	if frags.err != nil {
 		return frags.err
 	}
@@ -254,6 +258,34 @@ func (f *fragmentIDs) next() uint32 {
 		return 0 // Fragmentize goes on; createJob reports f.err
 	}
 	return f.ids.Next()
+}
+
+// addGateTables gives the backfills of a view's or sink's job, and the
+// merges not under one, a gate table: pausing the job then queues its
+// input and lets barriers pass (stream/overtake). A gate never sits
+// between a backfill and its upstream, which it must see as it changes.
+// Table jobs have none: their sources pause themselves.
+func addGateTables(job *plan.Job, nextID func() uint32) {
+	gate := func() *plan.Table {
+		t := overtake.Table()
+		t.ID = nextID()
+		return &t
+	}
+	var walk func(n *plan.Node, underBackfill bool)
+	walk = func(n *plan.Node, underBackfill bool) {
+		switch {
+		case n.Backfill != nil && n.Backfill.GateTable == nil:
+			n.Backfill.GateTable = gate()
+		case n.Merge != nil && !underBackfill && n.Merge.GateTable == nil:
+			n.Merge.GateTable = gate()
+		}
+		for _, in := range n.Inputs {
+			walk(in, n.Kind == plan.KindBackfill)
+		}
+	}
+	for _, f := range job.Fragments {
+		walk(f.Root, false)
+	}
 }
 
 // actorCount is how many actors job runs.
@@ -365,12 +397,34 @@ func (e *Engine) waitCreated(ctx context.Context, rel *catalog.Relation, foregro
 }
 
 // waitCaughtUpOne waits until rel's backfill is done and an epoch after
-// that has committed.
+// that has committed whose barrier overtook no work of the job (a paused
+// or throttled job's gates and joins, stream/overtake): the view then
+// reflects the whole snapshot it backfilled. A job that never overtook
+// takes one flush.
 func (e *Engine) waitCaughtUpOne(ctx context.Context, rel *catalog.Relation) error {
 	if err := e.waitBackfilled(ctx, rel); err != nil {
 		return err
 	}
-	return e.flushOrCancelled(ctx)
+	for {
+		if err := e.flushOrCancelled(ctx); err != nil {
+			return err
+		}
+		if e.jobBehindEpoch(rel.ID) < e.store.CommittedEpoch() {
+			return nil
+		}
+	}
+}
+
+// jobBehindEpoch is the last epoch whose barrier overtook work of job's
+// actors (0: none ever).
+func (e *Engine) jobBehindEpoch(job uint32) uint64 {
+	var last uint64
+	for _, a := range e.node.ActorStats() {
+		if a.Job == job {
+			last = max(last, a.Stats.BehindEpoch())
+		}
+	}
+	return last
 }
 
 // waitBackfilled waits until rel's job runs with its backfill done. Not

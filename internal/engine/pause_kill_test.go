@@ -78,7 +78,7 @@ func TestPausedJoinSurvivesKill(t *testing.T) {
 	if err := e.SetPaused(ctx, "pairs", false); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the join to finish", func() bool { return viewCount(t, e, "pairs") >= pauseRows*pauseRows })
+	within(t, 3*time.Minute, "the join to finish", func() bool { return viewCount(t, e, "pairs") >= pauseRows*pauseRows })
 	if err := e.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}

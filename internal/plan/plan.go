@@ -340,6 +340,9 @@ type Backfill struct {
 	Columns []int
 	// ProgressTable checkpoints the scan position per vnode.
 	ProgressTable Table
+	// GateTable, when set, puts a gate on the backfill's output that
+	// queues it while the job is paused or throttled (stream/overtake).
+	GateTable *Table `json:",omitempty"`
 }
 
 // Merge receives from the actors of an upstream fragment.
@@ -351,6 +354,8 @@ type Merge struct {
 	// with itself reads its fragment twice; each edge needs its own
 	// channels. Zero for the first edge.
 	Port uint32 `json:",omitempty"`
+	// GateTable is Backfill.GateTable's for a merge not under a backfill.
+	GateTable *Table `json:",omitempty"`
 }
 
 // DispatchKind says how a fragment's output is spread over the actors of a

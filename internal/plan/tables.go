@@ -56,7 +56,9 @@ func (n *Node) Tables() []*Table {
 	case n.Materialize != nil:
 		return []*Table{&n.Materialize.Table}
 	case n.Backfill != nil:
-		return []*Table{&n.Backfill.ProgressTable}
+		return []*Table{&n.Backfill.ProgressTable, n.Backfill.GateTable}
+	case n.Merge != nil:
+		return []*Table{n.Merge.GateTable}
 	case n.Values != nil:
 		return []*Table{n.Values.Table}
 	case n.WatermarkFilter != nil:

@@ -31,7 +31,9 @@
 // channel send selects on it), ControlDetach removes outputs to dropped
 // actors and releases a producer blocked sending to them, and rate limit /
 // pause change the actor's Throttle, which sources consult per chunk. While
-// a job is paused or throttled its joins let barriers overtake their
-// queued work and checkpoint it as state (join/overtake.go), so the job no
-// longer holds the epochs every other job waits for.
+// a view or sink is paused, gates at its inputs queue what arrives and let
+// barriers pass (package overtake); while it is paused or throttled, its
+// joins let barriers overtake their own work too (join/overtake.go). The
+// overtaken work is checkpointed as state, so the job no longer holds the
+// epochs every other job waits for.
 package stream

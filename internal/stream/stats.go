@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluice-db/sluice/internal/types"
 )
 
 // ActorStats are one actor's counters for metrics. They are added to per
@@ -34,18 +36,58 @@ type ActorStats struct {
 
 	mu     sync.Mutex
 	joins  []*JoinStats
-	behind []*atomic.Int64
+	behind []*Behind
 }
 
-// NewBehind registers an executor that lets barriers overtake its work
-// (join/overtake.go) and returns where it says since when (unix
-// nanoseconds) the work it holds has waited; 0: none.
-func (s *ActorStats) NewBehind() *atomic.Int64 {
+// Behind is what an executor that lets barriers overtake its work
+// (stream/overtake, join/overtake.go) reports: since when the work it
+// holds has waited, and the last barrier that overtook some.
+type Behind struct {
+	since atomic.Int64  // unix nanoseconds; 0: no work held
+	epoch atomic.Uint64 // the last epoch whose barrier overtook work
+}
+
+// AtBarrier notes, as barrier b passes, whether the executor holds work
+// it overtook, and since: the time of the last barrier before the oldest
+// of that work came (0: unknown, restored after a restart; the first
+// barrier since is taken). Only the executor's goroutine calls it.
+func (x *Behind) AtBarrier(b *Barrier, holding bool, since types.DTimestamptz) {
+	if x == nil {
+		return
+	}
+	if !holding {
+		x.since.Store(0)
+		return
+	}
+	x.epoch.Store(b.Epoch)
+	switch {
+	case since != 0:
+		x.since.Store(since.Time().UnixNano())
+	case x.since.Load() == 0 && b.Time != 0:
+		x.since.Store(b.Time.Time().UnixNano())
+	}
+}
+
+// NewBehind registers an executor that lets barriers overtake its work.
+func (s *ActorStats) NewBehind() *Behind {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := &atomic.Int64{}
+	b := &Behind{}
 	s.behind = append(s.behind, b)
 	return b
+}
+
+// BehindEpoch is the last epoch whose barrier overtook work of the
+// actor (0: none ever): once a later epoch has committed with no work
+// held, its view reflects all its input up to that epoch.
+func (s *ActorStats) BehindEpoch() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var e uint64
+	for _, b := range s.behind {
+		e = max(e, b.epoch.Load())
+	}
+	return e
 }
 
 // BehindSince is the earliest time (unix nanoseconds) since which work of
@@ -56,7 +98,7 @@ func (s *ActorStats) BehindSince() int64 {
 	defer s.mu.Unlock()
 	var since int64
 	for _, b := range s.behind {
-		if v := b.Load(); v != 0 && (since == 0 || v < since) {
+		if v := b.since.Load(); v != 0 && (since == 0 || v < since) {
 			since = v
 		}
 	}

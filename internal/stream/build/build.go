@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-db/sluice/internal/stream/agg"
 	"github.com/sluice-db/sluice/internal/stream/join"
 	"github.com/sluice-db/sluice/internal/stream/mview"
+	"github.com/sluice-db/sluice/internal/stream/overtake"
 	"github.com/sluice-db/sluice/internal/stream/overwindow"
 	"github.com/sluice-db/sluice/internal/stream/sink"
 	"github.com/sluice-db/sluice/internal/stream/source"
@@ -75,7 +76,11 @@ func node(env *stream.Env, g *task.Group, n *plan.Node, merges MergeInputs, out 
 		return nil, fmt.Errorf("build: nil plan node")
 	}
 	if n.Kind == plan.KindMerge {
-		return merge(n, merges, out)
+		m, err := merge(n, merges, out)
+		if err != nil || n.Merge.GateTable == nil {
+			return m, err
+		}
+		return gate(env, g, *n.Merge.GateTable, m)
 	}
 	b, ok := builderFor(n.Kind)
 	if !ok {
@@ -102,7 +107,20 @@ func node(env *stream.Env, g *task.Group, n *plan.Node, merges MergeInputs, out 
 	if env.OnExecutor != nil {
 		env.OnExecutor(e)
 	}
+	if n.Backfill != nil && n.Backfill.GateTable != nil {
+		return gate(env, g, *n.Backfill.GateTable, e)
+	}
 	return e, nil
+}
+
+// gate puts a gate over in, keeping its queue in table t
+// (stream/overtake).
+func gate(env *stream.Env, g *task.Group, t plan.Table, in stream.Executor) (stream.Executor, error) {
+	st, err := env.OpenTableAllVNodes(t)
+	if err != nil {
+		return nil, fmt.Errorf("build gate: %w", err)
+	}
+	return overtake.NewGate(env, g, st, 0, in), nil
 }
 
 func merge(n *plan.Node, merges MergeInputs, out []bool) (stream.Executor, error) {

@@ -51,6 +51,7 @@ type inputChunk struct {
 	next   int
 	seq    int64
 	stored bool
+	since  types.DTimestamptz // the last barrier before it came
 }
 
 var _ stream.Executor = (*HashJoin)(nil)
@@ -147,7 +148,7 @@ func (j *HashJoin) pull(ctx context.Context) error {
 	}
 	switch {
 	case msg.Chunk != nil:
-		j.in = &inputChunk{side: i, chunk: msg.Chunk}
+		j.in = &inputChunk{side: i, chunk: msg.Chunk, since: j.ot.lastBarrier}
 	case msg.Barrier != nil:
 		j.flush()
 		j.barrier = msg.Barrier
@@ -225,6 +226,7 @@ func (j *HashJoin) startNextRow(ctx context.Context) error {
 	if in.stored {
 		t.seq = in.seq + int64(i)
 	}
+	t.since = in.since
 	t.key, t.keyOK = j.sides[in.side].keyOf(t.key, t.row, j.sp.nullSafe)
 	if err := j.sides[1-in.side].openCandidates(ctx, t); err != nil {
 		return err

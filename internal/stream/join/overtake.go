@@ -3,7 +3,6 @@ package join
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/stream"
@@ -70,6 +69,7 @@ type queued struct {
 	seq   int64
 	n     int
 	rows  int
+	since types.DTimestamptz // the last barrier before it came (0: unknown)
 }
 
 // heldMark is a watermark held behind queued work.
@@ -90,10 +90,14 @@ type overtake struct {
 	head, next int64
 	// restored: the pending work of the last run has been read back.
 	restored bool
-	// clean is the time of the last barrier passed with no work pending.
-	clean types.DTimestamptz
+	// lastBarrier is the time of the last barrier passed: work arriving
+	// now is input of the epoch it began.
+	lastBarrier types.DTimestamptz
+	// owe: the last read took a barrier, so a piece of work goes next (a
+	// stream of barriers never starves the work).
+	owe bool
 	// behind is the join's own ActorStats.NewBehind (nil in tests).
-	behind *atomic.Int64
+	behind *stream.Behind
 }
 
 // overtaking reports whether barriers may overtake the join's work now.
@@ -114,10 +118,14 @@ func (j *HashJoin) hasWork() bool { return j.task != nil || j.in != nil || len(j
 func (j *HashJoin) overtakeStep(ctx context.Context) error {
 	th := j.ot.throttle
 	if j.hasWork() {
-		if _, err := j.takeInput(ctx, stream.Wait{Poll: true}); err != nil || j.barrier != nil {
-			return err
+		if !j.ot.owe {
+			if _, err := j.takeInput(ctx, stream.Wait{Poll: true}); err != nil || j.barrier != nil {
+				j.ot.owe = j.barrier != nil
+				return err
+			}
 		}
 		if !th.Paused() {
+			j.ot.owe = false
 			return j.step(ctx)
 		}
 	} else if j.releaseHeld() {
@@ -140,7 +148,8 @@ func (j *HashJoin) takeInput(ctx context.Context, w stream.Wait) (bool, error) {
 	}
 	switch {
 	case msg.Chunk != nil:
-		j.ot.queue = append(j.ot.queue, queued{side: i, chunk: msg.Chunk, seq: -1, rows: msg.Chunk.Cardinality()})
+		j.ot.queue = append(j.ot.queue, queued{side: i, chunk: msg.Chunk, seq: -1, rows: msg.Chunk.Cardinality(),
+			since: j.ot.lastBarrier})
 	case msg.Barrier != nil:
 		j.flush()
 		j.barrier = msg.Barrier
@@ -194,7 +203,7 @@ func (j *HashJoin) popQueued(ctx context.Context) error {
 	}
 	j.ot.queue[0] = queued{}
 	j.ot.queue = j.ot.queue[1:]
-	j.in = &inputChunk{side: q.side, chunk: q.chunk, seq: q.seq, stored: q.seq >= 0}
+	j.in = &inputChunk{side: q.side, chunk: q.chunk, seq: q.seq, stored: q.seq >= 0, since: q.since}
 	return nil
 }
 
@@ -222,28 +231,23 @@ func (j *HashJoin) notePending(b *stream.Barrier) error {
 			return err
 		}
 	}
-	j.noteBehind(b)
+	j.ot.behind.AtBarrier(b, j.hasWork(), j.oldestSince())
+	j.ot.lastBarrier = b.Time
 	return ot.table.Seal(b.Epoch)
 }
 
-// noteBehind sets the actor's Behind: the time since which input waits,
-// or 0.
-func (j *HashJoin) noteBehind(b *stream.Barrier) {
-	if !j.hasWork() {
-		j.ot.clean = b.Time
-	}
-	behind := j.ot.behind
-	if behind == nil {
-		return
-	}
+// oldestSince is when the oldest pending work arrived: the time of the
+// last barrier before it (0: unknown, restored after a restart).
+func (j *HashJoin) oldestSince() types.DTimestamptz {
 	switch {
-	case !j.hasWork():
-		behind.Store(0)
-	case j.ot.clean != 0:
-		behind.Store(j.ot.clean.Time().UnixNano())
-	case b.Time != 0 && behind.Load() == 0:
-		behind.Store(b.Time.Time().UnixNano()) // restored behind: since the restart
+	case j.task != nil:
+		return j.task.since
+	case j.in != nil:
+		return j.in.since
+	case len(j.ot.queue) > 0:
+		return j.ot.queue[0].since
 	}
+	return 0
 }
 
 // storePending writes the pending work not yet stored, in order, and the

@@ -51,6 +51,7 @@ type restorer struct {
 	curRows []types.Row
 	curOps  []types.Op
 	kept    int
+	lastOp  types.Op
 }
 
 // pendingTask is a stored row in progress.
@@ -92,10 +93,13 @@ func (r *restorer) add(row types.Row) error {
 		r.task = &pendingTask{seq: seq, side: side, op: op, row: data, consumed: consumed, matches: row[pcMatches].(int64)}
 		return nil
 	}
-	if c := r.cur; c == nil || c.side != side || seq-c.seq >= int64(r.j.chunkSize) {
+	// A span ends at a chunk's worth of sequence numbers, but never
+	// between the halves of an update.
+	if c := r.cur; c == nil || c.side != side || (seq-c.seq >= int64(r.j.chunkSize) && r.lastOp != types.UpdateDelete) {
 		r.flush()
 		r.cur = &queued{side: side, seq: seq}
 	}
+	r.lastOp = op
 	c := r.cur
 	c.n = int(seq-c.seq) + 1
 	c.rows++

@@ -95,6 +95,7 @@ type rowTask struct {
 	// (overtake.go).
 	taken int64
 	seq   int64
+	since types.DTimestamptz // the last barrier before its row came
 }
 
 // openCandidates starts the probe of t's key against side s: it sets t.src.
