@@ -105,6 +105,8 @@ func (b *builder) buildKind(d Desc, depth int) (Expr, error) {
 		return buildIn(d.Kind == KindNotIn, args)
 	case KindArray:
 		return buildArray(args, d.Type)
+	case KindSingleRow:
+		return buildSingleRow(args)
 	}
 	return nil, errBuild("unknown kind %q", d.Kind)
 }

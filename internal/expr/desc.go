@@ -67,6 +67,10 @@ const (
 	// that the planner can type-check the expression around it, but does
 	// not evaluate: BindParams replaces it with the bound value first.
 	KindParam Kind = "param"
+	// KindSingleRow is a scalar subquery's value: Args[0] is the number of
+	// rows the subquery returned (bigint), Args[1] its value. A row whose
+	// count exceeds one is a row error (21000), as in Postgres.
+	KindSingleRow Kind = "single_row"
 )
 
 // Desc describes an expression as plain data: it has no func values, so it

@@ -51,6 +51,13 @@ func TestErrors(t *testing.T) {
 		{"INSERT INTO t1 VALUES (1 / 0, 1, 1)", sqlerr.DivisionByZero, 24},
 		{"SELECT id FROM t1 UNION SELECT name FROM t2", sqlerr.DatatypeMismatch, 0},
 		{"SELECT id FROM t1 ORDER BY 3", sqlerr.InvalidColumnReference, 28},
+		// A scalar subquery that may return several rows runs in a batch
+		// query, but a view refuses it.
+		{"CREATE MATERIALIZED VIEW sv AS SELECT id, (SELECT name FROM t2 WHERE id = 1) FROM t1", sqlerr.FeatureNotSupported, 43},
+		{"CREATE MATERIALIZED VIEW sc AS SELECT id, (SELECT name FROM t2 WHERE t2.id = t1.id) FROM t1", sqlerr.FeatureNotSupported, 0},
+		{"SELECT (SELECT id, name FROM t2)", sqlerr.SyntaxError, 8},
+		{"SELECT name COLLATE \"en_US\" FROM t2", sqlerr.FeatureNotSupported, 13},
+		{"SELECT id COLLATE \"C\" FROM t2", sqlerr.DatatypeMismatch, 11},
 	}
 	for _, c := range cases {
 		_, err := s.plan(c.sql)

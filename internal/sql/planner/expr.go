@@ -95,6 +95,8 @@ func (b *binder) bind(n *pg_query.Node) (typed, error) {
 		return b.bindSubLink(x.SubLink)
 	case *pg_query.Node_ParamRef:
 		return b.param(x.ParamRef)
+	case *pg_query.Node_CollateClause:
+		return b.collate(x.CollateClause)
 	}
 	return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, location(n), "expression not supported: %s", nodeName(n))
 }

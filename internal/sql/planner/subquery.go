@@ -28,9 +28,12 @@ import (
 //     count joined on as one row decides.
 //   - A scalar subquery anywhere in an expression: an aggregate without
 //     GROUP BY (always one row), planned once and joined on as a column.
+//     In a batch plan any other query too, as its row count and one of
+//     its values (subquery_scalar.go).
 //
-// Correlated scalar subqueries and correlations other than equalities are
-// refused (0A000).
+// Correlated scalar subqueries other than those subquery_correlated.go
+// decorrelates, and correlations other than equalities, are refused
+// (0A000).
 
 // scalarSub is a scalar subquery of the statement: its type and, once
 // joined onto the relation its expression is bound over, its column.
@@ -38,6 +41,20 @@ type scalarSub struct {
 	t        types.Type
 	col      int
 	attached bool
+	// count, when counted, is the column holding the subquery's row
+	// count, which must be at most one (KindSingleRow).
+	count   int
+	counted bool
+}
+
+// value is the bound expression reading an attached subquery's value.
+func (sc *scalarSub) value() expr.Desc {
+	if !sc.counted {
+		return expr.Input(sc.col, sc.t)
+	}
+	d := expr.Node(expr.KindSingleRow, expr.Input(sc.count, types.TInt64), expr.Input(sc.col, sc.t))
+	d.Type = sc.t
+	return d
 }
 
 // bindSubLink binds a subquery in an expression: a scalar one planned by
@@ -48,7 +65,7 @@ func (b *binder) bindSubLink(s *pg_query.SubLink) (typed, error) {
 		if !sc.attached {
 			return typed{expr.Null(sc.t), sc.t}, nil
 		}
-		return typed{expr.Input(sc.col, sc.t), sc.t}, nil
+		return typed{sc.value(), sc.t}, nil
 	}
 	return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, s.Location,
 		"this subquery is not supported here: IN, NOT IN, EXISTS and NOT EXISTS must be WHERE conditions joined by AND, "+
@@ -79,11 +96,11 @@ func (q *query) attachScalars(r *relExpr, subs []*pg_query.SubLink, correlatedOK
 	for _, s := range subs {
 		// Planned again each time: a CTE referenced twice plans its query,
 		// and so its subqueries, once per reference.
-		sub, t, err := q.scalarPlan(s)
+		sr, err := q.scalarPlan(s)
 		if err != nil && correlatedOK && sqlerr.CodeOf(err) == sqlerr.FeatureNotSupported {
-			var col int
-			if r, col, t, err = q.correlatedScalar(r, s, err); err == nil {
-				q.scalarMap()[s] = &scalarSub{t: t, col: col, attached: true}
+			var sc *scalarSub
+			if r, sc, err = q.correlatedScalar(r, s, err); err == nil {
+				q.scalarMap()[s] = sc
 				continue
 			}
 		}
@@ -92,8 +109,8 @@ func (q *query) attachScalars(r *relExpr, subs []*pg_query.SubLink, correlatedOK
 		}
 		one := lit("1", types.TInt32)
 		var at int
-		r, at = q.hashJoinAt(r, hideAll(sub), plan.InnerJoin, []equiKey{{l: one, r: one}}, nil)
-		q.scalarMap()[s] = &scalarSub{t: t, col: at + sub.visible()[0], attached: true}
+		r, at = q.hashJoinAt(r, hideAll(sr.r), plan.InnerJoin, []equiKey{{l: one, r: one}}, nil)
+		q.scalarMap()[s] = sr.attachedAt(at)
 	}
 	return r, nil
 }
@@ -112,40 +129,13 @@ func (q *query) preplanScalars(ns ...*pg_query.Node) error {
 		if _, ok := q.scalars[s]; ok {
 			continue
 		}
-		_, t, err := q.scalarPlan(s)
+		sr, err := q.scalarPlan(s)
 		if err != nil {
 			return err
 		}
-		q.scalarMap()[s] = &scalarSub{t: t}
+		q.scalarMap()[s] = &scalarSub{t: sr.t}
 	}
 	return nil
-}
-
-// scalarPlan plans a scalar subquery: one column, one row (an aggregate
-// without GROUP BY).
-func (q *query) scalarPlan(s *pg_query.SubLink) (*relExpr, types.Type, error) {
-	sel := s.Subselect.GetSelectStmt()
-	oneRow := errAt(q.st, sqlerr.FeatureNotSupported, s.Location,
-		"a scalar subquery must be an aggregate without GROUP BY, HAVING, LIMIT or OFFSET, so that it is always one row")
-	if sel == nil || len(sel.GroupClause) > 0 || sel.HavingClause != nil || sel.LimitCount != nil || sel.LimitOffset != nil {
-		return nil, types.Type{}, oneRow
-	}
-	sub, _, err := q.selectStmt(sel, false)
-	if err != nil {
-		return nil, types.Type{}, correlated(err, s)
-	}
-	vis := sub.visible()
-	if len(vis) != 1 {
-		return nil, types.Type{}, errAt(q.st, sqlerr.SyntaxError, s.Location, "subquery must return only one column")
-	}
-	n := sub.node
-	for n.Kind == plan.KindProject || n.Kind == plan.KindFilter {
-		n = n.Inputs[0]
-	}
-	if n.Kind != plan.KindSimpleAgg || sub.node.Kind == plan.KindFilter {
-		return nil, types.Type{}, oneRow
-	}
-	return sub, sub.cols[vis[0]].typ, nil
 }
 
 // correlated rewords a subquery's unknown column as what it likely is.
