@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -246,39 +245,14 @@ func ampSummary(j JoinAmplification) amp {
 			last = i
 		}
 	}
-	a.p50, a.p99 = ampQuantile(j.Buckets, a.probes, 0.5, heaviest), ampQuantile(j.Buckets, a.probes, 0.99, heaviest)
+	a.p50, a.p99 = stream.AmpQuantile(j.Buckets, a.probes, 0.5, heaviest), stream.AmpQuantile(j.Buckets, a.probes, 0.99, heaviest)
 	if last >= 0 {
-		a.max = ampBucketBound(last, heaviest)
+		a.max = stream.AmpBucketBound(last, heaviest)
 	}
 	if heaviest > 0 {
 		a.max = float64(heaviest)
 	}
 	return a
-}
-
-// ampQuantile is the upper bound of the bucket holding the q quantile of
-// count probe rows.
-func ampQuantile(buckets [stream.AmpBuckets]uint64, count uint64, q float64, heaviest int64) float64 {
-	if count == 0 {
-		return 0
-	}
-	rank := uint64(math.Ceil(q * float64(count)))
-	var seen uint64
-	for i, n := range buckets {
-		if seen += n; seen >= rank {
-			return ampBucketBound(i, heaviest)
-		}
-	}
-	return ampBucketBound(stream.AmpBuckets-1, heaviest)
-}
-
-// ampBucketBound is bucket i's upper bound; the unbounded last bucket's
-// is the heaviest key's matches (or the bucket's lower bound).
-func ampBucketBound(i int, heaviest int64) float64 {
-	if i < stream.AmpBuckets-1 {
-		return stream.AmpBound(i)
-	}
-	return max(float64(heaviest), stream.AmpBound(i-1))
 }
 
 // heavyKeys formats heavy keys heaviest first: "1 (1000000), 7 (12)";

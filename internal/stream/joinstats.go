@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 	"sync"
@@ -117,4 +118,30 @@ func KeepHeavy(hs []HeavyKey, h HeavyKey) []HeavyKey {
 // Qualifies reports whether a probe row of m matches would enter hs.
 func Qualifies(hs []HeavyKey, m int64) bool {
 	return len(hs) < HeavyKeys || hs[len(hs)-1].Matches < m
+}
+
+// AmpQuantile is the upper bound of the bucket holding the q quantile of
+// count probe rows, given the heaviest key's matches (the last bucket's
+// bound).
+func AmpQuantile(buckets [AmpBuckets]uint64, count uint64, q float64, heaviest int64) float64 {
+	if count == 0 {
+		return 0
+	}
+	rank := uint64(math.Ceil(q * float64(count)))
+	var seen uint64
+	for i, n := range buckets {
+		if seen += n; seen >= rank {
+			return AmpBucketBound(i, heaviest)
+		}
+	}
+	return AmpBucketBound(AmpBuckets-1, heaviest)
+}
+
+// AmpBucketBound is bucket i's upper bound; the unbounded last bucket's
+// is the heaviest key's matches (or the bucket's lower bound).
+func AmpBucketBound(i int, heaviest int64) float64 {
+	if i < AmpBuckets-1 {
+		return AmpBound(i)
+	}
+	return max(float64(heaviest), AmpBound(i-1))
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"math"
 	"slices"
 	"time"
 
@@ -210,37 +209,12 @@ func joinJSON(j engine.JoinAmplification) joinJS {
 			last = i
 		}
 	}
-	out.P50, out.P99 = quantile(j.Buckets, out.ProbeRows, 0.5, heaviest), quantile(j.Buckets, out.ProbeRows, 0.99, heaviest)
+	out.P50, out.P99 = stream.AmpQuantile(j.Buckets, out.ProbeRows, 0.5, heaviest), stream.AmpQuantile(j.Buckets, out.ProbeRows, 0.99, heaviest)
 	if last >= 0 {
-		out.Max = bucketBound(last, heaviest)
+		out.Max = stream.AmpBucketBound(last, heaviest)
 	}
 	if heaviest > 0 {
 		out.Max = float64(heaviest)
 	}
 	return out
-}
-
-// quantile is the upper bound of the bucket holding the q quantile of
-// count probe rows.
-func quantile(buckets [stream.AmpBuckets]uint64, count uint64, q float64, heaviest int64) float64 {
-	if count == 0 {
-		return 0
-	}
-	rank := uint64(math.Ceil(q * float64(count)))
-	var seen uint64
-	for i, n := range buckets {
-		if seen += n; seen >= rank {
-			return bucketBound(i, heaviest)
-		}
-	}
-	return bucketBound(stream.AmpBuckets-1, heaviest)
-}
-
-// bucketBound is bucket i's upper bound; the unbounded last bucket's is
-// the heaviest key's matches (or the bucket's lower bound).
-func bucketBound(i int, heaviest int64) float64 {
-	if i < stream.AmpBuckets-1 {
-		return stream.AmpBound(i)
-	}
-	return max(float64(heaviest), stream.AmpBound(i-1))
 }
