@@ -116,6 +116,9 @@ func node(env *stream.Env, g *task.Group, n *plan.Node, merges MergeInputs, out 
 // gate puts a gate over in, keeping its queue in table t
 // (stream/overtake).
 func gate(env *stream.Env, g *task.Group, t plan.Table, in stream.Executor) (stream.Executor, error) {
+	if err := overtake.CheckTable(t); err != nil {
+		return nil, err
+	}
 	st, err := env.OpenTableAllVNodes(t)
 	if err != nil {
 		return nil, fmt.Errorf("build gate: %w", err)

@@ -3,6 +3,7 @@ package join
 import (
 	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
@@ -136,6 +137,9 @@ func (j *HashJoin) openPending(env *stream.Env, t *plan.Table, open tableOpener)
 	if t == nil || env == nil {
 		return nil
 	}
+	if want := PendingTable(); !sameShape(*t, want) {
+		return fmt.Errorf("join: pending table %d is not shaped as a pending table", t.ID)
+	}
 	j.ot.index, j.ot.throttle = int64(env.Index), env.Throttle
 	if env.Stats != nil {
 		j.ot.behind = env.Stats.NewBehind()
@@ -153,4 +157,10 @@ func (j *HashJoin) openPending(env *stream.Env, t *plan.Table, open tableOpener)
 		return fmt.Errorf("join: open pending table %d: %w", t.ID, err)
 	}
 	return nil
+}
+
+// sameShape reports whether t has want's columns and keys.
+func sameShape(t, want plan.Table) bool {
+	return slices.Equal(t.Types, want.Types) && slices.Equal(t.PK, want.PK) && slices.Equal(t.DistKey, want.DistKey) &&
+		len(t.Orders) == 0
 }

@@ -3,6 +3,7 @@ package overtake
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/storage"
@@ -28,6 +29,17 @@ func Table() plan.Table {
 		PK:      []int{colIndex, colGate, colSeq},
 		DistKey: []int{colIndex},
 	}
+}
+
+// CheckTable reports whether t is shaped as Table: a malformed plan is an
+// error, never a panic.
+func CheckTable(t plan.Table) error {
+	want := Table()
+	if !slices.Equal(t.Types, want.Types) || !slices.Equal(t.PK, want.PK) || !slices.Equal(t.DistKey, want.DistKey) ||
+		len(t.Orders) != 0 {
+		return fmt.Errorf("overtake: table %d is not shaped as a gate table", t.ID)
+	}
+	return nil
 }
 
 // MaxMemoryRows is the most queued rows a queue keeps in memory.
