@@ -31,6 +31,9 @@ type Gate struct {
 	restored bool
 	held     []*stream.Watermark
 	behind   *stream.Behind
+	// stats are the actor's: once the pump reads the input, it counts the
+	// actor's input waits, but not a paused one's.
+	stats *stream.ActorStats
 	// empty mirrors q.Len() == 0 for the input's pump (PassFresh).
 	empty atomic.Bool
 	// lastBarrier is the time of the last barrier passed: a chunk
@@ -50,7 +53,7 @@ func NewGate(env *stream.Env, g *task.Group, t *storage.StateTable, gate int, in
 		q: NewQueue(t, env.Index, gate, in.Schema(), env.ChunkSizeOrDefault())}
 	gt.empty.Store(true)
 	if env.Stats != nil {
-		gt.behind = env.Stats.NewBehind()
+		gt.behind, gt.stats = env.Stats.NewBehind(), env.Stats
 	}
 	return gt
 }
@@ -87,13 +90,13 @@ func (gt *Gate) Next(ctx context.Context) (stream.Message, error) {
 					return gt.pass(msg)
 				}
 				// Paused while it waited: the message waits too.
-				gt.pump = stream.NewAligned(ctx, gt.g, []stream.Executor{gt.in}, nil)
+				gt.pump = stream.NewAligned(ctx, gt.g, []stream.Executor{gt.in}, gt.stats)
 				if msg, ok, err := gt.handle(msg); err != nil || ok {
 					return msg, err
 				}
 				continue
 			}
-			gt.pump = stream.NewAligned(ctx, gt.g, []stream.Executor{gt.in}, nil)
+			gt.pump = stream.NewAligned(ctx, gt.g, []stream.Executor{gt.in}, gt.stats)
 		}
 		msg, ok, err := gt.step(ctx)
 		if err != nil || ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-db/sluice/internal/storage"
 	"github.com/sluice-db/sluice/internal/stream"
@@ -176,5 +177,48 @@ func TestGatePassesWhileRateLimited(t *testing.T) {
 	}
 	if r.gate.q.Stored() {
 		t.Fatal("a rate limit alone stored queued input")
+	}
+}
+
+// A paused gate's wait for input is not counted as the actor waiting for
+// input: the pause is the user's, not a slow upstream.
+func TestPausedWaitIsNotInputWait(t *testing.T) {
+	stats := &stream.ActorStats{}
+	out, in := stream.NewChannel(1, 3, 8)
+	stream.CountFor(out, in, nil, stats)
+	merge := stream.NewMerge(ts, []*stream.Input{in})
+	th := stream.NewThrottle()
+	ctx, cancel := context.WithCancel(context.Background())
+	g, gctx := task.NewGroup(ctx)
+	t.Cleanup(func() { cancel(); _ = g.Wait() })
+	env := &stream.Env{Store: streamtest.OpenStore(t), ActorID: 3, Throttle: th, ChunkSize: 4, Stats: stats}
+	tbl := Table()
+	tbl.ID = 50
+	st, err := env.OpenTableAllVNodes(tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := NewGate(env, g, st, 0, merge)
+	send := func(m stream.Message) {
+		if err := out.Send(gctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(stream.NewBarrier(1))
+	if msg, err := gate.Next(gctx); err != nil || msg.Barrier == nil {
+		t.Fatalf("first: %v %v", msg, err)
+	}
+	th.SetPaused(true)
+	send(chunk("+ 1"))
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_ = out.Send(gctx, stream.NewBarrier(2))
+	}()
+	before := stats.InputBlocked.Total()
+	if msg, err := gate.Next(gctx); err != nil || msg.Barrier == nil || msg.Barrier.Epoch != 2 {
+		t.Fatalf("paused: %v %v, want barrier 2", msg, err)
+	}
+	if waited := stats.InputBlocked.Total() - before; waited > 150*time.Millisecond {
+		t.Fatalf("a 300 ms paused wait counted %v as input wait", waited)
 	}
 }
