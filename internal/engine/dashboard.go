@@ -103,6 +103,39 @@ type JoinAmplification struct {
 	Heavy   []stream.HeavyKey
 }
 
+// AmpSummary is a join's amplification in numbers: its probe rows and
+// the upper bounds of the buckets holding the median, the 99th percentile
+// and the heaviest probe row (the heaviest key's matches when known).
+type AmpSummary struct {
+	Probes        uint64
+	P50, P99, Max float64
+}
+
+// Summary sums j's buckets into its AmpSummary.
+func (j JoinAmplification) Summary() AmpSummary {
+	var heaviest int64
+	for _, h := range j.Heavy {
+		heaviest = max(heaviest, h.Matches)
+	}
+	var a AmpSummary
+	last := -1
+	for i, n := range j.Buckets {
+		a.Probes += n
+		if n > 0 {
+			last = i
+		}
+	}
+	a.P50 = stream.AmpQuantile(j.Buckets, a.Probes, 0.5, heaviest)
+	a.P99 = stream.AmpQuantile(j.Buckets, a.Probes, 0.99, heaviest)
+	if last >= 0 {
+		a.Max = stream.AmpBucketBound(last, heaviest)
+	}
+	if heaviest > 0 {
+		a.Max = float64(heaviest)
+	}
+	return a
+}
+
 // Overview reads the barriers' state and lists every streaming job. ctx
 // bounds the wait for the coordinator's status, which answers while
 // barriers are stuck.
@@ -114,14 +147,7 @@ func (e *Engine) Overview(ctx context.Context) (Overview, error) {
 	now := time.Now()
 	o := Overview{Now: now, Barrier: st.Barrier, Recoveries: st.Recoveries,
 		CommittedAge: e.committedAge(now), Epochs: e.RecentEpochs()}
-	actors := e.node.ActorStats()
-	fresh := e.ViewFreshness(now)
-	for _, r := range e.catalog.All() {
-		if r.Job.ID != 0 && r.Job.Plan != nil {
-			o.Jobs = append(o.Jobs, e.jobSummary(r, fresh, o.CommittedAge, actors))
-		}
-	}
-	sort.Slice(o.Jobs, func(i, j int) bool { return o.Jobs[i].ID < o.Jobs[j].ID })
+	o.Jobs = e.jobSummaries(now, e.node.ActorStats())
 	return o, nil
 }
 

@@ -215,44 +215,12 @@ func (e *Engine) joinRows(r systemRead) []types.Row {
 	var rows []types.Row
 	for _, rel := range e.jobRelations() {
 		for _, j := range jobJoins(rel.Job.ID, r.actors) {
-			a := ampSummary(j)
-			rows = append(rows, types.Row{int64(rel.Job.ID), rel.Name, int64(j.Fragment), int64(a.probes),
-				int64(j.Matched), a.p50, a.p99, a.max, heavyKeys(j.Heavy)})
+			a := j.Summary()
+			rows = append(rows, types.Row{int64(rel.Job.ID), rel.Name, int64(j.Fragment), int64(a.Probes),
+				int64(j.Matched), a.P50, a.P99, a.Max, heavyKeys(j.Heavy)})
 		}
 	}
 	return rows
-}
-
-// amp is a join's amplification in numbers: its probe rows and the
-// upper bounds of the buckets holding the median, the 99th percentile
-// and the heaviest probe row (the heaviest key's matches when known).
-// The dashboard computes the same (internal/web/api.go, joinJSON).
-type amp struct {
-	probes        uint64
-	p50, p99, max float64
-}
-
-func ampSummary(j JoinAmplification) amp {
-	var heaviest int64
-	for _, h := range j.Heavy {
-		heaviest = max(heaviest, h.Matches)
-	}
-	var a amp
-	last := -1
-	for i, n := range j.Buckets {
-		a.probes += n
-		if n > 0 {
-			last = i
-		}
-	}
-	a.p50, a.p99 = stream.AmpQuantile(j.Buckets, a.probes, 0.5, heaviest), stream.AmpQuantile(j.Buckets, a.probes, 0.99, heaviest)
-	if last >= 0 {
-		a.max = stream.AmpBucketBound(last, heaviest)
-	}
-	if heaviest > 0 {
-		a.max = float64(heaviest)
-	}
-	return a
 }
 
 // heavyKeys formats heavy keys heaviest first: "1 (1000000), 7 (12)";

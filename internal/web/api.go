@@ -190,31 +190,19 @@ func detailJSON(d engine.JobDetail) detail {
 }
 
 func joinJSON(j engine.JoinAmplification) joinJS {
-	out := joinJS{Fragment: j.Fragment, Matched: j.Matched, Heavy: make([]heavyJS, 0, len(j.Heavy))}
-	var heaviest int64
+	a := j.Summary()
+	out := joinJS{Fragment: j.Fragment, Matched: j.Matched, Heavy: make([]heavyJS, 0, len(j.Heavy)),
+		ProbeRows: a.Probes, P50: a.P50, P99: a.P99, Max: a.Max}
 	for _, h := range j.Heavy {
 		out.Heavy = append(out.Heavy, heavyJS{Key: h.Key, Matches: h.Matches})
-		heaviest = max(heaviest, h.Matches)
 	}
-	last := -1
 	for i, n := range j.Buckets {
-		out.ProbeRows += n
 		b := bucketJS{Count: n}
 		if i < stream.AmpBuckets-1 {
 			up := stream.AmpBound(i)
 			b.UpTo = &up
 		}
 		out.Buckets = append(out.Buckets, b)
-		if n > 0 {
-			last = i
-		}
-	}
-	out.P50, out.P99 = stream.AmpQuantile(j.Buckets, out.ProbeRows, 0.5, heaviest), stream.AmpQuantile(j.Buckets, out.ProbeRows, 0.99, heaviest)
-	if last >= 0 {
-		out.Max = stream.AmpBucketBound(last, heaviest)
-	}
-	if heaviest > 0 {
-		out.Max = float64(heaviest)
 	}
 	return out
 }

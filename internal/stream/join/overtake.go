@@ -214,6 +214,13 @@ func (j *HashJoin) notePending(b *stream.Barrier) error {
 	if ot.table == nil {
 		return nil
 	}
+	j.ot.lastBarrier = b.Time
+	if !j.hasWork() && ot.head == ot.next {
+		// Nothing pending and nothing stored (every barrier of a running
+		// join): no write, so no seal either.
+		j.ot.behind.AtBarrier(b, false, 0)
+		return nil
+	}
 	if err := j.storePending(); err != nil {
 		return err
 	}
@@ -232,7 +239,6 @@ func (j *HashJoin) notePending(b *stream.Barrier) error {
 		}
 	}
 	j.ot.behind.AtBarrier(b, j.hasWork(), j.oldestSince())
-	j.ot.lastBarrier = b.Time
 	return ot.table.Seal(b.Epoch)
 }
 
