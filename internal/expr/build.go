@@ -72,6 +72,8 @@ func (b *builder) buildKind(d Desc, depth int) (Expr, error) {
 		return buildLiteral(d)
 	case KindParam:
 		return &paramExpr{n: d.Index, typ: d.Type}, nil
+	case KindOuter:
+		return &outerExpr{i: d.Index, typ: d.Type}, nil
 	}
 	args, err := b.buildArgs(d.Args, depth)
 	if err != nil {

@@ -30,6 +30,12 @@ type Context struct {
 	// StableRandom makes random() a hash of its row instead of a draw, so
 	// that a streaming job retracts the value it inserted (see randomExpr).
 	StableRandom bool
+	// Session answers the session and catalog functions (session.go) in
+	// a batch query; nil in a streaming job.
+	Session Session
+	// Outer is the row of the enclosing query a correlated subquery is
+	// evaluated for (KindOuter reads it); nil elsewhere.
+	Outer types.Row
 
 	rowErrors atomic.Uint64
 }

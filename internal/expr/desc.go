@@ -71,6 +71,10 @@ const (
 	// rows the subquery returned (bigint), Args[1] its value. A row whose
 	// count exceeds one is a row error (21000), as in Postgres.
 	KindSingleRow Kind = "single_row"
+	// KindOuter reads column Index of the outer row a correlated
+	// subquery is evaluated for (Context.Outer), of Type: the subquery's
+	// reference to its enclosing query, in a batch plan's apply node.
+	KindOuter Kind = "outer"
 )
 
 // Desc describes an expression as plain data: it has no func values, so it
@@ -98,6 +102,10 @@ func Literal(d types.Datum, t types.Type) Desc {
 	}
 	return desc
 }
+
+// Outer returns a reference to column i, of type t, of the outer row
+// (KindOuter).
+func Outer(i int, t types.Type) Desc { return Desc{Kind: KindOuter, Index: i, Type: t} }
 
 // Param returns parameter $n (1-based) of type t.
 func Param(n int, t types.Type) Desc { return Desc{Kind: KindParam, Index: n, Type: t} }

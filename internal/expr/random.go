@@ -47,3 +47,11 @@ func (randomExpr) Eval(ctx *Context, c *types.Chunk) (types.Column, error) {
 func unitFloat(h uint64) float64 {
 	return float64(h>>11) / (1 << 53)
 }
+
+// volatileFuncs are the functions whose value differs from call to call
+// within a statement.
+var volatileFuncs = map[string]bool{"random": true, "gen_random_uuid": true, "clock_timestamp": true, "timeofday": true}
+
+// IsVolatile reports whether function name is volatile: a batch
+// subquery calling it runs afresh for each outer row.
+func IsVolatile(name string) bool { return volatileFuncs[name] }

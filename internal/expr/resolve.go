@@ -56,6 +56,9 @@ func newRegistry() registry {
 	registerTypmod(r)
 	registerArrays(r)
 	registerSlices(r)
+	registerSession(r)
+	registerFormat(r)
+	registerBitwise(r)
 	return r
 }
 

@@ -40,6 +40,8 @@ const (
 	UndefinedTable                  Code = "42P01"
 	UndefinedFunction               Code = "42883"
 	UndefinedObject                 Code = "42704"
+	InvalidSchemaName               Code = "3F000"
+	IndeterminateDatatype           Code = "42P18"
 	DuplicateTable                  Code = "42P07"
 	DuplicateObject                 Code = "42710"
 	AmbiguousColumn                 Code = "42702"
