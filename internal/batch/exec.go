@@ -30,6 +30,9 @@ type executor struct {
 	// so far, by relation (system.go).
 	provider SystemRows
 	system   map[string][]types.Row
+	// root, for a subquery run per outer row (apply.go), is the query's
+	// executor; nil for the query's own.
+	root *executor
 }
 
 // send checks for cancellation before handing c on, so every producer
@@ -62,6 +65,10 @@ func (x *executor) run(ctx context.Context, n *plan.Node, emit emitFunc) error {
 		})
 	case plan.KindSystemScan:
 		return x.systemScan(ctx, n, emit)
+	case plan.KindApply:
+		return x.apply(ctx, n, emit)
+	case plan.KindFunctionScan:
+		return x.functionScan(ctx, n, emit)
 	case plan.KindConnectorSource:
 		return sqlerr.New(sqlerr.FeatureNotSupported, "a source cannot be read by a batch query")
 	case plan.KindValues:

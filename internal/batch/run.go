@@ -57,6 +57,8 @@ type Options struct {
 	// System produces the rows of the system relations a query reads
 	// (plan.KindSystemScan); nil: such a query fails.
 	System SystemRows
+	// Session answers the session and catalog functions (expr.Session).
+	Session expr.Session
 }
 
 // RowFunc receives one result row (visible columns only). The row is not
@@ -78,9 +80,11 @@ func Run(ctx context.Context, r Reader, q Query, opts Options, out RowFunc) (err
 	if q.Plan == nil {
 		return fmt.Errorf("batch: query has no plan")
 	}
-	x := &executor{r: r, ectx: expr.NewStrictContext(opts.Now), size: opts.ChunkSize,
+	ectx := expr.NewStrictContext(opts.Now)
+	ectx.Session = opts.Session
+	x := &executor{r: r, ectx: ectx, size: opts.ChunkSize,
 		mem: memBudget{limit: opts.MemoryLimit, pool: opts.Pool}, spillDir: opts.SpillDir,
-		provider: opts.System}
+		provider: opts.System, system: map[string][]types.Row{}}
 	defer x.mem.close()
 	if x.size <= 0 {
 		x.size = types.DefaultChunkSize

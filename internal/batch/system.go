@@ -8,10 +8,11 @@ import (
 	"github.com/sluice-db/sluice/internal/types"
 )
 
-// SystemRows produces the rows of a system relation (sluice_catalog.*)
-// when a query reads it. *engine.Engine implements it.
+// SystemRows produces the rows of a system relation (sluice_catalog.*,
+// pg_catalog.*, information_schema.*) when a query reads it. The session
+// implements it.
 type SystemRows interface {
-	SystemRows(ctx context.Context, relation string) ([]types.Row, error)
+	SystemRows(ctx context.Context, schema, relation string) ([]types.Row, error)
 }
 
 // systemScan emits the rows of a system relation. A query reads each
@@ -36,24 +37,26 @@ func (x *executor) systemRows(ctx context.Context, s *plan.SystemScan) ([]types.
 	if s == nil {
 		return nil, sqlerr.New(sqlerr.Internal, "batch: malformed system_scan node")
 	}
-	if rows, ok := x.system[s.Relation]; ok {
+	key := s.Schema + "." + s.Relation
+	if rows, ok := x.system[key]; ok {
 		return rows, nil
 	}
 	if x.provider == nil {
 		return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "relation %s.%s cannot be read here", s.Schema, s.Relation)
 	}
-	rows, err := x.provider.SystemRows(ctx, s.Relation)
+	rows, err := x.provider.SystemRows(ctx, s.Schema, s.Relation)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range rows {
-		if err := x.keepRow(r); err != nil {
+		// Kept for the whole query, so counted by its own executor.
+		if err := x.rootExecutor().keepRow(r); err != nil {
 			return nil, err
 		}
 	}
 	if x.system == nil {
 		x.system = map[string][]types.Row{}
 	}
-	x.system[s.Relation] = rows
+	x.system[key] = rows
 	return rows, nil
 }

@@ -49,6 +49,10 @@ func MapExprs(n *Node, f func(expr.Desc) expr.Desc) *Node {
 		tf := *n.TemporalFilter
 		tf.Bound = f(tf.Bound)
 		out.TemporalFilter = &tf
+	case n.FunctionScan != nil:
+		fs := *n.FunctionScan
+		fs.Args = mapAll(fs.Args, f)
+		out.FunctionScan = &fs
 	case n.Agg != nil:
 		out.Agg = mapAgg(n.Agg, f)
 	case n.LocalAgg != nil:

@@ -45,6 +45,16 @@ const (
 	// KindSystemScan reads a system relation (sluice_catalog.*): rows
 	// the engine produces when a batch query runs. Never streamed.
 	KindSystemScan Kind = "system_scan"
+	// KindApply runs Inputs[1], a correlated subquery whose expressions
+	// read the outer row (expr.KindOuter), once for each row of
+	// Inputs[0], and appends what it returned (Apply.Mode). Batch plans
+	// only.
+	KindApply Kind = "apply"
+	// KindFunctionScan produces the rows of a set-returning function in
+	// FROM (generate_series, unnest) whose arguments are known only when
+	// the query runs (they read the outer row of an apply). Batch plans
+	// only.
+	KindFunctionScan Kind = "function_scan"
 )
 
 // Node is one executor in a fragment's tree. Exactly the field matching
@@ -82,11 +92,48 @@ type Node struct {
 	Backfill        *Backfill        `json:",omitempty"`
 	Merge           *Merge           `json:",omitempty"`
 	SystemScan      *SystemScan      `json:",omitempty"`
+	Apply           *Apply           `json:",omitempty"`
+	FunctionScan    *FunctionScan    `json:",omitempty"`
 
 	// dist is set on Merge nodes made by Fragmentize: what the exchange
 	// delivers.
 	dist *Dist
 }
+
+// Apply is a correlated subquery run for each outer row (KindApply).
+type Apply struct {
+	Mode ApplyMode
+}
+
+// FunctionScan calls set-returning function Name on Args (no input
+// columns) when the query runs (KindFunctionScan). With Ordinality each
+// row also gets its number, from 1, as a bigint.
+type FunctionScan struct {
+	Name       string
+	Args       []expr.Desc
+	Ordinality bool `json:",omitempty"`
+}
+
+// ApplyMode says what an apply appends to each outer row.
+type ApplyMode string
+
+// The apply modes.
+const (
+	// ApplyScalar appends the subquery's row count (bigint, counted up to
+	// 2) and its first row's first column: a scalar subquery, whose
+	// value is an error past one row (expr.KindSingleRow).
+	ApplyScalar ApplyMode = "scalar"
+	// ApplyExists appends whether the subquery returned a row.
+	ApplyExists ApplyMode = "exists"
+	// ApplyArray appends the first column's values as an array, in the
+	// subquery's order: ARRAY(SELECT …).
+	ApplyArray ApplyMode = "array"
+	// ApplyJoin appends each of the subquery's rows, all its columns, to
+	// a copy of the outer row; an outer row it returns nothing for is
+	// dropped: a lateral join, and a set-returning function in a select
+	// list.
+	ApplyJoin ApplyMode = "join"
+)
 
 // Table describes a state table: its id, column types, primary key (with
 // orders) and distribution key. Executors derive their state tables' shapes

@@ -86,7 +86,7 @@ func (s *aggScope) hook(n *pg_query.Node) (typed, bool, error) {
 			return typed{}, true, err
 		}
 		t := s.calls[i].typ
-		return typed{expr.Input(len(s.groups)+i, t), t}, true, nil
+		return typed{d: expr.Input(len(s.groups)+i, t), t: t}, true, nil
 	}
 	if n.GetAConst() != nil || hasAggregate(n) {
 		return typed{}, false, nil
@@ -98,9 +98,12 @@ func (s *aggScope) hook(n *pg_query.Node) (typed, bool, error) {
 		}
 		return typed{}, false, nil
 	}
+	if !usesInput(t.d) && usesOuter(t.d) {
+		return t, true, nil // the enclosing query's row: one value per group
+	}
 	for i, g := range s.groups {
 		if descEqual(g.d, t.d) {
-			return typed{expr.Input(i, g.t), g.t}, true, nil
+			return typed{d: expr.Input(i, g.t), t: g.t}, true, nil
 		}
 	}
 	if t.d.Kind == expr.KindInput {
@@ -124,14 +127,14 @@ func (s *aggScope) hook(n *pg_query.Node) (typed, bool, error) {
 // (grouping by it changes no group), as Postgres allows.
 func (s *aggScope) grouped(i int) (typed, bool) {
 	if k := s.groupIndex(i); k >= 0 {
-		return typed{expr.Input(k, s.groups[k].t), s.groups[k].t}, true
+		return typed{d: expr.Input(k, s.groups[k].t), t: s.groups[k].t}, true
 	}
 	if !s.dependent(i) {
 		return typed{}, false
 	}
 	t := s.from.scope.cols[i].typ
-	s.groups = append(s.groups, typed{expr.Input(i, t), t})
-	return typed{expr.Input(len(s.groups)-1, t), t}, true
+	s.groups = append(s.groups, typed{d: expr.Input(i, t), t: t})
+	return typed{d: expr.Input(len(s.groups)-1, t), t: t}, true
 }
 
 func (s *aggScope) groupIndex(i int) int {
@@ -314,7 +317,7 @@ func (q *query) aggregate(from *relExpr, s *pg_query.SelectStmt) (*relExpr, *bin
 	}
 	sc.from.clause = "WHERE"
 	sorts := sortNodes(s)
-	if err := q.preplanScalars(slices.Concat(s.TargetList, []*pg_query.Node{s.HavingClause}, sorts)...); err != nil {
+	if err := q.preplanScalars(from, slices.Concat(s.TargetList, []*pg_query.Node{s.HavingClause}, sorts)...); err != nil {
 		return nil, nil, err
 	}
 	if ws, err := q.windowFuncs(s.HavingClause); err != nil || len(ws) > 0 {

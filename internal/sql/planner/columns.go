@@ -67,7 +67,7 @@ func (q *query) bindDefault(col catalog.Column, n *pg_query.Node) (typed, error)
 // or to DEFAULT: the column's default expression, or NULL.
 func (q *query) defaultOf(col catalog.Column) (typed, error) {
 	if col.Default == "" {
-		return typed{expr.Null(col.Type), col.Type}, nil
+		return typed{d: expr.Null(col.Type), t: col.Type}, nil
 	}
 	n, err := parser.ParseExpr(col.Default)
 	if err != nil {

@@ -184,7 +184,7 @@ func (q *query) visibleFirst(r *relExpr) *relExpr {
 	for _, hidden := range []bool{false, true} {
 		for i, c := range r.cols {
 			if c.hidden == hidden {
-				outs = append(outs, outCol{t: typed{expr.Input(i, c.typ), c.typ}, name: c.name, qual: c.qual, hidden: c.hidden})
+				outs = append(outs, outCol{t: typed{d: expr.Input(i, c.typ), t: c.typ}, name: c.name, qual: c.qual, hidden: c.hidden})
 			}
 		}
 	}

@@ -305,7 +305,7 @@ func keptOrder(ord *ordering, from int) *ordering {
 // Postgres's input function does.
 func (b *binder) assignSelected(r *relExpr, i int, c catalog.Column) (typed, error) {
 	rc := r.cols[i]
-	t := typed{expr.Input(i, rc.typ), rc.typ}
+	t := typed{d: expr.Input(i, rc.typ), t: rc.typ}
 	if rc.unknown {
 		return b.coerce(t, c.Type, -1)
 	}
@@ -412,10 +412,10 @@ func (p *Planner) update(st *parser.Statement, s *pg_query.UpdateStmt, ps *param
 	}
 	var outs []outCol
 	for i, c := range rel.Columns {
-		outs = append(outs, outCol{t: typed{expr.Input(i, c.Type), c.Type}, name: c.Name, hidden: c.Hidden})
+		outs = append(outs, outCol{t: typed{d: expr.Input(i, c.Type), t: c.Type}, name: c.Name, hidden: c.Hidden})
 	}
 	for i, c := range rel.Columns {
-		t := typed{expr.Input(i, c.Type), c.Type}
+		t := typed{d: expr.Input(i, c.Type), t: c.Type}
 		if newVals[i] != nil {
 			t = *newVals[i]
 		}

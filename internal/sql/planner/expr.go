@@ -15,6 +15,11 @@ import (
 type typed struct {
 	d expr.Desc
 	t types.Type
+	// reg is the reg* type (regclass, …) of an oid, shown as a name
+	// (regtype.go); empty for every other value.
+	reg string
+	// fields are the fields of a record (srf.go); nil for other values.
+	fields []field
 }
 
 // binder turns pg_query expressions into expr.Desc over the columns of
@@ -107,11 +112,20 @@ func (b *binder) columnRef(c *pg_query.ColumnRef) (typed, error) {
 		return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, c.Location, "* is not allowed here")
 	}
 	i, err := b.q.resolve(b.scope, qual, name, c.Location)
+	if code := sqlerr.CodeOf(err); code == sqlerr.UndefinedColumn || code == sqlerr.UndefinedTable {
+		if t, ok := b.outerColumn(qual, name, c.Location); ok {
+			return t, nil
+		}
+		if b.fartherColumn(qual, name, c.Location) {
+			return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, c.Location,
+				"a subquery may refer to the query around it, but not to one further out (%s)", name)
+		}
+	}
 	if err != nil {
 		return typed{}, err
 	}
 	t := b.scope.cols[i].typ
-	return typed{expr.Input(i, t), t}, nil
+	return typed{d: expr.Input(i, t), t: t}, nil
 }
 
 // columnName splits a column reference into qualifier and name; the
@@ -144,12 +158,12 @@ func columnName(c *pg_query.ColumnRef) (qual, name string, star bool) {
 }
 
 func lit(text string, t types.Type) typed {
-	return typed{expr.Desc{Kind: expr.KindLiteral, Type: t, Value: &text}, t}
+	return typed{d: expr.Desc{Kind: expr.KindLiteral, Type: t, Value: &text}, t: t}
 }
 
 func (b *binder) constant(c *pg_query.A_Const) (typed, error) {
 	if c.Isnull {
-		return typed{expr.Null(types.TUnknown), types.TUnknown}, nil
+		return typed{d: expr.Null(types.TUnknown), t: types.TUnknown}, nil
 	}
 	switch v := c.Val.(type) {
 	case *pg_query.A_Const_Ival:
@@ -182,6 +196,9 @@ func typeName(q *query, tn *pg_query.TypeName) (types.Type, error) {
 	if len(tn.Names) > 0 {
 		name = tn.Names[len(tn.Names)-1].GetString_().Sval
 	}
+	if strings.EqualFold(name, "oid") {
+		name = "bigint" // an oid is a bigint in Sluice (regtype.go)
+	}
 	if t, ok := types.ParseTypeName(strings.ToLower(name)); ok {
 		if len(tn.ArrayBounds) == 0 {
 			return t, nil
@@ -195,6 +212,9 @@ func typeName(q *query, tn *pg_query.TypeName) (types.Type, error) {
 }
 
 func (b *binder) typeCast(c *pg_query.TypeCast) (typed, error) {
+	if kind, ok := regKindOf(c.TypeName); ok {
+		return b.regCast(c, kind)
+	}
 	to, err := typeName(b.q, c.TypeName)
 	if err != nil {
 		return typed{}, err
@@ -222,6 +242,9 @@ func (b *binder) castTo(c *pg_query.TypeCast, to types.Type) (typed, error) {
 	if err != nil {
 		return typed{}, err
 	}
+	if arg.reg != "" && to == types.TVarchar {
+		return b.regName(arg, c.Location)
+	}
 	if p, ok := b.typeParam(arg, to); ok {
 		return p, nil
 	}
@@ -229,13 +252,13 @@ func (b *binder) castTo(c *pg_query.TypeCast, to types.Type) (typed, error) {
 	// so a bad one is an error at plan time with its position.
 	if arg.d.Kind == expr.KindLiteral && arg.t.ID == types.Unknown {
 		if arg.d.Value == nil {
-			return typed{expr.Null(to), to}, nil
+			return typed{d: expr.Null(to), t: to}, nil
 		}
 		d, err := types.ParseDatum(*arg.d.Value, to)
 		if err != nil {
 			return typed{}, withPos(b.q.st, err, location(c.Arg))
 		}
-		return typed{expr.Literal(d, to), to}, nil
+		return typed{d: expr.Literal(d, to), t: to}, nil
 	}
 	if arg.t == to {
 		return arg, nil
@@ -243,7 +266,7 @@ func (b *binder) castTo(c *pg_query.TypeCast, to types.Type) (typed, error) {
 	if !expr.CanCast(arg.t, to) {
 		return typed{}, errAt(b.q.st, sqlerr.CannotCoerce, c.Location, "cannot cast type %s to %s", arg.t, to)
 	}
-	return typed{expr.Cast(arg.d, to), to}, nil
+	return typed{d: expr.Cast(arg.d, to), t: to}, nil
 }
 
 // check builds d to learn its type, turning a failure into a user error
@@ -257,7 +280,7 @@ func (b *binder) check(d expr.Desc, loc int32) (typed, error) {
 		return typed{}, withPos(b.q.st, err, loc)
 	}
 	d.Type = e.Type()
-	return typed{d, e.Type()}, nil
+	return typed{d: d, t: e.Type()}, nil
 }
 
 // node binds args and builds a node of kind k over them.
@@ -290,6 +313,9 @@ func (b *binder) call(name string, loc int32, args ...typed) (typed, error) {
 	}
 	if _, err := expr.ResolveFunc(name, ts); err != nil {
 		return typed{}, withPos(b.q.st, err, loc)
+	}
+	if err := b.refuseSessionFunc(name, loc); err != nil {
+		return typed{}, err
 	}
 	b.typeCallParams(name, args)
 	ds := make([]expr.Desc, len(args))
@@ -342,15 +368,15 @@ func (b *binder) coerce(t typed, to types.Type, loc int32) (typed, error) {
 	}
 	if t.d.Kind == expr.KindLiteral && t.t.ID == types.Unknown {
 		if t.d.Value == nil {
-			return typed{expr.Null(to), to}, nil
+			return typed{d: expr.Null(to), t: to}, nil
 		}
 		d, err := types.ParseDatum(*t.d.Value, to)
 		if err != nil {
 			return typed{}, withPos(b.q.st, err, loc)
 		}
-		return typed{expr.Literal(d, to), to}, nil
+		return typed{d: expr.Literal(d, to), t: to}, nil
 	}
-	return typed{expr.Cast(t.d, to), to}, nil
+	return typed{d: expr.Cast(t.d, to), t: to}, nil
 }
 
 func (b *binder) boolExpr(e *pg_query.BoolExpr) (typed, error) {
@@ -376,7 +402,7 @@ func (b *binder) boolExpr(e *pg_query.BoolExpr) (typed, error) {
 func boolNode(k expr.Kind, args ...expr.Desc) typed {
 	d := expr.Node(k, args...)
 	d.Type = types.TBool
-	return typed{d, types.TBool}
+	return typed{d: d, t: types.TBool}
 }
 
 func (b *binder) caseExpr(c *pg_query.CaseExpr) (typed, error) {
@@ -485,7 +511,18 @@ func (b *binder) sqlValue(f *pg_query.SQLValueFunction) (typed, error) {
 	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
 		return b.call("now", f.Location)
 	}
+	if name, ok := sessionValues[f.Op]; ok {
+		return b.call(name, f.Location)
+	}
 	return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, f.Location, "%s is not supported", strings.TrimPrefix(f.Op.String(), "SVFOP_"))
+}
+
+// sessionValues are the SQL-standard session values, by their
+// functions' names.
+var sessionValues = map[pg_query.SQLValueFunctionOp]string{
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER: "current_user", pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE: "current_role",
+	pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER: "session_user", pg_query.SQLValueFunctionOp_SVFOP_USER: "user",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG: "current_catalog", pg_query.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA: "current_schema",
 }
 
 // location returns a node's Location, or -1.

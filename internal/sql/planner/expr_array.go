@@ -66,7 +66,7 @@ func (b *binder) castElems(ts []typed, nodes []*pg_query.Node, elem types.Type) 
 			}
 			out[i] = c
 		case expr.CanCast(t.t, elem):
-			out[i] = typed{expr.Cast(t.d, elem), elem}
+			out[i] = typed{d: expr.Cast(t.d, elem), t: elem}
 		default:
 			return nil, errAt(b.q.st, sqlerr.CannotCoerce, location(nodes[i]), "cannot cast type %s to %s", t.t, elem)
 		}
@@ -76,15 +76,27 @@ func (b *binder) castElems(ts []typed, nodes []*pg_query.Node, elem types.Type) 
 
 // indirection binds arg[i] and arg[lo:hi] (possibly repeated: a[2:3][1]).
 func (b *binder) indirection(ind *pg_query.A_Indirection) (typed, error) {
-	cur, err := b.bind(ind.Arg)
+	rest := ind.Indirection
+	cur, ok, err := b.carriedField(ind)
+	if ok {
+		rest = rest[1:]
+	} else {
+		cur, err = b.bind(ind.Arg)
+	}
 	if err != nil {
 		return typed{}, err
 	}
 	loc := location(ind.Arg)
-	for _, n := range ind.Indirection {
+	for _, n := range rest {
+		if f := n.GetString_(); f != nil {
+			if cur, err = b.fieldOf(cur, f.Sval, loc); err != nil {
+				return typed{}, err
+			}
+			continue
+		}
 		idx := n.GetAIndices()
 		if idx == nil {
-			return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, loc, "field selection is not supported")
+			return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, loc, "this indirection is not supported")
 		}
 		if !cur.t.IsArray() {
 			return typed{}, errAt(b.q.st, sqlerr.DatatypeMismatch, loc,
@@ -95,6 +107,26 @@ func (b *binder) indirection(ind *pg_query.A_Indirection) (typed, error) {
 		}
 	}
 	return cur, nil
+}
+
+// carriedField reads (rel.col).field where a subquery carried a record
+// column's field as the hidden column "col.field" (srf.go).
+func (b *binder) carriedField(ind *pg_query.A_Indirection) (typed, bool, error) {
+	cr := ind.Arg.GetColumnRef()
+	f := ind.Indirection[0].GetString_()
+	if cr == nil || f == nil || b.scope == nil {
+		return typed{}, false, nil
+	}
+	qual, name, star := columnName(cr)
+	if star {
+		return typed{}, false, nil
+	}
+	i, err := b.q.resolve(b.scope, qual, name+"."+f.Sval, cr.Location)
+	if err != nil {
+		return typed{}, false, nil
+	}
+	t := b.scope.cols[i].typ
+	return typed{d: expr.Input(i, t), t: t}, true, nil
 }
 
 func (b *binder) subscript(arr typed, idx *pg_query.A_Indices, loc int32) (typed, error) {

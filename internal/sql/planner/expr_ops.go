@@ -175,6 +175,13 @@ func (b *binder) funcCall(f *pg_query.FuncCall) (typed, error) {
 	if f.AggStar || f.AggDistinct || f.AggFilter != nil {
 		return typed{}, errAt(b.q.st, sqlerr.WrongObjectType, f.Location, "%s is not an aggregate function", name)
 	}
+	if srfNames[name] {
+		clause := b.clause
+		if clause == "" {
+			clause = "this context"
+		}
+		return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, f.Location, "set-returning functions are not allowed in %s", clause)
+	}
 	args := make([]typed, len(f.Args))
 	for i, a := range f.Args {
 		t, err := b.bind(a)
@@ -197,10 +204,15 @@ func (b *binder) textConcatArgs(l, r typed) (typed, typed) {
 	}
 	isText := func(t typed) bool { return t.t.ID == types.Varchar || t.t.ID == types.Unknown }
 	toText := func(t typed) typed {
+		if t.reg != "" { // a reg* value concatenates as its name
+			if named, err := b.regName(t, -1); err == nil {
+				return named
+			}
+		}
 		if isText(t) || t.t.ID == types.Bytea {
 			return t
 		}
-		return typed{expr.Cast(t.d, types.TVarchar), types.TVarchar}
+		return typed{d: expr.Cast(t.d, types.TVarchar), t: types.TVarchar}
 	}
 	switch {
 	case isText(l) && isText(r):

@@ -23,6 +23,9 @@ func (q *query) fromClause(items []*pg_query.Node, where *pg_query.Node) (*relEx
 	if len(items) == 0 {
 		return q.unitRow(), where, nil
 	}
+	if !q.streaming && len(items) > 1 {
+		return q.fromClauseBatch(items, where)
+	}
 	acc, err := q.fromItem(items[0])
 	if err != nil {
 		return nil, nil, err
@@ -115,6 +118,13 @@ func (q *query) rangeVar(rv *pg_query.RangeVar) (*relExpr, error) {
 		if r, err = q.systemScan(rv, qual); err != nil {
 			return nil, err
 		}
+	} else if pr, ok, err := pgCatalogRelation(rv); ok || err != nil {
+		if err != nil {
+			return nil, withPos(q.st, err, rv.Location)
+		}
+		if r, err = q.pgCatalogScan(pr, rv.Location, qual); err != nil {
+			return nil, err
+		}
 	} else {
 		rel, ok := q.p.cat.ByName(rv.Relname)
 		if !ok {
@@ -187,10 +197,13 @@ func (q *query) pushCTEs(w *pg_query.WithClause) (pop func(), err error) {
 			return nil, errAt(q.st, sqlerr.FeatureNotSupported, c.Location, "only SELECT is supported in WITH")
 		}
 		names := c.Aliascolnames
+		// The query around an apply subquery is in scope where the WITH
+		// is written, not where the CTE is read.
+		defOuter := q.outer
 		level[c.Ctename] = &cte{name: c.Ctename, node: func() (*relExpr, error) {
-			outer := q.ctes
-			q.ctes = scope
-			defer func() { q.ctes = outer }()
+			outer, readOuter := q.ctes, q.outer
+			q.ctes, q.outer = scope, defOuter
+			defer func() { q.ctes, q.outer = outer, readOuter }()
 			r, _, err := q.selectStmt(body, false)
 			if err != nil {
 				return nil, err
@@ -262,15 +275,25 @@ func (q *query) values(lists []*pg_query.Node) (*relExpr, error) {
 const maxSeriesRows = 100_000
 
 func (q *query) rangeFunction(f *pg_query.RangeFunction) (*relExpr, error) {
-	if len(f.Functions) != 1 || f.Ordinality || f.Lateral {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only generate_series(start, stop[, step]), TUMBLE and HOP are supported in FROM")
+	if len(f.Functions) != 1 || f.Lateral {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only generate_series(start, stop[, step]), unnest(array), TUMBLE and HOP are supported in FROM")
 	}
 	fc := f.Functions[0].GetList().GetItems()[0].GetFuncCall()
-	if fc != nil && isTimeWindow(funcName(fc)) {
+	if fc != nil && isTimeWindow(funcName(fc)) && !f.Ordinality {
 		return q.timeWindow(f, fc)
 	}
-	if fc == nil || funcName(fc) != "generate_series" || len(fc.Args) < 2 || len(fc.Args) > 3 {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only generate_series(start, stop[, step]), TUMBLE and HOP are supported in FROM")
+	if fc != nil && !f.Ordinality {
+		if r, ok, err := q.pgCatalogFunction(f, fc); ok || err != nil {
+			return r, err
+		}
+	}
+	if fc != nil && !q.streaming && (funcName(fc) == "unnest" || funcName(fc) == "generate_series") {
+		if r, ok, err := q.functionScan(f, fc); ok || err != nil {
+			return r, err
+		}
+	}
+	if fc == nil || funcName(fc) != "generate_series" || len(fc.Args) < 2 || len(fc.Args) > 3 || f.Ordinality {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "only generate_series(start, stop[, step]), unnest(array), TUMBLE and HOP are supported in FROM")
 	}
 	b := &binder{q: q, clause: "functions in FROM"}
 	var bounds []int64

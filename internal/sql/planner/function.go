@@ -76,7 +76,7 @@ func (p *Planner) createFunction(st *parser.Statement, cs *pg_query.CreateFuncti
 	// Bind the body once over the parameters, so a broken body fails here.
 	args := make([]typed, len(fn.Args))
 	for i, a := range fn.Args {
-		args[i] = typed{expr.Null(a.Type), a.Type}
+		args[i] = typed{d: expr.Null(a.Type), t: a.Type}
 	}
 	if _, err := q.inline(nil, fn, args, -1); err != nil {
 		return nil, err

@@ -117,12 +117,19 @@ type equiKey struct {
 // when they are not plain columns or their types differ); everything else
 // is the residual condition.
 func (q *query) join(left, right *relExpr, jt plan.JoinType, cond *pg_query.Node, loc int32) (*relExpr, error) {
+	r, _, err := q.joinAt(left, right, jt, cond, loc)
+	return r, err
+}
+
+// joinAt is join, also returning where the right side's columns start
+// in the result (the left side may have gained key columns).
+func (q *query) joinAt(left, right *relExpr, jt plan.JoinType, cond *pg_query.Node, loc int32) (*relExpr, int, error) {
 	combined := &relExpr{cols: slices.Concat(left.cols, right.cols)}
 	b := &binder{q: q, scope: combined, clause: "JOIN conditions"}
 	b.hook = func(n *pg_query.Node) (typed, bool, error) {
 		if p := n.GetParamRef(); p != nil && p.Number < 0 {
 			i := int(-1 - p.Number)
-			return typed{expr.Input(i, combined.cols[i].typ), combined.cols[i].typ}, true, nil
+			return typed{d: expr.Input(i, combined.cols[i].typ), t: combined.cols[i].typ}, true, nil
 		}
 		return typed{}, false, nil
 	}
@@ -132,7 +139,7 @@ func (q *query) join(left, right *relExpr, jt plan.JoinType, cond *pg_query.Node
 	for _, c := range conjuncts(cond) {
 		t, err := b.boolArg(c, "JOIN/ON")
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if k, ok := splitEqui(t.d, nl, len(combined.cols)); ok {
 			if ct, ok := expr.CommonType(k.l.t, k.r.t); ok {
@@ -148,13 +155,14 @@ func (q *query) join(left, right *relExpr, jt plan.JoinType, cond *pg_query.Node
 	}
 	if len(keys) == 0 {
 		if q.streaming {
-			return nil, errAt(q.st, sqlerr.FeatureNotSupported, loc,
+			return nil, 0, errAt(q.st, sqlerr.FeatureNotSupported, loc,
 				"streaming joins need an equality condition between the two sides: a CROSS JOIN or a join without one would have to keep and re-emit the whole product on every change")
 		}
 		one := lit("1", types.TInt32)
 		keys = append(keys, equiKey{l: one, r: one})
 	}
-	return q.hashJoin(left, right, jt, keys, residual), nil
+	r, at := q.hashJoinAt(left, right, jt, keys, residual)
+	return r, at, nil
 }
 
 // repeatsKeyColumn reports whether k's left or right side is a column
@@ -190,7 +198,7 @@ func splitEqui(d expr.Desc, nl, n int) (equiKey, bool) {
 		return equiKey{}, false
 	}
 	r := rebase(c, -nl)
-	return equiKey{l: typed{a, a.Type}, r: typed{r, r.Type}, nullSafe: nullSafe}, true
+	return equiKey{l: typed{d: a, t: a.Type}, r: typed{d: r, t: r.Type}, nullSafe: nullSafe}, true
 }
 
 // side returns 1 if d reads only left columns, 2 if only right ones, 0 if
@@ -245,7 +253,7 @@ func (q *query) keyColumns(in *relExpr, ks []typed) (*relExpr, []int) {
 	}
 	var outs []outCol
 	for i, c := range in.cols {
-		outs = append(outs, outCol{t: typed{expr.Input(i, c.typ), c.typ}, name: c.name, qual: c.qual, hidden: c.hidden})
+		outs = append(outs, outCol{t: typed{d: expr.Input(i, c.typ), t: c.typ}, name: c.name, qual: c.qual, hidden: c.hidden})
 	}
 	return q.project(in, append(outs, extra...), true), cols
 }

@@ -75,7 +75,7 @@ func (b *binder) param(r *pg_query.ParamRef) (typed, error) {
 		ps.ts = append(ps.ts, types.TUnknown)
 	}
 	t := ps.ts[n-1]
-	return typed{expr.Param(n, t), t}, nil
+	return typed{d: expr.Param(n, t), t: t}, nil
 }
 
 // typeParam gives t, when it is a parameter not typed yet, the type to:
@@ -85,7 +85,7 @@ func (b *binder) typeParam(t typed, to types.Type) (typed, bool) {
 		return t, false
 	}
 	b.q.params.ts[t.d.Index-1] = to
-	return typed{expr.Param(t.d.Index, to), to}, true
+	return typed{d: expr.Param(t.d.Index, to), t: to}, true
 }
 
 // typeCallParams types the untyped parameters among a call's arguments
@@ -208,7 +208,7 @@ func cellValue(c Cell, ts []types.Type, params []types.Datum, now types.DTimesta
 	if v := c.Value; v.Kind == expr.KindParam && v.Index >= 1 && v.Index <= len(params) && ts[v.Index-1] == c.To {
 		return params[v.Index-1], nil
 	}
-	return evalConstAt(typed{bind(c.Value), c.From}, c.To, now)
+	return evalConstAt(typed{d: bind(c.Value), t: c.From}, c.To, now)
 }
 
 // ParamValues evaluates EXECUTE's argument expressions as constants of

@@ -123,9 +123,9 @@ func (q *query) withRank(top *relExpr, col int) *relExpr {
 	cols := append(slices.Clip(top.cols), column{name: "_rank", typ: types.TInt64, hidden: true})
 	var outs []outCol
 	for i, c := range top.cols {
-		t := typed{expr.Input(i, c.typ), c.typ}
+		t := typed{d: expr.Input(i, c.typ), t: c.typ}
 		if i == col {
-			t = typed{expr.Input(rank, types.TInt64), types.TInt64}
+			t = typed{d: expr.Input(rank, types.TInt64), t: types.TInt64}
 		}
 		outs = append(outs, outCol{t: t, name: c.name, qual: c.qual, hidden: c.hidden})
 	}

@@ -75,6 +75,24 @@ type query struct {
 	scalars map[*pg_query.SubLink]*scalarSub
 	// inlining counts nested SQL function calls being inlined.
 	inlining int
+	// outer is the relation of the query around an apply subquery being
+	// planned (apply.go); nil elsewhere. farther are the enclosing
+	// queries' relations hidden from a nested subquery (hideOuter), so
+	// that a reference to one is refused for what it is.
+	outer   *relExpr
+	farther []*relExpr
+}
+
+// hideOuter hides the enclosing query of an apply subquery while a
+// subquery nested in it is planned: that one's nearest enclosing query
+// is the subquery itself. It returns what restores it.
+func (q *query) hideOuter() func() {
+	saved, n := q.outer, len(q.farther)
+	if saved != nil {
+		q.farther = append(q.farther, saved)
+	}
+	q.outer = nil
+	return func() { q.outer, q.farther = saved, q.farther[:n] }
 }
 
 type cte struct {

@@ -116,6 +116,9 @@ func (q *query) simpleSelect(s *pg_query.SelectStmt, top bool) (*relExpr, *order
 	if from, b, err = q.windows(from, b, s); err != nil {
 		return nil, nil, err
 	}
+	if from, b, err = q.selectListSRFs(from, b, s.TargetList); err != nil {
+		return nil, nil, err
+	}
 	outs, err := q.targets(b, s.TargetList)
 	if err != nil {
 		return nil, nil, err
@@ -124,7 +127,12 @@ func (q *query) simpleSelect(s *pg_query.SelectStmt, top bool) (*relExpr, *order
 	if distinct && s.DistinctClause[0] != nil && s.DistinctClause[0].Node != nil {
 		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, "SELECT DISTINCT ON is not supported")
 	}
-	nVisible := len(outs)
+	nVisible := 0
+	for _, o := range outs {
+		if !o.hidden {
+			nVisible++
+		}
+	}
 	outs, by, err := q.orderBy(b, outs, s.SortClause, distinct)
 	if err != nil {
 		return nil, nil, err
@@ -154,7 +162,7 @@ func (q *query) finish(r *relExpr, s *pg_query.SelectStmt, by []plan.ColumnOrder
 		var outs []outCol
 		b := &binder{q: q, scope: r}
 		for i := 0; i < nVisible; i++ {
-			outs = append(outs, outCol{t: typed{expr.Input(i, r.cols[i].typ), r.cols[i].typ}, name: r.cols[i].name})
+			outs = append(outs, outCol{t: typed{d: expr.Input(i, r.cols[i].typ), t: r.cols[i].typ}, name: r.cols[i].name})
 		}
 		if outs, by, err = q.orderBy(b, outs, s.SortClause, false); err != nil {
 			return nil, nil, err
@@ -277,7 +285,7 @@ func evalConstAt(t typed, to types.Type, now types.DTimestamptz) (types.Datum, e
 
 // targets binds the select list, expanding * and t.*.
 func (q *query) targets(b *binder, list []*pg_query.Node) ([]outCol, error) {
-	var outs []outCol
+	var outs, carried []outCol
 	for _, n := range list {
 		rt := n.GetResTarget()
 		if cr := rt.Val.GetColumnRef(); cr != nil {
@@ -294,6 +302,9 @@ func (q *query) targets(b *binder, list []*pg_query.Node) ([]outCol, error) {
 		if err != nil {
 			return nil, err
 		}
+		if t, err = b.regName(t, location(rt.Val)); err != nil {
+			return nil, err
+		}
 		unknown := t.t.ID == types.Unknown
 		if unknown {
 			if t, err = b.coerce(t, types.TVarchar, location(rt.Val)); err != nil {
@@ -305,8 +316,11 @@ func (q *query) targets(b *binder, list []*pg_query.Node) ([]outCol, error) {
 			name = derivedName(rt.Val)
 		}
 		outs = append(outs, outCol{t: t, name: name, unknown: unknown})
+		for _, f := range t.fields {
+			carried = append(carried, outCol{t: f.t, name: name + "." + f.name, hidden: true})
+		}
 	}
-	return outs, nil
+	return append(outs, carried...), nil
 }
 
 func (q *query) star(b *binder, qual string, loc int32) ([]outCol, error) {
@@ -322,7 +336,7 @@ func (q *query) star(b *binder, qual string, loc int32) ([]outCol, error) {
 		if qual != "" && c.qual != qual {
 			continue
 		}
-		t := typed{expr.Input(i, c.typ), c.typ}
+		t := typed{d: expr.Input(i, c.typ), t: c.typ}
 		if b.grouped != nil {
 			// Above a GROUP BY, * expands to column references, each of
 			// which must be grouped, as in Postgres.
@@ -363,7 +377,25 @@ func derivedName(n *pg_query.Node) string {
 		return "case"
 	case *pg_query.Node_AArrayExpr:
 		return "array"
+	case *pg_query.Node_SubLink:
+		switch x.SubLink.SubLinkType {
+		case pg_query.SubLinkType_ARRAY_SUBLINK:
+			return "array"
+		case pg_query.SubLinkType_EXISTS_SUBLINK:
+			return "exists"
+		case pg_query.SubLinkType_EXPR_SUBLINK:
+			if sel := x.SubLink.Subselect.GetSelectStmt(); sel != nil && len(sel.TargetList) == 1 {
+				if rt := sel.TargetList[0].GetResTarget(); rt.Name != "" {
+					return rt.Name
+				}
+				return derivedName(sel.TargetList[0].GetResTarget().Val)
+			}
+		}
 	case *pg_query.Node_AIndirection:
+		ind := x.AIndirection.Indirection
+		if f := ind[len(ind)-1].GetString_(); f != nil {
+			return f.Sval // (r).x is named x
+		}
 		return derivedName(x.AIndirection.Arg) // tags[1] is named tags
 	case *pg_query.Node_CoalesceExpr:
 		return "coalesce"
@@ -379,6 +411,9 @@ func derivedName(n *pg_query.Node) string {
 			return "nullif"
 		}
 	case *pg_query.Node_SqlvalueFunction:
+		if name, ok := sessionValues[x.SqlvalueFunction.Op]; ok {
+			return name
+		}
 		return "current_timestamp"
 	}
 	return "?column?"

@@ -142,7 +142,7 @@ func (q *query) branchColumns(br *relExpr, common []types.Type) ([]outCol, error
 	b := &binder{q: q, scope: br}
 	var outs []outCol
 	for i, c := range br.visible() {
-		t, err := b.coerce(typed{expr.Input(c, br.cols[c].typ), br.cols[c].typ}, common[i], -1)
+		t, err := b.coerce(typed{d: expr.Input(c, br.cols[c].typ), t: br.cols[c].typ}, common[i], -1)
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +170,7 @@ func (q *query) unionAll(branches []*relExpr, common []types.Type) (*relExpr, er
 			if k, ok := keyAt[s]; ok {
 				d = expr.Input(k, st)
 			}
-			outs = append(outs, outCol{t: typed{d, st}, name: "_key", hidden: true})
+			outs = append(outs, outCol{t: typed{d: d, t: st}, name: "_key", hidden: true})
 		}
 		p := q.project(br, outs, false)
 		// The branch's key is the union's (its number and key slots), not
@@ -262,10 +262,10 @@ func (q *query) intersectExcept(branches []*relExpr, common []types.Type, except
 	b := &binder{q: q, scope: u}
 	sc := &aggScope{q: q, from: b}
 	for i, t := range common {
-		sc.groups = append(sc.groups, typed{expr.Input(i, t), t})
+		sc.groups = append(sc.groups, typed{d: expr.Input(i, t), t: t})
 	}
 	for j := range branches {
-		f, err := b.call("=", -1, typed{expr.Input(n, types.TInt32), types.TInt32}, lit(itoa(j), types.TInt32))
+		f, err := b.call("=", -1, typed{d: expr.Input(n, types.TInt32), t: types.TInt32}, lit(itoa(j), types.TInt32))
 		if err != nil {
 			return nil, err
 		}
@@ -274,7 +274,7 @@ func (q *query) intersectExcept(branches []*relExpr, common []types.Type, except
 	r := q.aggNode(u, sc)
 	rb := &binder{q: q, scope: r}
 	zero := lit("0", types.TInt64)
-	left, err := rb.call(">", -1, typed{expr.Input(n, types.TInt64), types.TInt64}, zero)
+	left, err := rb.call(">", -1, typed{d: expr.Input(n, types.TInt64), t: types.TInt64}, zero)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +282,7 @@ func (q *query) intersectExcept(branches []*relExpr, common []types.Type, except
 	if except {
 		op = "="
 	}
-	right, err := rb.call(op, -1, typed{expr.Input(n+1, types.TInt64), types.TInt64}, zero)
+	right, err := rb.call(op, -1, typed{d: expr.Input(n+1, types.TInt64), t: types.TInt64}, zero)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +292,7 @@ func (q *query) intersectExcept(branches []*relExpr, common []types.Type, except
 	r = &relExpr{node: f, cols: r.cols}
 	var outs []outCol
 	for i := range n {
-		outs = append(outs, outCol{t: typed{expr.Input(i, common[i]), common[i]}, name: r.cols[i].name})
+		outs = append(outs, outCol{t: typed{d: expr.Input(i, common[i]), t: common[i]}, name: r.cols[i].name})
 	}
 	return q.project(r, outs, true), nil
 }

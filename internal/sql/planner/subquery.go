@@ -61,11 +61,11 @@ func (sc *scalarSub) value() expr.Desc {
 // attachScalars; before that (an aggregation's first pass collecting
 // calls) a NULL of its type stands in.
 func (b *binder) bindSubLink(s *pg_query.SubLink) (typed, error) {
-	if sc, ok := b.q.scalars[s]; ok && s.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK {
+	if sc, ok := b.q.scalars[s]; ok {
 		if !sc.attached {
-			return typed{expr.Null(sc.t), sc.t}, nil
+			return typed{d: expr.Null(sc.t), t: sc.t}, nil
 		}
-		return typed{sc.value(), sc.t}, nil
+		return typed{d: sc.value(), t: sc.t}, nil
 	}
 	return typed{}, errAt(b.q.st, sqlerr.FeatureNotSupported, s.Location,
 		"this subquery is not supported here: IN, NOT IN, EXISTS and NOT EXISTS must be WHERE conditions joined by AND, "+
@@ -79,7 +79,8 @@ func scalarSubLinks(ns ...*pg_query.Node) []*pg_query.SubLink {
 	for _, n := range ns {
 		walkNodes(n, func(x any) bool {
 			s, ok := x.(*pg_query.SubLink)
-			if ok && s.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK {
+			if ok && (s.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK || s.SubLinkType == pg_query.SubLinkType_ARRAY_SUBLINK ||
+				s.SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK) {
 				out = append(out, s)
 			}
 			return !ok
@@ -93,26 +94,41 @@ func scalarSubLinks(ns ...*pg_query.Node) []*pg_query.SubLink {
 // correlatedOK (r is a FROM clause's relation, not an aggregation's
 // output) a subquery referring to r's columns is decorrelated too.
 func (q *query) attachScalars(r *relExpr, subs []*pg_query.SubLink, correlatedOK bool) (*relExpr, error) {
+	defer q.hideOuter()()
 	for _, s := range subs {
-		// Planned again each time: a CTE referenced twice plans its query,
-		// and so its subqueries, once per reference.
-		sr, err := q.scalarPlan(s)
-		if err != nil && correlatedOK && sqlerr.CodeOf(err) == sqlerr.FeatureNotSupported {
-			var sc *scalarSub
-			if r, sc, err = q.correlatedScalar(r, s, err); err == nil {
-				q.scalarMap()[s] = sc
-				continue
-			}
-		}
+		next, sc, err := q.attachScalar(r, s, correlatedOK)
 		if err != nil {
 			return nil, err
 		}
-		one := lit("1", types.TInt32)
-		var at int
-		r, at = q.hashJoinAt(r, hideAll(sr.r), plan.InnerJoin, []equiKey{{l: one, r: one}}, nil)
-		q.scalarMap()[s] = sr.attachedAt(at)
+		r = next
+		q.scalarMap()[s] = sc
 	}
 	return r, nil
+}
+
+// attachScalar plans one subquery of attachScalars: a scalar one planned
+// alone and joined on, decorrelated, or (in a batch query, and for ARRAY
+// and EXISTS in expressions always) as an apply.
+func (q *query) attachScalar(r *relExpr, s *pg_query.SubLink, correlatedOK bool) (*relExpr, *scalarSub, error) {
+	if s.SubLinkType != pg_query.SubLinkType_EXPR_SUBLINK {
+		return q.applySubLink(r, s)
+	}
+	// Planned again each time: a CTE referenced twice plans its query,
+	// and so its subqueries, once per reference.
+	sr, err := q.scalarPlan(s)
+	if err != nil && correlatedOK && sqlerr.CodeOf(err) == sqlerr.FeatureNotSupported {
+		joined, sc, cerr := q.correlatedScalar(r, s, err)
+		if cerr == nil || q.streaming || sqlerr.CodeOf(cerr) != sqlerr.FeatureNotSupported {
+			return joined, sc, cerr
+		}
+		return q.applySubLink(r, s)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	one := lit("1", types.TInt32)
+	joined, at := q.hashJoinAt(r, hideAll(sr.r), plan.InnerJoin, []equiKey{{l: one, r: one}}, nil)
+	return joined, sr.attachedAt(at), nil
 }
 
 func (q *query) scalarMap() map[*pg_query.SubLink]*scalarSub {
@@ -124,18 +140,33 @@ func (q *query) scalarMap() map[*pg_query.SubLink]*scalarSub {
 
 // preplanScalars records the types of the scalar subqueries in ns, so an
 // aggregation's first binding pass can stand NULLs in for them.
-func (q *query) preplanScalars(ns ...*pg_query.Node) error {
+func (q *query) preplanScalars(from *relExpr, ns ...*pg_query.Node) error {
+	defer q.hideOuter()()
 	for _, s := range scalarSubLinks(ns...) {
 		if _, ok := q.scalars[s]; ok {
 			continue
 		}
-		sr, err := q.scalarPlan(s)
+		t, err := q.preplanType(from, s)
 		if err != nil {
 			return err
 		}
-		q.scalarMap()[s] = &scalarSub{t: sr.t}
+		q.scalarMap()[s] = &scalarSub{t: t}
 	}
 	return nil
+}
+
+// preplanType is the type of subquery s's value: an ARRAY's is planned
+// as its apply will be, over from.
+func (q *query) preplanType(from *relExpr, s *pg_query.SubLink) (types.Type, error) {
+	switch s.SubLinkType {
+	case pg_query.SubLinkType_EXISTS_SUBLINK:
+		return types.TBool, nil
+	case pg_query.SubLinkType_ARRAY_SUBLINK:
+		_, _, t, err := q.applyPlan(from, s.Subselect.GetSelectStmt(), plan.ApplyArray, s.Location)
+		return types.ArrayOf(t), err
+	}
+	sr, err := q.scalarPlan(s)
+	return sr.t, err
 }
 
 // correlated rewords a subquery's unknown column as what it likely is.
@@ -159,25 +190,72 @@ func hideAll(r *relExpr) *relExpr {
 // EXISTS or NOT EXISTS subqueries as joins onto from, and returns the
 // other conjuncts.
 func (q *query) predicateSubqueries(from *relExpr, where *pg_query.Node) (*relExpr, *pg_query.Node, error) {
+	conj := conjuncts(where)
+	if !q.streaming {
+		// A batch query filters by the plain conjuncts first, so a
+		// subquery run per row (an apply) runs for the rows they keep.
+		var err error
+		if from, conj, err = q.plainConjunctsFirst(from, conj); err != nil {
+			return nil, nil, err
+		}
+	}
+	defer q.hideOuter()()
 	var rest []*pg_query.Node
-	for _, c := range conjuncts(where) {
+	for _, c := range conj {
 		s, negated := predicateSubLink(c)
 		if s == nil {
 			rest = append(rest, c)
 			continue
 		}
+		var joined *relExpr
 		var err error
 		switch s.SubLinkType {
 		case pg_query.SubLinkType_ANY_SUBLINK:
-			from, err = q.inSubquery(from, s, negated)
+			joined, err = q.inSubquery(from, s, negated)
 		default:
-			from, err = q.existsSubquery(from, s, negated)
+			joined, err = q.existsSubquery(from, s, negated)
+		}
+		if err != nil && !q.streaming && sqlerr.CodeOf(err) == sqlerr.FeatureNotSupported {
+			if applied, aerr := q.applyPredicate(from, s, negated); aerr == nil {
+				joined, err = applied, nil
+			}
 		}
 		if err != nil {
 			return nil, nil, err
 		}
+		from = joined
 	}
 	return from, andOf(rest), nil
+}
+
+// plainConjunctsFirst filters from by the conjuncts that hold no
+// subquery, when some conjunct holds one, and returns the others.
+func (q *query) plainConjunctsFirst(from *relExpr, conj []*pg_query.Node) (*relExpr, []*pg_query.Node, error) {
+	var plain, rest []*pg_query.Node
+	for _, c := range conj {
+		if hasSubLink(c) {
+			rest = append(rest, c)
+		} else {
+			plain = append(plain, c)
+		}
+	}
+	if len(plain) == 0 || len(rest) == 0 {
+		return from, conj, nil
+	}
+	r, err := q.filter(&binder{q: q, scope: from, clause: "WHERE"}, from, andOf(plain), "WHERE")
+	return r, rest, err
+}
+
+// hasSubLink reports whether n holds a subquery.
+func hasSubLink(n *pg_query.Node) bool {
+	found := false
+	walkNodes(n, func(x any) bool {
+		if _, ok := x.(*pg_query.SubLink); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // predicateSubLink returns c's IN or EXISTS subquery, under one NOT or
@@ -249,13 +327,13 @@ func (q *query) semiJoin(from, sub *relExpr, outer []typed, cols []int) (*relExp
 func (q *query) distinctKeys(sub *relExpr, outer []typed, cols []int) (*relExpr, []equiKey, error) {
 	var outs []outCol
 	for _, c := range cols {
-		outs = append(outs, outCol{t: typed{expr.Input(c, sub.cols[c].typ), sub.cols[c].typ}, name: "_sub", hidden: true})
+		outs = append(outs, outCol{t: typed{d: expr.Input(c, sub.cols[c].typ), t: sub.cols[c].typ}, name: "_sub", hidden: true})
 	}
 	d := hideAll(q.distinct(q.project(sub, outs, false)))
 	b := &binder{q: q, clause: "WHERE"}
 	keys := make([]equiKey, len(outer))
 	for i, x := range outer {
-		y := typed{expr.Input(i, d.cols[i].typ), d.cols[i].typ}
+		y := typed{d: expr.Input(i, d.cols[i].typ), t: d.cols[i].typ}
 		ct, ok := expr.CommonType(x.t, y.t)
 		if !ok {
 			return nil, nil, sqlerr.Errorf(sqlerr.DatatypeMismatch, "operator does not exist: %s = %s", x.t, y.t)

@@ -67,11 +67,11 @@ func (q *query) correlatedScalar(from *relExpr, s *pg_query.SubLink, cause error
 	// count over no rows is 0, not NULL.
 	var outs []outCol
 	for i, c := range joined.cols {
-		outs = append(outs, outCol{t: typed{expr.Input(i, c.typ), c.typ}, name: c.name, qual: c.qual, hidden: c.hidden})
+		outs = append(outs, outCol{t: typed{d: expr.Input(i, c.typ), t: c.typ}, name: c.name, qual: c.qual, hidden: c.hidden})
 	}
 	zero := expr.Node(expr.KindCoalesce, expr.Input(col, t), expr.Literal(int64(0), types.TInt64))
 	zero.Type = t
-	outs = append(outs, outCol{t: typed{zero, t}, name: "_count", hidden: true})
+	outs = append(outs, outCol{t: typed{d: zero, t: t}, name: "_count", hidden: true})
 	r := q.project(joined, outs, true)
 	return r, &scalarSub{t: t, col: len(joined.cols), attached: true}, nil
 }
@@ -104,7 +104,7 @@ func (q *query) correlatedValue(from *relExpr, s *pg_query.SubLink, sel *pg_quer
 	vis := sub.visible()
 	var groups []typed
 	for _, c := range vis[:len(inner)] {
-		groups = append(groups, typed{expr.Input(c, sub.cols[c].typ), sub.cols[c].typ})
+		groups = append(groups, typed{d: expr.Input(c, sub.cols[c].typ), t: sub.cols[c].typ})
 	}
 	agg, t := q.oneRowAgg(sub, groups, vis[len(inner)])
 	keys, err := q.correlatedKeys(agg, outer, seq(len(inner)))
@@ -136,7 +136,7 @@ func (q *query) correlatedKeys(sub *relExpr, outer []typed, cols []int) ([]equiK
 	keys := make([]equiKey, len(outer))
 	for i, x := range outer {
 		c := cols[i]
-		y := typed{expr.Input(c, sub.cols[c].typ), sub.cols[c].typ}
+		y := typed{d: expr.Input(c, sub.cols[c].typ), t: sub.cols[c].typ}
 		ct, ok := expr.CommonType(x.t, y.t)
 		if !ok {
 			return nil, sqlerr.Errorf(sqlerr.DatatypeMismatch, "operator does not exist: %s = %s", x.t, y.t)

@@ -81,7 +81,7 @@ func isSimpleAgg(sub *relExpr) bool {
 // in that order after the groups, and returns it with the value's type
 // (text for a subquery of untyped NULLs, as Postgres resolves it).
 func (q *query) oneRowAgg(sub *relExpr, groups []typed, val int) (*relExpr, types.Type) {
-	arg := typed{expr.Input(val, sub.cols[val].typ), sub.cols[val].typ}
+	arg := typed{d: expr.Input(val, sub.cols[val].typ), t: sub.cols[val].typ}
 	if arg.t.ID == types.Unknown {
 		arg, _ = (&binder{q: q}).coerce(arg, types.TVarchar, -1)
 	}

@@ -6,6 +6,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/sluice-db/sluice/internal/engine"
+	"github.com/sluice-db/sluice/internal/pgcatalog"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/sqlerr"
 )
@@ -42,6 +43,9 @@ func (q *query) systemScan(rv *pg_query.RangeVar, qual string) (*relExpr, error)
 
 // refuseSystemTarget refuses a write to a system relation.
 func (q *query) refuseSystemTarget(rv *pg_query.RangeVar) error {
+	if _, ok, _ := pgCatalogRelation(rv); ok || pgcatalog.IsSchema(rv.Schemaname) {
+		return errAt(q.st, sqlerr.WrongObjectType, rv.Location, "cannot change system relation %s", rv.Relname)
+	}
 	if !isSystemSchema(rv) {
 		return nil
 	}

@@ -64,15 +64,17 @@ func withModifier(t typed, m *types.Modifier) typed {
 	case m == nil:
 		return t
 	case m.Precision > 0:
-		return typed{expr.Func("numeric_typmod", t.d, expr.Literal(int64(m.Precision), types.TInt32),
-			expr.Literal(int64(m.Scale), types.TInt32)), t.t}
+		return typed{d: expr.Func("numeric_typmod", t.d, expr.Literal(int64(m.Precision), types.TInt32),
+			expr.Literal(int64(m.Scale), types.TInt32)), t: t.t}
+
 	case m.Length > 0:
-		return typed{expr.Func("varchar_typmod", t.d, expr.Literal(int64(m.Length), types.TInt32)), t.t}
+		return typed{d: expr.Func("varchar_typmod", t.d, expr.Literal(int64(m.Length), types.TInt32)), t: t.t}
 	case t.t.ID == types.Interval:
-		return typed{expr.Func("interval_typmod", t.d, expr.Literal(int64(m.IntervalFields), types.TInt32),
-			expr.Literal(int64(m.Frac), types.TInt32), expr.Literal(m.HasFrac, types.TBool)), t.t}
+		return typed{d: expr.Func("interval_typmod", t.d, expr.Literal(int64(m.IntervalFields), types.TInt32),
+			expr.Literal(int64(m.Frac), types.TInt32), expr.Literal(m.HasFrac, types.TBool)), t: t.t}
+
 	case m.HasFrac:
-		return typed{expr.Func("frac_typmod", t.d, expr.Literal(int64(m.Frac), types.TInt32)), t.t}
+		return typed{d: expr.Func("frac_typmod", t.d, expr.Literal(int64(m.Frac), types.TInt32)), t: t.t}
 	}
 	return t
 }
@@ -96,5 +98,5 @@ func (b *binder) qualifiedInterval(c *pg_query.TypeCast, to types.Type, mod *typ
 	if err != nil {
 		return typed{}, true, withPos(b.q.st, err, location(c.Arg))
 	}
-	return typed{expr.Literal(d, to), to}, true, nil
+	return typed{d: expr.Literal(d, to), t: to}, true, nil
 }

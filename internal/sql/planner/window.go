@@ -99,7 +99,7 @@ func (q *query) windows(r *relExpr, b *binder, s *pg_query.SelectStmt) (*relExpr
 		if f := n.GetFuncCall(); f != nil && f.Over != nil {
 			for i, c := range calls {
 				if proto.Equal(c.f, f) {
-					return typed{expr.Input(cols[i], c.call.Type), c.call.Type}, true, nil
+					return typed{d: expr.Input(cols[i], c.call.Type), t: c.call.Type}, true, nil
 				}
 			}
 			return typed{}, true, fmt.Errorf("planner: window call at %d not planned", f.Location)
@@ -118,7 +118,7 @@ func (q *query) windows(r *relExpr, b *binder, s *pg_query.SelectStmt) (*relExpr
 func (q *query) overWindows(r *relExpr, calls []*winCall) (*relExpr, []int) {
 	outs := make([]outCol, len(r.cols))
 	for i, c := range r.cols {
-		outs[i] = outCol{t: typed{expr.Input(i, c.typ), c.typ}, name: c.name, qual: c.qual, hidden: c.hidden, unknown: c.unknown}
+		outs[i] = outCol{t: typed{d: expr.Input(i, c.typ), t: c.typ}, name: c.name, qual: c.qual, hidden: c.hidden, unknown: c.unknown}
 	}
 	col := func(t typed) int {
 		for i, o := range outs {

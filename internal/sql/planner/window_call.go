@@ -415,7 +415,7 @@ func (s *aggScope) windowPrepass(f *pg_query.FuncCall) (typed, bool, error) {
 	if err != nil {
 		return typed{}, true, err
 	}
-	return typed{expr.Null(c.call.Type), c.call.Type}, true, nil
+	return typed{d: expr.Null(c.call.Type), t: c.call.Type}, true, nil
 }
 
 // frameOffset evaluates a ROWS frame offset: a constant expression of a

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sluice-db/sluice/internal/types"
+	"github.com/sluice-db/sluice/internal/pgcatalog"
 )
 
 // Every session's activity is visible to every other through
@@ -51,7 +51,7 @@ func (a *activities) remove(pid uint32) {
 }
 
 // snapshot returns every entry's row, by pid.
-func (a *activities) snapshot() [][]any {
+func (a *activities) snapshot() []pgcatalog.Backend {
 	a.mu.Lock()
 	acts := make([]*activity, 0, len(a.byID))
 	for _, act := range a.byID {
@@ -59,40 +59,19 @@ func (a *activities) snapshot() [][]any {
 	}
 	a.mu.Unlock()
 	slices.SortFunc(acts, func(x, y *activity) int { return int(x.pid) - int(y.pid) })
-	rows := make([][]any, len(acts))
+	out := make([]pgcatalog.Backend, len(acts))
 	for i, act := range acts {
-		rows[i] = act.row()
+		out[i] = act.backend()
 	}
-	return rows
+	return out
 }
 
-// pgStatActivityCols are pg_stat_activity's columns (catalogtables.go's
-// notation: a suffix gives the type, text otherwise).
-const pgStatActivityCols = "datid:i datname pid:i leader_pid:i usesysid:i usename application_name client_addr client_hostname " +
-	"client_port:i backend_start xact_start query_start state_change wait_event_type wait_event state backend_xid " +
-	"backend_xmin query_id:i query backend_type"
-
-func (act *activity) row() []any {
+func (act *activity) backend() pgcatalog.Backend {
 	act.mu.Lock()
 	defer act.mu.Unlock()
-	return []any{int64(oidDatabase), act.db, int64(act.pid), nil, int64(oidRoot), act.user, act.app, nilIfEmpty(act.client), nil,
-		nil, stamp(act.backendStart), stamp(act.xactStart), stamp(act.queryStart), stamp(act.stateChange), nil, nil,
-		act.state, nil, nil, nil, act.query, "client backend"}
-}
-
-func nilIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// stamp formats t as a timestamptz, NULL when zero.
-func stamp(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return types.FormatDatum(types.TimestamptzFromTime(t), types.TTimestamptz)
+	return pgcatalog.Backend{PID: int32(act.pid), User: act.user, Database: act.db, Application: act.app,
+		Client: act.client, State: act.state, Query: act.query, BackendStart: act.backendStart,
+		XactStart: act.xactStart, QueryStart: act.queryStart, StateChange: act.stateChange}
 }
 
 // activityQueryBytes bounds the statement text kept, as Postgres's

@@ -46,6 +46,18 @@ func TestPsqlDescribe(t *testing.T) {
 		`\d items`:  {`Table "public.items"`, "id", "integer", "not null", "label", "character varying", "price", "numeric"},
 		`\d cheap`:  {`Materialized view "public.cheap"`, "label"},
 		`\d priced`: {"numeric(10,2)", "not null", "| 0", "character varying(8)", "| 'none'", "timestamp(3) without time zone"},
+		// The rest run correlated subqueries, ARRAY(SELECT …) and
+		// generate_series over outer columns: planned, not special-cased.
+		`\d+ items`:              {`Table "public.items"`, "plain", "extended", "Access method: heap"},
+		`\d+ cheap`:              {"View definition:", "SELECT id, label FROM items WHERE price < 10"},
+		`\d sluice_catalog.jobs`: {`View "sluice_catalog.jobs"`, "freshness_seconds", "double precision"},
+		`\dS pg_namespace`:       {`Table "pg_catalog.pg_namespace"`, "nspname"},
+		`\du`:                    {"root", "Superuser"},
+		`\dp items`:              {"items", "table"},
+		`\dn`:                    {"public", "sluice_catalog"},
+		`\l`:                     {"dev", "UTF8"},
+		`\df`:                    {"List of functions"},
+		`\dconfig timezone`:      {"timezone", "UTC"},
 	}
 	for cmd, wants := range checks {
 		out := psql(cmd)

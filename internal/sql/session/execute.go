@@ -70,10 +70,6 @@ func (s *Session) executeStandard(ctx context.Context, st *parser.Statement, w p
 		return s.explain(ctx, st, n.ExplainStmt, w)
 	case *pg_query.Node_CopyStmt:
 		return s.copyFrom(ctx, n.CopyStmt, w)
-	case *pg_query.Node_SelectStmt:
-		if ok, err := s.maybeCatalogQuery(ctx, st, n.SelectStmt, w); ok || err != nil {
-			return err
-		}
 	case *pg_query.Node_CreateStmt:
 		if n.CreateStmt.IfNotExists && s.exists(n.CreateStmt.Relation.Relname) {
 			tag := "CREATE TABLE"

@@ -218,6 +218,8 @@ func nodeLine(n *plan.Node) string {
 		info = fmt.Sprintf("rows: %d", len(n.Values.Rows))
 	case plan.KindSystemScan:
 		info = "relation: " + n.SystemScan.Schema + "." + n.SystemScan.Relation
+	case plan.KindApply:
+		info = "per outer row: " + string(n.Apply.Mode)
 	case plan.KindTableSource:
 		info = fmt.Sprintf("table: %d", n.TableSource.TableID)
 	case plan.KindHopWindow:
@@ -337,6 +339,8 @@ func descString(d expr.Desc) string {
 	switch d.Kind {
 	case expr.KindInput:
 		return fmt.Sprintf("$%d", d.Index)
+	case expr.KindOuter:
+		return fmt.Sprintf("outer.$%d", d.Index)
 	case expr.KindLiteral:
 		if d.Value == nil {
 			return "NULL"

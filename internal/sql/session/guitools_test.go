@@ -69,7 +69,7 @@ func guiQueries() []guiQuery {
 		{sql: "SELECT column_name, data_type, is_nullable, ordinal_position FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position",
 			args: []any{"items"}, minRows: 3, want: []string{"id integer NO 1", "label character varying YES 2", "price numeric YES 3"}},
 		{sql: "SELECT conname, contype, conkey, pg_catalog.pg_get_constraintdef(oid) FROM pg_catalog.pg_constraint WHERE conrelid = 'items'::regclass",
-			minRows: 1, want: []string{"items_pkey p {1} PRIMARY KEY (id)"}},
+			minRows: 1, want: []string{"items_pkey p [1] PRIMARY KEY (id)"}},
 		{sql: "SELECT current_setting('server_version_num')::int >= 90600", minRows: 1, want: []string{"true"}},
 		// Counting and grouping, as tools do for their navigators.
 		{sql: "SELECT relkind, count(*) FROM pg_catalog.pg_class WHERE relnamespace = 2200 GROUP BY relkind ORDER BY relkind",

@@ -62,10 +62,8 @@ func (s *Session) Prepare(ctx context.Context, sql string, declared []types.Type
 		return p, nil
 	}
 	p.st = &sts[0]
-	if sel := p.st.Node.GetSelectStmt(); sel == nil || !s.isCatalogQuery(sel) {
-		if ok, err := p.planNow(declared); ok || err != nil {
-			return p, err
-		}
+	if ok, err := p.planNow(declared); ok || err != nil {
+		return p, err
 	}
 	return p, s.prepareText(ctx, p, declared)
 }

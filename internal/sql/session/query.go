@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-db/sluice/internal/batch"
 	"github.com/sluice-db/sluice/internal/catalog"
+	"github.com/sluice-db/sluice/internal/pgcatalog"
 	"github.com/sluice-db/sluice/internal/pgwire"
 	"github.com/sluice-db/sluice/internal/plan"
 	"github.com/sluice-db/sluice/internal/sql/parser"
@@ -76,8 +77,10 @@ func (s *Session) runBatch(ctx context.Context, q *planner.Query, out batch.RowF
 
 func (s *Session) runBatchOn(ctx context.Context, r batch.Reader, q *planner.Query, out batch.RowFunc) error {
 	bq := batch.Query{Plan: q.Plan, Visible: len(q.Columns), OrderBy: q.OrderBy, Limit: q.Limit, Offset: q.Offset}
+	sys := s.sysView()
 	return batch.Run(ctx, r, bq, batch.Options{ChunkSize: s.h.cfg.ChunkSize, Now: s.now(),
-		MemoryLimit: s.memoryLimit(), Pool: s.h.cfg.QueryPool, SpillDir: os.TempDir(), System: s.e}, out)
+		MemoryLimit: s.memoryLimit(), Pool: s.h.cfg.QueryPool, SpillDir: os.TempDir(),
+		System: sys, Session: pgcatalog.Funcs{Src: sys}}, out)
 }
 
 // waitOwnWrites makes a SELECT of a view include this session's writes to

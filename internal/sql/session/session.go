@@ -56,6 +56,8 @@ type Handler struct {
 	// backends cancels and terminates connections by pid (the pgwire
 	// server, set by Serve; nil: pg_cancel_backend finds none).
 	backends BackendSignaler
+	// started is when the handler started (pg_postmaster_start_time).
+	started time.Time
 }
 
 // BackendSignaler cancels a connection's statement or ends the connection,
@@ -89,7 +91,7 @@ func NewHandler(e *engine.Engine, cfg Config) *Handler {
 		d := pgwire.Config{}.WithDefaults()
 		cfg.MaxConnections, cfg.ReservedConnections = d.MaxConnections, d.ReservedConnections
 	}
-	return &Handler{e: e, cfg: cfg}
+	return &Handler{e: e, cfg: cfg, started: time.Now()}
 }
 
 // NewSession implements pgwire.Handler. Every database name is accepted:

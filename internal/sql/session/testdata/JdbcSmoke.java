@@ -162,12 +162,13 @@ public class JdbcSmoke {
         eq(tables.get("jt"), "TABLE", "getTables type of jt (all: " + tables + ")");
         eq(tables.get("jv"), "MATERIALIZED VIEW", "getTables type of jv (all: " + tables + ")");
         tables.clear();
-        try (ResultSet rs = md.getTables(null, null, "j%", null)) {
+        try (ResultSet rs = md.getTables(null, "public", "j%", null)) {
             while (rs.next()) {
                 tables.put(rs.getString("TABLE_NAME"), rs.getString("TABLE_TYPE"));
             }
         }
-        eq(tables.keySet().toString(), "[jt, jv]", "getTables with no types");
+        // As in Postgres, no types means indexes too: jt's primary key.
+        eq(tables.keySet().toString(), "[jt, jt_pkey, jv]", "getTables with no types");
 
         List<String> cols = new ArrayList<>();
         try (ResultSet rs = md.getColumns(null, "public", "jt", "%")) {
@@ -204,7 +205,20 @@ public class JdbcSmoke {
         }
         eq(catalogs.toString(), "[dev]", "getCatalogs");
         // What tools ask next; an empty answer is fine, an error is not.
-        drain(md.getPrimaryKeys(null, "public", "jt"));
+        List<String> pk = new ArrayList<>();
+        try (ResultSet rs = md.getPrimaryKeys(null, "public", "jt")) {
+            while (rs.next()) {
+                pk.add(rs.getString("COLUMN_NAME") + ":" + rs.getInt("KEY_SEQ") + ":" + rs.getString("PK_NAME"));
+            }
+        }
+        eq(String.join(",", pk), "id:1:jt_pkey", "getPrimaryKeys of jt");
+        List<String> idx = new ArrayList<>();
+        try (ResultSet rs = md.getIndexInfo(null, "public", "jt", true, false)) {
+            while (rs.next()) {
+                idx.add(rs.getString("INDEX_NAME") + ":" + rs.getString("COLUMN_NAME") + ":" + rs.getBoolean("NON_UNIQUE"));
+            }
+        }
+        eq(String.join(",", idx), "jt_pkey:id:false", "getIndexInfo of jt");
         drain(md.getIndexInfo(null, "public", "jt", false, true));
         drain(md.getImportedKeys(null, "public", "jt"));
         drain(md.getExportedKeys(null, "public", "jt"));

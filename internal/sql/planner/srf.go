@@ -1,0 +1,217 @@
+package planner
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluice-db/sluice/internal/expr"
+	"github.com/sluice-db/sluice/internal/plan"
+	"github.com/sluice-db/sluice/internal/sql/parser"
+	"github.com/sluice-db/sluice/internal/sqlerr"
+	"github.com/sluice-db/sluice/internal/types"
+)
+
+// A set-returning function in a batch query's select list (SELECT
+// unnest(a), generate_series(1, n) …) makes one output row per value, as
+// in Postgres: the function runs for each row of FROM (after WHERE) as an
+// apply joining its rows on (plan.ApplyJoin), and every call of it in the
+// select list reads the same value. One distinct call per select list is
+// supported (Postgres runs several in lockstep).
+//
+// information_schema._pg_expandarray(array), which JDBC's metadata
+// queries use, returns records (x, n): the element and its position. A
+// record is not a type of its own here: its fields are columns, (f(a)).x
+// reads one, and a record in a select list is shown as its text, (x,n),
+// with its fields carried as hidden columns named "name.x", which
+// (sub.name).x reads from an enclosing query.
+
+// srfNames are the set-returning functions a select list may call.
+var srfNames = map[string]bool{"unnest": true, "generate_series": true, "_pg_expandarray": true}
+
+// field is one field of a record value.
+type field struct {
+	name string
+	t    typed
+}
+
+// selectListSRF finds the set-returning call in list; nil when there is
+// none.
+func (q *query) selectListSRF(list []*pg_query.Node) (*pg_query.FuncCall, string, error) {
+	var call *pg_query.FuncCall
+	var key string
+	var err error
+	for _, n := range list {
+		walkNodes(n, func(x any) bool {
+			if _, sub := x.(*pg_query.SubLink); sub {
+				return false
+			}
+			if where := conditionalNode(x); where != "" && err == nil && hasSRF(x) {
+				err = errAt(q.st, sqlerr.FeatureNotSupported, call0(x),
+					"set-returning functions are not allowed in %s", where)
+				return false
+			}
+			fc, ok := x.(*pg_query.FuncCall)
+			if !ok || !srfNames[funcName(fc)] || err != nil {
+				return true
+			}
+			k, derr := parser.DeparseExpr(&pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: fc}})
+			switch {
+			case derr != nil:
+				err = derr
+			case call == nil:
+				call, key = fc, k
+			case k != key:
+				err = errAt(q.st, sqlerr.FeatureNotSupported, fc.Location,
+					"only one set-returning function call is supported in a select list")
+			}
+			return false
+		})
+	}
+	return call, key, err
+}
+
+// conditionalNode names a node that evaluates its arguments only
+// sometimes (CASE, COALESCE): Postgres refuses a set-returning call in
+// one.
+func conditionalNode(x any) string {
+	switch x.(type) {
+	case *pg_query.CaseExpr:
+		return "CASE"
+	case *pg_query.CoalesceExpr:
+		return "COALESCE"
+	}
+	return ""
+}
+
+// hasSRF reports whether a set-returning call is under node x (not in a
+// subquery).
+func hasSRF(x any) bool {
+	found := false
+	walkNodes(nodeOf(x), func(y any) bool {
+		if _, sub := y.(*pg_query.SubLink); sub {
+			return false
+		}
+		if fc, ok := y.(*pg_query.FuncCall); ok && srfNames[funcName(fc)] {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// nodeOf wraps a CASE or COALESCE node back into a Node.
+func nodeOf(x any) *pg_query.Node {
+	switch v := x.(type) {
+	case *pg_query.CaseExpr:
+		return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: v}}
+	case *pg_query.CoalesceExpr:
+		return &pg_query.Node{Node: &pg_query.Node_CoalesceExpr{CoalesceExpr: v}}
+	}
+	return nil
+}
+
+// call0 is the location of a CASE or COALESCE node.
+func call0(x any) int32 {
+	switch v := x.(type) {
+	case *pg_query.CaseExpr:
+		return v.Location
+	case *pg_query.CoalesceExpr:
+		return v.Location
+	}
+	return -1
+}
+
+// selectListSRFs joins the select list's set-returning call onto b's
+// scope and returns the binder that reads it.
+func (q *query) selectListSRFs(from *relExpr, b *binder, list []*pg_query.Node) (*relExpr, *binder, error) {
+	call, key, err := q.selectListSRF(list)
+	if err != nil || call == nil {
+		return from, b, err
+	}
+	if q.streaming || b.hook != nil || b.schema != nil || b.scope != from {
+		return nil, nil, errAt(q.st, sqlerr.FeatureNotSupported, call.Location,
+			"set-returning functions in a select list are supported only in a batch query without GROUP BY, aggregates or window functions")
+	}
+	args, typ, _, err := q.bindSRF(b, call)
+	if err != nil {
+		return nil, nil, err
+	}
+	name := funcName(call)
+	// The arguments are computed as columns of from's rows (where a
+	// reference to an enclosing query still reads its row), and the
+	// function scan reads them from its outer row.
+	outs := make([]outCol, 0, len(from.cols)+len(args))
+	for i, c := range from.cols {
+		outs = append(outs, outCol{t: typed{d: expr.Input(i, c.typ), t: c.typ}, name: c.name, qual: c.qual, hidden: c.hidden, unknown: c.unknown})
+	}
+	descs := make([]expr.Desc, len(args))
+	for i, a := range args {
+		descs[i] = expr.Outer(len(outs), a.t)
+		outs = append(outs, outCol{t: a, name: "_srf_arg", hidden: true})
+	}
+	withArgs := q.project(from, outs, true)
+	for i := range from.cols {
+		withArgs.cols[i].src, withArgs.cols[i].key = from.cols[i].src, from.cols[i].key
+	}
+	from = withArgs
+	scan := &plan.FunctionScan{Name: name, Args: descs}
+	if name == "_pg_expandarray" {
+		scan.Name, scan.Ordinality = "unnest", true
+	}
+	schema := []types.Type{typ}
+	if name == "generate_series" {
+		schema[0] = types.TInt64
+	}
+	if scan.Ordinality {
+		schema = append(schema, types.TInt64)
+	}
+	inner := &plan.Node{Kind: plan.KindFunctionScan, Schema: schema, StreamKey: []int{0}, FunctionScan: scan}
+	at := len(from.cols)
+	out := &relExpr{cols: append([]column(nil), from.cols...)}
+	for i, t := range schema {
+		out.cols = append(out.cols, column{name: "_srf" + string(rune('0'+i)), typ: t, hidden: true})
+	}
+	out.node = &plan.Node{Kind: plan.KindApply, Inputs: []*plan.Node{from.node, inner}, Schema: colTypes(out.cols),
+		StreamKey: append(append([]int(nil), from.node.StreamKey...), at+len(schema)-1), Apply: &plan.Apply{Mode: plan.ApplyJoin}}
+	value := srfValue(name, at, schema[0], typ)
+	nb := &binder{q: q, scope: out, clause: b.clause}
+	nb.hook = func(n *pg_query.Node) (typed, bool, error) {
+		fc := n.GetFuncCall()
+		if fc == nil || funcName(fc) != name {
+			return typed{}, false, nil
+		}
+		if k, err := parser.DeparseExpr(n); err != nil || k != key {
+			return typed{}, false, err
+		}
+		return value, true, nil
+	}
+	return out, nb, nil
+}
+
+// srfValue is what a call reads: the value, cast to the function's type,
+// or _pg_expandarray's record (x, n).
+func srfValue(name string, at int, scanned, typ types.Type) typed {
+	x := typed{d: expr.Input(at, scanned), t: scanned}
+	if scanned != typ {
+		x = typed{d: expr.Cast(x.d, typ), t: typ}
+	}
+	if name != "_pg_expandarray" {
+		return x
+	}
+	n := typed{d: expr.Cast(expr.Input(at+1, types.TInt64), types.TInt32), t: types.TInt32}
+	text := expr.Func("format", expr.Literal("(%s,%s)", types.TVarchar), x.d, n.d)
+	text.Type = types.TVarchar
+	return typed{d: text, t: types.TVarchar, fields: []field{{"x", x}, {"n", n}}}
+}
+
+// fieldOf selects field name of a record value.
+func (b *binder) fieldOf(rec typed, name string, loc int32) (typed, error) {
+	for _, f := range rec.fields {
+		if f.name == name {
+			return f.t, nil
+		}
+	}
+	if rec.fields == nil {
+		return typed{}, errAt(b.q.st, sqlerr.WrongObjectType, loc, "column notation .%s applied to type %s, which is not a composite type", name, rec.t)
+	}
+	return typed{}, errAt(b.q.st, sqlerr.UndefinedColumn, loc, "could not identify column %q in record data type", name)
+}
