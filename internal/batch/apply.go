@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
@@ -79,7 +80,7 @@ type applier struct {
 // an earlier row agreed on the columns it reads.
 func (a *applier) result(ctx context.Context, outer types.Row) ([]types.Datum, error) {
 	if a.fresh {
-		return a.run(ctx, outer)
+		return a.runRow(ctx, outer)
 	}
 	key, err := a.key(outer)
 	if err != nil {
@@ -88,7 +89,7 @@ func (a *applier) result(ctx context.Context, outer types.Row) ([]types.Datum, e
 	if res, ok := a.memo[key]; ok {
 		return res, nil
 	}
-	res, err := a.run(ctx, outer)
+	res, err := a.runRow(ctx, outer)
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +108,35 @@ func (a *applier) key(outer types.Row) (string, error) {
 	}
 	buf, err := codec.EncodeValue(nil, vals, a.types)
 	return string(buf), err
+}
+
+// runRow runs the subquery for outer, its result followed (but for a
+// join's) by the error of a run that failed on its data, as text for
+// expr.KindSingleRow to raise where the value is read: Postgres fails
+// only if it evaluates the subquery for the row, which a CASE or an AND
+// before it may spare. Other errors end the query.
+func (a *applier) runRow(ctx context.Context, outer types.Row) ([]types.Datum, error) {
+	res, err := a.run(ctx, outer)
+	if a.n.Apply.Mode == plan.ApplyJoin {
+		return res, err
+	}
+	if err == nil {
+		return append(res, nil), nil
+	}
+	if !isDataError(err) || ctx.Err() != nil {
+		return nil, err
+	}
+	width := len(a.n.Schema) - len(a.n.Inputs[0].Schema)
+	failed := make([]types.Datum, width)
+	failed[width-1] = expr.RowErrorText(err)
+	return failed, nil
+}
+
+// isDataError reports whether err is about the rows' values (a division
+// by zero, a bad cast, more than one row): SQLSTATE classes 21 and 22.
+func isDataError(err error) bool {
+	code := string(sqlerr.CodeOf(err))
+	return strings.HasPrefix(code, "22") || strings.HasPrefix(code, "21")
 }
 
 // errEnough stops a subquery once its result is known.

@@ -117,7 +117,9 @@ type FunctionScan struct {
 // ApplyMode says what an apply appends to each outer row.
 type ApplyMode string
 
-// The apply modes.
+// The apply modes. Each but ApplyJoin also appends a text column, the
+// error ("SQLSTATE message") a run that failed on its data met, NULL
+// when it did not (expr.KindSingleRow raises it where it is read).
 const (
 	// ApplyScalar appends the subquery's row count (bigint, counted up to
 	// 2) and its first row's first column: a scalar subquery, whose

@@ -101,6 +101,7 @@ func (q *query) applyPlanMatch(from *relExpr, sel *pg_query.SelectStmt, mode pla
 		plan.ApplyExists: {{name: "_exists", typ: types.TBool, hidden: true}},
 		plan.ApplyArray:  {{name: "_array", typ: types.ArrayOf(t), hidden: true}},
 	}[mode]
+	results = append(results, column{name: "_error", typ: types.TVarchar, hidden: true})
 	if mode == plan.ApplyArray && t.IsArray() {
 		return nil, 0, types.Type{}, errAt(q.st, sqlerr.FeatureNotSupported, loc, "ARRAY() of a subquery returning arrays is not supported")
 	}
@@ -120,19 +121,19 @@ func (q *query) applySubLink(from *relExpr, s *pg_query.SubLink) (*relExpr, *sca
 		if err != nil {
 			return nil, nil, err
 		}
-		return r, &scalarSub{t: t, col: at + 1, count: at, counted: true, attached: true}, nil
+		return r, &scalarSub{t: t, col: at + 1, count: at, counted: true, attached: true, errCol: at + 2}, nil
 	case pg_query.SubLinkType_ARRAY_SUBLINK:
 		r, at, t, err := q.applyPlan(from, sel, plan.ApplyArray, s.Location)
 		if err != nil {
 			return nil, nil, err
 		}
-		return r, &scalarSub{t: types.ArrayOf(t), col: at, attached: true}, nil
+		return r, &scalarSub{t: types.ArrayOf(t), col: at, attached: true, errCol: at + 1}, nil
 	case pg_query.SubLinkType_EXISTS_SUBLINK:
 		r, at, _, err := q.applyPlan(from, sel, plan.ApplyExists, s.Location)
 		if err != nil {
 			return nil, nil, err
 		}
-		return r, &scalarSub{t: types.TBool, col: at, attached: true}, nil
+		return r, &scalarSub{t: types.TBool, col: at, attached: true, errCol: at + 1}, nil
 	}
 	return nil, nil, errAt(q.st, sqlerr.FeatureNotSupported, s.Location, "this subquery is not supported here")
 }
@@ -181,7 +182,7 @@ func (q *query) applyPredicate(from *relExpr, s *pg_query.SubLink, negated bool)
 	if err != nil {
 		return nil, err
 	}
-	cond := expr.Input(at, types.TBool)
+	cond := (&scalarSub{t: types.TBool, col: at, attached: true, errCol: at + 1}).value()
 	if negated {
 		cond = expr.Node(expr.KindNot, cond)
 	}

@@ -45,14 +45,24 @@ type scalarSub struct {
 	// count, which must be at most one (KindSingleRow).
 	count   int
 	counted bool
+	// errCol, when not zero, is the column with the error an apply's run
+	// for the row met (apply.go), raised where the value is read.
+	errCol int
 }
 
 // value is the bound expression reading an attached subquery's value.
 func (sc *scalarSub) value() expr.Desc {
-	if !sc.counted {
+	if !sc.counted && sc.errCol == 0 {
 		return expr.Input(sc.col, sc.t)
 	}
-	d := expr.Node(expr.KindSingleRow, expr.Input(sc.count, types.TInt64), expr.Input(sc.col, sc.t))
+	count := expr.Literal(int64(1), types.TInt64)
+	if sc.counted {
+		count = expr.Input(sc.count, types.TInt64)
+	}
+	d := expr.Node(expr.KindSingleRow, count, expr.Input(sc.col, sc.t))
+	if sc.errCol != 0 {
+		d.Args = append(d.Args, expr.Input(sc.errCol, types.TVarchar))
+	}
 	d.Type = sc.t
 	return d
 }
