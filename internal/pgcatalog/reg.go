@@ -1,8 +1,10 @@
 package pgcatalog
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/sluice-db/sluice/internal/sqlerr"
 	"github.com/sluice-db/sluice/internal/types"
@@ -16,18 +18,28 @@ const oidSystemRelBase = 3_000_000_000
 // systemRelations lists the relations of pg_catalog, information_schema
 // and sluice_catalog, each with its oid and schema oid.
 func systemRelations(src Source) []sysRel {
-	var out []sysRel
-	for _, s := range relationSpecs {
-		out = append(out, sysRel{rel: relations()[s.schema+"."+s.name], nspOID: schemaOID(s.schema), view: s.schema == infoSchema || isView(s.name)})
-	}
+	out := slices.Clone(postgresRelations())
 	for _, r := range src.SluiceCatalog() {
-		out = append(out, sysRel{rel: r, nspOID: oidSluice, view: true}) // views of the engine's state
-	}
-	for i := range out {
-		out[i].oid = oidSystemRelBase + int64(i)
+		// Views of the engine's state.
+		out = append(out, sysRel{rel: r, nspOID: oidSluice, view: true, oid: oidSystemRelBase + int64(len(out))})
 	}
 	return out
 }
+
+// sluiceRelations are the relations of sluice_catalog, as
+// systemRelations lists them.
+func sluiceRelations(src Source) []sysRel { return systemRelations(src)[len(postgresRelations()):] }
+
+// postgresRelations are the relations of pg_catalog and
+// information_schema, as systemRelations lists them.
+var postgresRelations = sync.OnceValue(func() []sysRel {
+	var out []sysRel
+	for i, s := range relationSpecs {
+		out = append(out, sysRel{rel: relations()[s.schema+"."+s.name], nspOID: schemaOID(s.schema),
+			view: s.schema == infoSchema || isView(s.name), oid: oidSystemRelBase + int64(i)})
+	}
+	return out
+})
 
 // sysRel is a system relation as pg_class lists it.
 type sysRel struct {

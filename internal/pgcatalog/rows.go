@@ -3,6 +3,7 @@ package pgcatalog
 import (
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluice-db/sluice/internal/pgkeywords"
@@ -53,6 +54,36 @@ func Rows(r *Relation, src Source) []types.Row {
 			row = append(row, oid)
 		}
 		out = append(out, row)
+	}
+	if static, ok := staticRows[r.Schema+"."+r.Name]; ok {
+		out = append(out, static()...)
+	}
+	return out
+}
+
+// staticRows are rows that never change, made once: pg_class's and
+// pg_attribute's rows of pg_catalog's and information_schema's own
+// relations (2 400 rows, most of every catalog query's reading). They
+// are shared, so no reader may change them.
+var staticRows = map[string]func() []types.Row{
+	"pg_catalog.pg_class": sync.OnceValue(func() []types.Row {
+		return staticOf("pg_class", func(s sysRel) []vals { return []vals{systemClassRow(s)} })
+	}),
+	"pg_catalog.pg_attribute": sync.OnceValue(func() []types.Row {
+		return staticOf("pg_attribute", systemAttributes)
+	}),
+}
+
+// staticOf lays out relation name's rows made by f for each Postgres
+// system relation.
+func staticOf(name string, f func(sysRel) []vals) []types.Row {
+	r := relations()[pgCatalog+"."+name]
+	oid := tableOID(r)
+	var out []types.Row
+	for _, s := range postgresRelations() {
+		for _, v := range f(s) {
+			out = append(out, append(r.row(v), oid))
+		}
 	}
 	return out
 }

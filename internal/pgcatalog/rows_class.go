@@ -70,21 +70,26 @@ func pgClass(src Source) []vals {
 			"relfrozenxid": "0", "relminmxid": "0"})
 	}
 	out = append(out, indexClassRows(src)...)
-	for _, s := range systemRelations(src) {
-		kind := "r"
-		if s.view {
-			kind = "v"
-		}
-		out = append(out, vals{"oid": s.oid, "relname": s.rel.Name, "relnamespace": s.nspOID, "reltype": int64(0),
-			"reloftype": int64(0), "relowner": int64(oidRoot), "relam": int64(0), "relfilenode": int64(0),
-			"reltablespace": int64(0), "relpages": int64(0), "reltuples": float64(-1), "relallvisible": int64(0),
-			"reltoastrelid": int64(0), "relhasindex": false, "relisshared": false, "relpersistence": "p",
-			"relkind": kind, "relnatts": int64(len(s.rel.Columns)), "relchecks": int64(0), "relhasrules": false,
-			"relhastriggers": false, "relhassubclass": false, "relrowsecurity": false, "relforcerowsecurity": false,
-			"relispopulated": true, "relreplident": "n", "relispartition": false, "relrewrite": int64(0),
-			"relfrozenxid": "0", "relminmxid": "0"})
+	for _, s := range sluiceRelations(src) {
+		out = append(out, systemClassRow(s))
 	}
-	return out
+	return out // then pg_catalog's and information_schema's (staticRows)
+}
+
+// systemClassRow is the pg_class row of a system relation.
+func systemClassRow(s sysRel) vals {
+	kind := "r"
+	if s.view {
+		kind = "v"
+	}
+	return vals{"oid": s.oid, "relname": s.rel.Name, "relnamespace": s.nspOID, "reltype": int64(0),
+		"reloftype": int64(0), "relowner": int64(oidRoot), "relam": int64(0), "relfilenode": int64(0),
+		"reltablespace": int64(0), "relpages": int64(0), "reltuples": float64(-1), "relallvisible": int64(0),
+		"reltoastrelid": int64(0), "relhasindex": false, "relisshared": false, "relpersistence": "p",
+		"relkind": kind, "relnatts": int64(len(s.rel.Columns)), "relchecks": int64(0), "relhasrules": false,
+		"relhastriggers": false, "relhassubclass": false, "relrowsecurity": false, "relforcerowsecurity": false,
+		"relispopulated": true, "relreplident": "n", "relispartition": false, "relrewrite": int64(0),
+		"relfrozenxid": "0", "relminmxid": "0"}
 }
 
 func pgTables(src Source) []vals {
@@ -128,10 +133,17 @@ func pgAttribute(src Source) []vals {
 		}
 	}
 	out = append(out, indexAttributes(src)...)
-	for _, s := range systemRelations(src) {
-		for n, c := range s.rel.Columns {
-			out = append(out, attribute(s.oid, int64(n+1), c, false))
-		}
+	for _, s := range sluiceRelations(src) {
+		out = append(out, systemAttributes(s)...)
+	}
+	return out // then pg_catalog's and information_schema's (staticRows)
+}
+
+// systemAttributes are the pg_attribute rows of a system relation.
+func systemAttributes(s sysRel) []vals {
+	var out []vals
+	for n, c := range s.rel.Columns {
+		out = append(out, attribute(s.oid, int64(n+1), c, false))
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package pgcatalog
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/pgwire"
@@ -49,22 +50,26 @@ var baseTypes = []typeInfo{
 }
 
 // allTypes lists the base types, then their array types.
-func allTypes() []typeInfo {
+var allTypes = sync.OnceValue(func() []typeInfo {
 	out := append([]typeInfo(nil), baseTypes...)
 	for _, t := range baseTypes {
 		out = append(out, typeInfo{oid: t.array, name: "_" + t.name, display: t.display + "[]", length: -1, category: "A", elem: t.oid})
 	}
 	return out
-}
+})
+
+var typesByOID = sync.OnceValue(func() map[int64]typeInfo {
+	out := map[int64]typeInfo{}
+	for _, t := range allTypes() {
+		out[t.oid] = t
+	}
+	return out
+})
 
 // typeByOID finds a pg_type row, arrays included.
 func typeByOID(oid int64) (typeInfo, bool) {
-	for _, t := range allTypes() {
-		if t.oid == oid {
-			return t, true
-		}
-	}
-	return typeInfo{}, false
+	t, ok := typesByOID()[oid]
+	return t, ok
 }
 
 // typeByName finds a type by its typname or its format_type name.
