@@ -242,8 +242,11 @@ func (b *binder) castTo(c *pg_query.TypeCast, to types.Type) (typed, error) {
 	if err != nil {
 		return typed{}, err
 	}
-	if arg.reg != "" && to == types.TVarchar {
-		return b.regName(arg, c.Location)
+	if arg.reg != "" {
+		if to == types.TVarchar {
+			return b.regName(arg, c.Location)
+		}
+		arg.reg = "" // 'items'::regclass::oid is the number
 	}
 	if p, ok := b.typeParam(arg, to); ok {
 		return p, nil

@@ -83,6 +83,16 @@ func (q *query) simpleSelect(s *pg_query.SelectStmt, top bool) (*relExpr, *order
 	if err != nil {
 		return nil, nil, err
 	}
+	if where != nil && !q.streaming {
+		// A batch query filters by WHERE's plain conjuncts before any
+		// subquery joins on, so a subquery run per row (an apply) runs
+		// only for the rows they keep.
+		var conj []*pg_query.Node
+		if from, conj, err = q.plainConjunctsFirst(from, conjuncts(where)); err != nil {
+			return nil, nil, err
+		}
+		where = andOf(conj)
+	}
 	if where != nil {
 		if from, where, err = q.predicateSubqueries(from, where); err != nil {
 			return nil, nil, err

@@ -201,14 +201,6 @@ func hideAll(r *relExpr) *relExpr {
 // other conjuncts.
 func (q *query) predicateSubqueries(from *relExpr, where *pg_query.Node) (*relExpr, *pg_query.Node, error) {
 	conj := conjuncts(where)
-	if !q.streaming {
-		// A batch query filters by the plain conjuncts first, so a
-		// subquery run per row (an apply) runs for the rows they keep.
-		var err error
-		if from, conj, err = q.plainConjunctsFirst(from, conj); err != nil {
-			return nil, nil, err
-		}
-	}
 	defer q.hideOuter()()
 	var rest []*pg_query.Node
 	for _, c := range conj {
@@ -239,7 +231,7 @@ func (q *query) predicateSubqueries(from *relExpr, where *pg_query.Node) (*relEx
 }
 
 // plainConjunctsFirst filters from by the conjuncts that hold no
-// subquery, when some conjunct holds one, and returns the others.
+// subquery and returns the others.
 func (q *query) plainConjunctsFirst(from *relExpr, conj []*pg_query.Node) (*relExpr, []*pg_query.Node, error) {
 	var plain, rest []*pg_query.Node
 	for _, c := range conj {
@@ -249,7 +241,7 @@ func (q *query) plainConjunctsFirst(from *relExpr, conj []*pg_query.Node) (*relE
 			plain = append(plain, c)
 		}
 	}
-	if len(plain) == 0 || len(rest) == 0 {
+	if len(plain) == 0 {
 		return from, conj, nil
 	}
 	r, err := q.filter(&binder{q: q, scope: from, clause: "WHERE"}, from, andOf(plain), "WHERE")
