@@ -3,6 +3,8 @@ package pgcatalog
 import (
 	"strconv"
 
+	"github.com/sluice-db/sluice/internal/types"
+
 	"github.com/sluice-db/sluice/internal/catalog"
 	"github.com/sluice-db/sluice/internal/pgwire"
 )
@@ -50,12 +52,7 @@ func infoColumns(src Source) []vals {
 			if c.Default != "" {
 				v["column_default"] = c.Default
 			}
-			if m := c.Mod; m != nil && m.Length > 0 {
-				v["character_maximum_length"] = int64(m.Length)
-			}
-			if m := c.Mod; m != nil && m.Precision > 0 {
-				v["numeric_precision"], v["numeric_scale"] = int64(m.Precision), int64(m.Scale)
-			}
+			typeFacts(v, c)
 			out = append(out, v)
 		}
 	}
@@ -63,3 +60,39 @@ func infoColumns(src Source) []vals {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// typeFacts fills a column's length, precision and scale as Postgres's
+// information_schema.columns shows them.
+func typeFacts(v vals, c catalog.Column) {
+	m := c.Mod
+	if m == nil {
+		m = &types.Modifier{}
+	}
+	switch c.Type.ID {
+	case types.Int16, types.Int32, types.Int64:
+		v["numeric_precision"], v["numeric_precision_radix"], v["numeric_scale"] =
+			map[types.ID]int64{types.Int16: 16, types.Int32: 32, types.Int64: 64}[c.Type.ID], int64(2), int64(0)
+	case types.Float32, types.Float64:
+		v["numeric_precision"], v["numeric_precision_radix"] = map[types.ID]int64{types.Float32: 24, types.Float64: 53}[c.Type.ID], int64(2)
+	case types.Decimal:
+		v["numeric_precision_radix"] = int64(10)
+		if m.Precision > 0 {
+			v["numeric_precision"], v["numeric_scale"] = int64(m.Precision), int64(m.Scale)
+		}
+	case types.Varchar:
+		if m.Length > 0 {
+			v["character_maximum_length"], v["character_octet_length"] = int64(m.Length), int64(4*m.Length)
+		} else {
+			v["character_octet_length"] = int64(1 << 30)
+		}
+	case types.Date:
+		v["datetime_precision"] = int64(0)
+	case types.Time, types.Timestamp, types.Timestamptz, types.Interval:
+		v["datetime_precision"] = int64(6)
+		if m.HasFrac {
+			v["datetime_precision"] = int64(m.Frac)
+		}
+	case types.Array:
+		v["data_type"] = "ARRAY"
+	}
+}

@@ -85,7 +85,7 @@ func indexAttributes(src Source) []vals {
 	var out []vals
 	for _, r := range keyTables(src) {
 		for i, k := range r.PK {
-			out = append(out, attribute(indexOID(r), int64(i+1), r.Columns[k], true))
+			out = append(out, attribute(indexOID(r), int64(i+1), r.Columns[k], false))
 		}
 	}
 	return out
@@ -145,4 +145,39 @@ func indexByOID(src Source, oid int64) *catalog.Relation {
 		}
 	}
 	return nil
+}
+
+func infoTableConstraints(src Source) []vals {
+	var out []vals
+	for _, r := range keyTables(src) {
+		out = append(out, vals{"constraint_catalog": src.Database(), "constraint_schema": "public",
+			"constraint_name": r.Name + "_pkey", "table_catalog": src.Database(), "table_schema": "public",
+			"table_name": r.Name, "constraint_type": "PRIMARY KEY", "is_deferrable": "NO",
+			"initially_deferred": "NO", "enforced": "YES"})
+	}
+	return out
+}
+
+func infoKeyColumnUsage(src Source) []vals {
+	var out []vals
+	for _, r := range keyTables(src) {
+		for i, k := range r.PK {
+			out = append(out, vals{"constraint_catalog": src.Database(), "constraint_schema": "public",
+				"constraint_name": r.Name + "_pkey", "table_catalog": src.Database(), "table_schema": "public",
+				"table_name": r.Name, "column_name": r.Columns[k].Name, "ordinal_position": int64(i + 1)})
+		}
+	}
+	return out
+}
+
+func infoConstraintColumnUsage(src Source) []vals {
+	var out []vals
+	for _, r := range keyTables(src) {
+		for _, k := range r.PK {
+			out = append(out, vals{"table_catalog": src.Database(), "table_schema": "public", "table_name": r.Name,
+				"column_name": r.Columns[k].Name, "constraint_catalog": src.Database(), "constraint_schema": "public",
+				"constraint_name": r.Name + "_pkey"})
+		}
+	}
+	return out
 }

@@ -128,8 +128,12 @@ func regResult(fn string, oid int64, ok bool, code sqlerr.Code, format, arg stri
 	return nil, true, sqlerr.Errorf(code, format, arg)
 }
 
-// oidText is an oid with no name, shown as its number.
+// oidText is an oid with no name, shown as its number; 0 is "-", as
+// Postgres shows an invalid oid.
 func oidText(d types.Datum) types.Datum {
+	if integer(d) == 0 {
+		return "-"
+	}
 	return strconv.FormatInt(integer(d), 10)
 }
 
@@ -152,6 +156,11 @@ func (f Funcs) relationOID(name string) (int64, bool) {
 	if schema == "" || schema == "public" {
 		if r := relationByName(f.Src, `"`+rel+`"`); r != nil {
 			return int64(r.ID), true
+		}
+		for _, r := range keyTables(f.Src) {
+			if r.Name+"_pkey" == rel {
+				return indexOID(r), true
+			}
 		}
 	}
 	return 0, false

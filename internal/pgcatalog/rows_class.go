@@ -152,8 +152,12 @@ func systemAttributes(s sysRel) []vals {
 func attribute(rel, num int64, c catalog.Column, notNull bool) vals {
 	oid := int64(pgwire.OIDOf(c.Type))
 	ti, _ := typeByOID(oid)
+	dims := int64(0)
+	if c.Type.IsArray() {
+		dims = 1
+	}
 	return vals{"attrelid": rel, "attname": c.Name, "atttypid": oid, "attstattarget": int64(-1),
-		"attlen": ti.length, "attnum": num, "attndims": int64(0), "attcacheoff": int64(-1),
+		"attlen": ti.length, "attnum": num, "attndims": dims, "attcacheoff": int64(-1),
 		"atttypmod": typmodOf(c), "attbyval": ti.length > 0 && ti.length <= 8, "attalign": "i",
 		"attstorage": attStorage(ti), "attcompression": "", "attnotnull": notNull,
 		"atthasdef": c.Default != "", "atthasmissing": false, "attidentity": "", "attgenerated": "",
@@ -187,7 +191,11 @@ func pgAttrdef(src Source) []vals {
 func pgType(Source) []vals {
 	var out []vals
 	for _, ti := range allTypes() {
-		in, outFn, recv, send := ti.name+"in", ti.name+"out", ti.name+"recv", ti.name+"send"
+		sep := ""
+		if underscoredIO[ti.name] {
+			sep = "_" // date_in, numeric_in, … as Postgres names them
+		}
+		in, outFn, recv, send := ti.name+sep+"in", ti.name+sep+"out", ti.name+sep+"recv", ti.name+sep+"send"
 		if ti.elem != 0 {
 			in, outFn, recv, send = "array_in", "array_out", "array_recv", "array_send"
 		}
@@ -200,6 +208,11 @@ func pgType(Source) []vals {
 	}
 	return out
 }
+
+// underscoredIO are the types whose input and output functions are
+// named type_in, not typein.
+var underscoredIO = map[string]bool{"date": true, "time": true, "timestamp": true, "timestamptz": true,
+	"interval": true, "numeric": true}
 
 func arrayOf(ti typeInfo) int64 {
 	if ti.elem != 0 {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-db/sluice/internal/expr"
 	"github.com/sluice-db/sluice/internal/plan"
@@ -66,6 +67,9 @@ func (q *query) applyPlanMatch(from *relExpr, sel *pg_query.SelectStmt, mode pla
 	}
 	if sel == nil {
 		return nil, 0, types.Type{}, errAt(q.st, sqlerr.FeatureNotSupported, loc, "this subquery is not supported")
+	}
+	if mode == plan.ApplyExists && match == nil {
+		sel = existsTargets(sel) // IN compares its select list's value
 	}
 	saved := q.outer
 	q.outer = from
@@ -136,6 +140,22 @@ func (q *query) applySubLink(from *relExpr, s *pg_query.SubLink) (*relExpr, *sca
 		return r, &scalarSub{t: types.TBool, col: at, attached: true, errCol: at + 1}, nil
 	}
 	return nil, nil, errAt(q.st, sqlerr.FeatureNotSupported, s.Location, "this subquery is not supported here")
+}
+
+// existsTargets replaces the select list of EXISTS's subquery by a
+// constant, as Postgres never evaluates it (EXISTS (SELECT 1/0 …) is
+// true when there is a row), unless the list decides how many rows
+// there are: aggregates, DISTINCT, set operations, GROUP BY.
+func existsTargets(sel *pg_query.SelectStmt) *pg_query.SelectStmt {
+	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.DistinctClause) > 0 || len(sel.GroupClause) > 0 ||
+		sel.HavingClause != nil || anyAggregate(sel.TargetList...) || len(sel.ValuesLists) > 0 || len(sel.SortClause) > 0 {
+		return sel
+	}
+	out := proto.Clone(sel).(*pg_query.SelectStmt)
+	one := &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{
+		Val: &pg_query.A_Const_Ival{Ival: &pg_query.Integer{Ival: 1}}, Location: -1}}}
+	out.TargetList = []*pg_query.Node{resTarget(one)}
+	return out
 }
 
 // matchOuter filters sub to the rows whose column col equals match, an

@@ -22,12 +22,20 @@ import (
 // fromClauseBatch is fromClause for a batch query.
 func (q *query) fromClauseBatch(items []*pg_query.Node, where *pg_query.Node) (*relExpr, *pg_query.Node, error) {
 	rels := make([]*relExpr, len(items))
+	lateral := false
 	for i, it := range items {
+		if f := it.GetRangeFunction(); f != nil && i > 0 && q.lateralFunction(f, concatCols(rels[:i])) {
+			lateral = true
+			continue // joined onto the items before it (fromClauseLateral)
+		}
 		r, err := q.fromItem(it)
 		if err != nil {
 			return nil, nil, err
 		}
 		rels[i] = r
+	}
+	if lateral {
+		return q.fromClauseLateral(items, rels, where)
 	}
 	// The conditions are placed by the FROM items' own columns: a name
 	// that is not theirs stays in WHERE even when the query around an
@@ -56,6 +64,42 @@ func (q *query) fromClauseBatch(items []*pg_query.Node, where *pg_query.Node) (*
 	}
 	restore()
 	return q.fromOrder(acc, rels, order, start), andOf(conj), nil
+}
+
+// concatCols is a relation of rels' columns, for binding only.
+func concatCols(rels []*relExpr) *relExpr {
+	out := &relExpr{}
+	for _, r := range rels {
+		if r != nil {
+			out.cols = append(out.cols, r.cols...)
+		}
+	}
+	return out
+}
+
+// fromClauseLateral joins a FROM list holding a function that reads the
+// items before it, left to right: each such function runs for each row
+// of the items joined so far.
+func (q *query) fromClauseLateral(items []*pg_query.Node, rels []*relExpr, where *pg_query.Node) (*relExpr, *pg_query.Node, error) {
+	conj := conjuncts(where)
+	acc := rels[0]
+	for i := 1; i < len(items); i++ {
+		var err error
+		if rels[i] == nil {
+			if acc, err = q.joinLateralFunction(acc, items[i].GetRangeFunction()); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		restore := q.hideOuter()
+		on, rest := q.joinConditions(acc, rels[i], conj)
+		restore()
+		conj = rest
+		if acc, err = q.join(acc, rels[i], plan.InnerJoin, andOf(on), location(items[i])); err != nil {
+			return nil, nil, err
+		}
+	}
+	return acc, andOf(conj), nil
 }
 
 // pushToItems filters each item by the conjuncts that read it alone (and

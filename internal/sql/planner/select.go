@@ -245,6 +245,9 @@ func (q *query) constInt(n *pg_query.Node, what string, ifNull int64) (int64, er
 	if !expr.CanImplicitCast(t.t, types.TInt64) {
 		return 0, errAt(q.st, sqlerr.DatatypeMismatch, location(n), "argument of %s must be type bigint, not type %s", what, t.t)
 	}
+	if usesOuter(t.d) {
+		return 0, errAt(q.st, sqlerr.FeatureNotSupported, location(n), "%s of a subquery must not refer to the query around it", what)
+	}
 	d, err := evalConst(t, types.TInt64)
 	if err != nil {
 		return 0, withPos(q.st, err, location(n))

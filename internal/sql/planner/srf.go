@@ -136,9 +136,31 @@ func (q *query) selectListSRFs(from *relExpr, b *binder, list []*pg_query.Node) 
 		return nil, nil, err
 	}
 	name := funcName(call)
-	// The arguments are computed as columns of from's rows (where a
-	// reference to an enclosing query still reads its row), and the
-	// function scan reads them from its outer row.
+	out, at, scanned := q.joinSRF(from, name, args, typ, name == "_pg_expandarray")
+	value := srfValue(name, at, scanned, typ)
+	nb := &binder{q: q, scope: out, clause: b.clause}
+	nb.hook = func(n *pg_query.Node) (typed, bool, error) {
+		fc := n.GetFuncCall()
+		if fc == nil || funcName(fc) != name {
+			return typed{}, false, nil
+		}
+		if k, err := parser.DeparseExpr(n); err != nil || k != key {
+			return typed{}, false, err
+		}
+		return value, true, nil
+	}
+	return out, nb, nil
+}
+
+// joinSRF joins onto from, for each of its rows, the rows of
+// set-returning function name (unnest, generate_series, with ordinality
+// the position too) of args bound over from. It returns the relation,
+// where the function's columns (hidden) start, and the value column's
+// type as scanned (generate_series computes in bigint). The arguments
+// are computed as columns of from's rows (where a reference to an
+// enclosing query still reads its row), and the function scan reads
+// them from its outer row.
+func (q *query) joinSRF(from *relExpr, name string, args []typed, typ types.Type, ordinality bool) (*relExpr, int, types.Type) {
 	outs := make([]outCol, 0, len(from.cols)+len(args))
 	for i, c := range from.cols {
 		outs = append(outs, outCol{t: typed{d: expr.Input(i, c.typ), t: c.typ}, name: c.name, qual: c.qual, hidden: c.hidden, unknown: c.unknown})
@@ -153,15 +175,15 @@ func (q *query) selectListSRFs(from *relExpr, b *binder, list []*pg_query.Node) 
 		withArgs.cols[i].src, withArgs.cols[i].key = from.cols[i].src, from.cols[i].key
 	}
 	from = withArgs
-	scan := &plan.FunctionScan{Name: name, Args: descs}
+	scan := &plan.FunctionScan{Name: name, Args: descs, Ordinality: ordinality}
 	if name == "_pg_expandarray" {
-		scan.Name, scan.Ordinality = "unnest", true
+		scan.Name = "unnest"
 	}
 	schema := []types.Type{typ}
 	if name == "generate_series" {
 		schema[0] = types.TInt64
 	}
-	if scan.Ordinality {
+	if ordinality {
 		schema = append(schema, types.TInt64)
 	}
 	inner := &plan.Node{Kind: plan.KindFunctionScan, Schema: schema, StreamKey: []int{0}, FunctionScan: scan}
@@ -172,19 +194,74 @@ func (q *query) selectListSRFs(from *relExpr, b *binder, list []*pg_query.Node) 
 	}
 	out.node = &plan.Node{Kind: plan.KindApply, Inputs: []*plan.Node{from.node, inner}, Schema: colTypes(out.cols),
 		StreamKey: append(append([]int(nil), from.node.StreamKey...), at+len(schema)-1), Apply: &plan.Apply{Mode: plan.ApplyJoin}}
-	value := srfValue(name, at, schema[0], typ)
-	nb := &binder{q: q, scope: out, clause: b.clause}
-	nb.hook = func(n *pg_query.Node) (typed, bool, error) {
-		fc := n.GetFuncCall()
-		if fc == nil || funcName(fc) != name {
-			return typed{}, false, nil
-		}
-		if k, err := parser.DeparseExpr(n); err != nil || k != key {
-			return typed{}, false, err
-		}
-		return value, true, nil
+	return out, at, schema[0]
+}
+
+// lateralFunction reports whether FROM item f is unnest or
+// generate_series whose arguments read the items before it (left):
+// Postgres's functions in FROM are implicitly LATERAL.
+func (q *query) lateralFunction(f *pg_query.RangeFunction, left *relExpr) bool {
+	fc := rangeFunctionCall(f)
+	if fc == nil || (funcName(fc) != "unnest" && funcName(fc) != "generate_series") || len(f.Functions) != 1 {
+		return false
 	}
-	return out, nb, nil
+	defer q.hideOuter()()
+	b := &binder{q: q, scope: left, clause: "functions in FROM"}
+	for _, a := range fc.Args {
+		if t, err := b.bind(a); err == nil && usesInput(t.d) {
+			return true
+		}
+	}
+	return false
+}
+
+// rangeFunctionCall is the one call of a FROM function item.
+func rangeFunctionCall(f *pg_query.RangeFunction) *pg_query.FuncCall {
+	if len(f.Functions) != 1 {
+		return nil
+	}
+	items := f.Functions[0].GetList().GetItems()
+	if len(items) == 0 {
+		return nil
+	}
+	return items[0].GetFuncCall()
+}
+
+// joinLateralFunction joins FROM item f, a function reading acc's
+// columns, onto acc.
+func (q *query) joinLateralFunction(acc *relExpr, f *pg_query.RangeFunction) (*relExpr, error) {
+	fc := rangeFunctionCall(f)
+	b := &binder{q: q, scope: acc, clause: "functions in FROM"}
+	args, typ, _, err := q.bindSRF(b, fc)
+	if err != nil {
+		return nil, err
+	}
+	name := funcName(fc)
+	out, at, scanned := q.joinSRF(acc, name, args, typ, f.Ordinality)
+	qual := name
+	if f.Alias != nil {
+		qual = f.Alias.Aliasname
+	}
+	if scanned != typ {
+		outs := make([]outCol, len(out.cols))
+		for i, c := range out.cols {
+			outs[i] = outCol{t: typed{d: expr.Input(i, c.typ), t: c.typ}, name: c.name, qual: c.qual, hidden: c.hidden, unknown: c.unknown}
+		}
+		outs[at] = outCol{t: typed{d: expr.Cast(expr.Input(at, scanned), typ), t: typ}}
+		keep := out
+		out = q.project(out, outs, true)
+		for i := range keep.cols {
+			out.cols[i].src, out.cols[i].key = keep.cols[i].src, keep.cols[i].key
+		}
+	}
+	names := []string{qual, "ordinality"}
+	for i := 0; i < 2 && at+i < len(out.cols) && (i == 0 || f.Ordinality); i++ {
+		out.cols[at+i].qual, out.cols[at+i].name, out.cols[at+i].hidden = qual, names[i], false
+		if f.Alias != nil && i < len(f.Alias.Colnames) {
+			out.cols[at+i].name = f.Alias.Colnames[i].GetString_().Sval
+		}
+	}
+	return out, nil
 }
 
 // srfValue is what a call reads: the value, cast to the function's type,
