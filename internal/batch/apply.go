@@ -206,9 +206,7 @@ func (a *applier) run(ctx context.Context, outer types.Row) ([]types.Datum, erro
 // the same snapshot and system rows, with its own memory budget under
 // the same limit and pool.
 func (x *executor) withOuter(outer types.Row) *executor {
-	ectx := &expr.Context{Strict: x.ectx.Strict, Now: x.ectx.Now, Location: x.ectx.Location,
-		Session: x.ectx.Session, Outer: outer}
-	return &executor{r: x.r, ectx: ectx, size: x.size, mem: memBudget{limit: x.mem.limit, pool: x.mem.pool},
+	return &executor{r: x.r, ectx: x.ectx.WithOuter(outer), size: x.size, mem: memBudget{limit: x.mem.limit, pool: x.mem.pool},
 		spillDir: x.spillDir, provider: x.provider, system: x.system, root: x.rootExecutor()}
 }
 
@@ -256,15 +254,9 @@ func outerRefs(n *plan.Node) []int {
 // run between outer rows.
 func volatile(n *plan.Node) bool {
 	found := false
-	var walk func(d expr.Desc)
-	walk = func(d expr.Desc) {
-		if d.Kind == expr.KindFunc && expr.IsVolatile(d.Name) {
-			found = true
-		}
-		for _, a := range d.Args {
-			walk(a)
-		}
-	}
-	plan.MapExprs(n, func(d expr.Desc) expr.Desc { walk(d); return d })
+	plan.MapExprs(n, func(d expr.Desc) expr.Desc {
+		found = found || expr.Any(d, func(x expr.Desc) bool { return x.Kind == expr.KindFunc && expr.IsVolatile(x.Name) })
+		return d
+	})
 	return found
 }

@@ -45,6 +45,14 @@ func NewStrictContext(now types.DTimestamptz) *Context {
 	return &Context{Strict: true, Now: now}
 }
 
+// WithOuter returns a context like c for evaluating a correlated
+// subquery for the outer row outer (KindOuter reads it), with its own
+// row-error count.
+func (c *Context) WithOuter(outer types.Row) *Context {
+	return &Context{Strict: c.Strict, OnRowError: c.OnRowError, Now: c.Now, Location: c.Location,
+		StableRandom: c.StableRandom, Session: c.Session, Outer: outer}
+}
+
 // RowErrors returns the number of row errors swallowed so far in
 // non-strict mode.
 func (c *Context) RowErrors() uint64 { return c.rowErrors.Load() }

@@ -119,5 +119,18 @@ func Func(name string, args ...Desc) Desc { return Desc{Kind: KindFunc, Name: na
 // Cast returns CAST(d AS t).
 func Cast(d Desc, t types.Type) Desc { return Desc{Kind: KindCast, Type: t, Args: []Desc{d}} }
 
+// Any reports whether pred holds for d or any node under it.
+func Any(d Desc, pred func(Desc) bool) bool {
+	if pred(d) {
+		return true
+	}
+	for _, a := range d.Args {
+		if Any(a, pred) {
+			return true
+		}
+	}
+	return false
+}
+
 // Node returns a node of kind k over args (and, or, coalesce, in, ...).
 func Node(k Kind, args ...Desc) Desc { return Desc{Kind: k, Args: args} }

@@ -62,7 +62,7 @@ var sessionFuncs = func() []sessionFunc {
 		// The reg* input and output functions behind ::regclass and its
 		// kin (the planner calls them for casts; see planner/regtype.go).
 		f("regclass_in", i8, t), f("regtype_in", i8, t), f("regnamespace_in", i8, t), f("regrole_in", i8, t),
-		f("regproc_in", i8, t), f("regclass_out", t, i8), f("regtype_out", t, i8), f("regnamespace_out", t, i8),
+		f("regclass_out", t, i8), f("regtype_out", t, i8), f("regnamespace_out", t, i8),
 		f("regrole_out", t, i8), f("regproc_out", t, i8),
 	}
 	for _, name := range []string{"has_table_privilege", "has_schema_privilege", "has_database_privilege",

@@ -153,7 +153,7 @@ func TestSessionFunctionsAnswered(t *testing.T) {
 			args[i] = sample(p)
 		}
 		v, err := f.Call(sig.Name, args)
-		if sqlerr.CodeOf(err) == sqlerr.UndefinedFunction && !strings.HasPrefix(sig.Name, "regproc") {
+		if err != nil && sqlerr.CodeOf(err) == sqlerr.Internal {
 			t.Errorf("%s%v: %v", sig.Name, sig.Params, err)
 			continue
 		}

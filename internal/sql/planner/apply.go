@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"slices"
-
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
@@ -230,5 +228,5 @@ func inputsAsOuter(d expr.Desc) expr.Desc {
 
 // usesOuter reports whether d reads the enclosing query's row.
 func usesOuter(d expr.Desc) bool {
-	return d.Kind == expr.KindOuter || slices.ContainsFunc(d.Args, usesOuter)
+	return expr.Any(d, func(x expr.Desc) bool { return x.Kind == expr.KindOuter })
 }

@@ -54,8 +54,11 @@ func (q *query) fromClause(items []*pg_query.Node, where *pg_query.Node) (*relEx
 	return acc, andOf(conj), nil
 }
 
-// bindsIn reports whether n binds over r alone.
+// bindsIn reports whether n binds over r alone. Where a condition goes
+// is decided by the FROM items' own columns: a name that is not theirs
+// does not bind, even when the query around an apply subquery has it.
 func (q *query) bindsIn(n *pg_query.Node, r *relExpr) bool {
+	defer q.hideOuter()()
 	b := &binder{q: q, scope: r, clause: "WHERE"}
 	_, err := b.bind(n)
 	return err == nil

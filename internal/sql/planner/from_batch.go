@@ -37,13 +37,8 @@ func (q *query) fromClauseBatch(items []*pg_query.Node, where *pg_query.Node) (*
 	if lateral {
 		return q.fromClauseLateral(items, rels, where)
 	}
-	// The conditions are placed by the FROM items' own columns: a name
-	// that is not theirs stays in WHERE even when the query around an
-	// apply subquery has it.
-	restore := q.hideOuter()
 	conj, err := q.pushToItems(rels, conjuncts(where))
 	if err != nil {
-		restore()
 		return nil, nil, err
 	}
 	start := make([]int, len(rels))
@@ -53,16 +48,11 @@ func (q *query) fromClauseBatch(items []*pg_query.Node, where *pg_query.Node) (*
 		next := q.nextItem(rels, order, acc, conj)
 		var on []*pg_query.Node
 		on, conj = q.joinConditions(acc, rels[next], conj)
-		restore()
-		acc, start[next], err = q.joinAt(acc, rels[next], plan.InnerJoin, andOf(on), location(items[next]))
-		restore = q.hideOuter()
-		if err != nil {
-			restore()
+		if acc, start[next], err = q.joinAt(acc, rels[next], plan.InnerJoin, andOf(on), location(items[next])); err != nil {
 			return nil, nil, err
 		}
 		order = append(order, next)
 	}
-	restore()
 	return q.fromOrder(acc, rels, order, start), andOf(conj), nil
 }
 
@@ -91,9 +81,7 @@ func (q *query) fromClauseLateral(items []*pg_query.Node, rels []*relExpr, where
 			}
 			continue
 		}
-		restore := q.hideOuter()
 		on, rest := q.joinConditions(acc, rels[i], conj)
-		restore()
 		conj = rest
 		if acc, err = q.join(acc, rels[i], plan.InnerJoin, andOf(on), location(items[i])); err != nil {
 			return nil, nil, err
@@ -106,10 +94,7 @@ func (q *query) fromClauseLateral(items []*pg_query.Node, rels []*relExpr, where
 // bind over the whole FROM list, so an ambiguous name stays an error)
 // and returns the others.
 func (q *query) pushToItems(rels []*relExpr, conj []*pg_query.Node) ([]*pg_query.Node, error) {
-	all := &relExpr{}
-	for _, r := range rels {
-		all.cols = append(all.cols, r.cols...)
-	}
+	all := concatCols(rels)
 	var rest []*pg_query.Node
 	for _, c := range conj {
 		only := -1

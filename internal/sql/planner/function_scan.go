@@ -25,7 +25,11 @@ func (q *query) functionScan(f *pg_query.RangeFunction, fc *pg_query.FuncCall) (
 	if name == "generate_series" && constant && !f.Ordinality {
 		return nil, false, nil
 	}
-	return q.functionScanRel(f, name, args, typ), true, nil
+	descs := make([]expr.Desc, len(args))
+	for i, a := range args {
+		descs[i] = a.d
+	}
+	return q.funcRel(f, name, descs, typ), true, nil
 }
 
 // bindSRF binds the arguments of a call of unnest(array) or
@@ -75,34 +79,37 @@ func (q *query) bindSRF(b *binder, fc *pg_query.FuncCall) ([]typed, types.Type, 
 		"function %s with %d arguments is not supported as a set-returning function", name, len(args))
 }
 
-// functionScanRel is the relation of a function scan: its value column,
-// named after the function (or the alias), and the ordinality.
-func (q *query) functionScanRel(f *pg_query.RangeFunction, name string, args []typed, typ types.Type) *relExpr {
+// funcRel is the relation of set-returning function name of args
+// (expressions of no input column) as FROM item f has it: its value,
+// of typ (generate_series computes in bigint, cast back here), and with
+// ORDINALITY the position; named by the alias, else by the function.
+// _pg_expandarray is unnest with the position.
+func (q *query) funcRel(f *pg_query.RangeFunction, name string, args []expr.Desc, typ types.Type) *relExpr {
 	qual := name
 	if f.Alias != nil {
 		qual = f.Alias.Aliasname
 	}
-	descs := make([]expr.Desc, len(args))
-	for i, a := range args {
-		descs[i] = a.d
+	scan := &plan.FunctionScan{Name: name, Args: args, Ordinality: f.Ordinality}
+	if name == "_pg_expandarray" {
+		scan.Name, scan.Ordinality = "unnest", true
 	}
 	vt := typ
 	if name == "generate_series" {
-		vt = types.TInt64 // computed as bigint, cast below
+		vt = types.TInt64
 	}
-	r := &relExpr{cols: []column{{qual: qual, name: qual, typ: vt}}}
 	schema := []types.Type{vt}
-	if f.Ordinality {
-		r.cols = append(r.cols, column{qual: qual, name: "ordinality", typ: types.TInt64})
+	if scan.Ordinality {
 		schema = append(schema, types.TInt64)
 	}
-	r.node = &plan.Node{Kind: plan.KindFunctionScan, Schema: schema, StreamKey: []int{len(schema) - 1},
-		FunctionScan: &plan.FunctionScan{Name: name, Args: descs, Ordinality: f.Ordinality}}
+	r := &relExpr{node: &plan.Node{Kind: plan.KindFunctionScan, Schema: schema, StreamKey: []int{len(schema) - 1}, FunctionScan: scan}}
+	outs := []outCol{{t: typed{d: expr.Cast(expr.Input(0, vt), typ), t: typ}, name: qual, qual: qual}}
+	if scan.Ordinality {
+		outs = append(outs, outCol{t: typed{d: expr.Input(1, types.TInt64), t: types.TInt64}, name: "ordinality", qual: qual})
+	}
+	for i, o := range outs {
+		r.cols = append(r.cols, column{qual: qual, name: o.name, typ: schema[i]})
+	}
 	if vt != typ {
-		outs := []outCol{{t: typed{d: expr.Cast(expr.Input(0, vt), typ), t: typ}, name: qual, qual: qual}}
-		if f.Ordinality {
-			outs = append(outs, outCol{t: typed{d: expr.Input(1, types.TInt64), t: types.TInt64}, name: "ordinality", qual: qual})
-		}
 		r = q.project(r, outs, false)
 	}
 	if f.Alias != nil {

@@ -40,11 +40,6 @@ func regKindOf(tn *pg_query.TypeName) (string, bool) {
 	return k, ok
 }
 
-// isOIDType reports whether tn names oid.
-func isOIDType(tn *pg_query.TypeName) bool {
-	return len(tn.Names) > 0 && len(tn.ArrayBounds) == 0 && strings.EqualFold(tn.Names[len(tn.Names)-1].GetString_().Sval, "oid")
-}
-
 // regCast binds arg::kind: a name is looked up, a number kept.
 func (b *binder) regCast(c *pg_query.TypeCast, kind string) (typed, error) {
 	arg, err := b.bind(c.Arg)

@@ -44,9 +44,8 @@ func (q *query) selectListSRF(list []*pg_query.Node) (*pg_query.FuncCall, string
 			if _, sub := x.(*pg_query.SubLink); sub {
 				return false
 			}
-			if where := conditionalNode(x); where != "" && err == nil && hasSRF(x) {
-				err = errAt(q.st, sqlerr.FeatureNotSupported, call0(x),
-					"set-returning functions are not allowed in %s", where)
+			if where, n, loc := conditional(x); n != nil && err == nil && hasSRF(n) {
+				err = errAt(q.st, sqlerr.FeatureNotSupported, loc, "set-returning functions are not allowed in %s", where)
 				return false
 			}
 			fc, ok := x.(*pg_query.FuncCall)
@@ -69,24 +68,24 @@ func (q *query) selectListSRF(list []*pg_query.Node) (*pg_query.FuncCall, string
 	return call, key, err
 }
 
-// conditionalNode names a node that evaluates its arguments only
-// sometimes (CASE, COALESCE): Postgres refuses a set-returning call in
-// one.
-func conditionalNode(x any) string {
-	switch x.(type) {
+// conditional recognises a node that evaluates its arguments only
+// sometimes (CASE, COALESCE), where Postgres refuses a set-returning
+// call: its name, the node, its location; n is nil for other nodes.
+func conditional(x any) (where string, n *pg_query.Node, loc int32) {
+	switch v := x.(type) {
 	case *pg_query.CaseExpr:
-		return "CASE"
+		return "CASE", &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: v}}, v.Location
 	case *pg_query.CoalesceExpr:
-		return "COALESCE"
+		return "COALESCE", &pg_query.Node{Node: &pg_query.Node_CoalesceExpr{CoalesceExpr: v}}, v.Location
 	}
-	return ""
+	return "", nil, -1
 }
 
-// hasSRF reports whether a set-returning call is under node x (not in a
+// hasSRF reports whether a set-returning call is under n (not in a
 // subquery).
-func hasSRF(x any) bool {
+func hasSRF(n *pg_query.Node) bool {
 	found := false
-	walkNodes(nodeOf(x), func(y any) bool {
+	walkNodes(n, func(y any) bool {
 		if _, sub := y.(*pg_query.SubLink); sub {
 			return false
 		}
@@ -96,28 +95,6 @@ func hasSRF(x any) bool {
 		return !found
 	})
 	return found
-}
-
-// nodeOf wraps a CASE or COALESCE node back into a Node.
-func nodeOf(x any) *pg_query.Node {
-	switch v := x.(type) {
-	case *pg_query.CaseExpr:
-		return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: v}}
-	case *pg_query.CoalesceExpr:
-		return &pg_query.Node{Node: &pg_query.Node_CoalesceExpr{CoalesceExpr: v}}
-	}
-	return nil
-}
-
-// call0 is the location of a CASE or COALESCE node.
-func call0(x any) int32 {
-	switch v := x.(type) {
-	case *pg_query.CaseExpr:
-		return v.Location
-	case *pg_query.CoalesceExpr:
-		return v.Location
-	}
-	return -1
 }
 
 // selectListSRFs joins the select list's set-returning call onto b's
@@ -136,8 +113,8 @@ func (q *query) selectListSRFs(from *relExpr, b *binder, list []*pg_query.Node) 
 		return nil, nil, err
 	}
 	name := funcName(call)
-	out, at, scanned := q.joinSRF(from, name, args, typ, name == "_pg_expandarray")
-	value := srfValue(name, at, scanned, typ)
+	out, at := q.joinSRF(from, &pg_query.RangeFunction{}, name, args, typ, true)
+	value := srfValue(name, at, typ)
 	nb := &binder{q: q, scope: out, clause: b.clause}
 	nb.hook = func(n *pg_query.Node) (typed, bool, error) {
 		fc := n.GetFuncCall()
@@ -153,48 +130,45 @@ func (q *query) selectListSRFs(from *relExpr, b *binder, list []*pg_query.Node) 
 }
 
 // joinSRF joins onto from, for each of its rows, the rows of
-// set-returning function name (unnest, generate_series, with ordinality
-// the position too) of args bound over from. It returns the relation,
-// where the function's columns (hidden) start, and the value column's
-// type as scanned (generate_series computes in bigint). The arguments
-// are computed as columns of from's rows (where a reference to an
-// enclosing query still reads its row), and the function scan reads
-// them from its outer row.
-func (q *query) joinSRF(from *relExpr, name string, args []typed, typ types.Type, ordinality bool) (*relExpr, int, types.Type) {
-	outs := make([]outCol, 0, len(from.cols)+len(args))
-	for i, c := range from.cols {
-		outs = append(outs, outCol{t: typed{d: expr.Input(i, c.typ), t: c.typ}, name: c.name, qual: c.qual, hidden: c.hidden, unknown: c.unknown})
-	}
+// set-returning function name of args (bound over from) as FROM item f
+// has them (funcRel), hidden or not. It returns the relation and where
+// the function's columns start. The arguments are computed as columns of
+// from's rows (where a reference to an enclosing query still reads its
+// row), and the function scan reads them from its outer row.
+func (q *query) joinSRF(from *relExpr, f *pg_query.RangeFunction, name string, args []typed, typ types.Type, hidden bool) (*relExpr, int) {
 	descs := make([]expr.Desc, len(args))
+	extra := make([]outCol, len(args))
 	for i, a := range args {
-		descs[i] = expr.Outer(len(outs), a.t)
-		outs = append(outs, outCol{t: a, name: "_srf_arg", hidden: true})
+		descs[i] = expr.Outer(len(from.cols)+i, a.t)
+		extra[i] = outCol{t: a, name: "_srf_arg", hidden: true}
 	}
-	withArgs := q.project(from, outs, true)
-	for i := range from.cols {
-		withArgs.cols[i].src, withArgs.cols[i].key = from.cols[i].src, from.cols[i].key
-	}
-	from = withArgs
-	scan := &plan.FunctionScan{Name: name, Args: descs, Ordinality: ordinality}
-	if name == "_pg_expandarray" {
-		scan.Name = "unnest"
-	}
-	schema := []types.Type{typ}
-	if name == "generate_series" {
-		schema[0] = types.TInt64
-	}
-	if ordinality {
-		schema = append(schema, types.TInt64)
-	}
-	inner := &plan.Node{Kind: plan.KindFunctionScan, Schema: schema, StreamKey: []int{0}, FunctionScan: scan}
+	from = q.extend(from, extra...)
+	fn := q.funcRel(f, name, descs, typ)
 	at := len(from.cols)
 	out := &relExpr{cols: append([]column(nil), from.cols...)}
-	for i, t := range schema {
-		out.cols = append(out.cols, column{name: "_srf" + string(rune('0'+i)), typ: t, hidden: true})
+	for i, c := range fn.cols {
+		if hidden { // a select list's call: read through the binder's hook, not by name
+			c = column{name: "_srf" + string(rune('0'+i)), typ: c.typ, hidden: true}
+		}
+		out.cols = append(out.cols, c)
 	}
-	out.node = &plan.Node{Kind: plan.KindApply, Inputs: []*plan.Node{from.node, inner}, Schema: colTypes(out.cols),
-		StreamKey: append(append([]int(nil), from.node.StreamKey...), at+len(schema)-1), Apply: &plan.Apply{Mode: plan.ApplyJoin}}
-	return out, at, schema[0]
+	out.node = &plan.Node{Kind: plan.KindApply, Inputs: []*plan.Node{from.node, fn.node}, Schema: colTypes(out.cols),
+		StreamKey: append(append([]int(nil), from.node.StreamKey...), len(out.cols)-1), Apply: &plan.Apply{Mode: plan.ApplyJoin}}
+	return out, at
+}
+
+// extend projects r's columns unchanged (with what GROUP BY knows of
+// their tables' keys) followed by extra.
+func (q *query) extend(r *relExpr, extra ...outCol) *relExpr {
+	outs := make([]outCol, 0, len(r.cols)+len(extra))
+	for i, c := range r.cols {
+		outs = append(outs, outCol{t: typed{d: expr.Input(i, c.typ), t: c.typ}, name: c.name, qual: c.qual, hidden: c.hidden, unknown: c.unknown})
+	}
+	out := q.project(r, append(outs, extra...), true)
+	for i, c := range r.cols {
+		out.cols[i].src, out.cols[i].key = c.src, c.key
+	}
+	return out
 }
 
 // lateralFunction reports whether FROM item f is unnest or
@@ -236,41 +210,14 @@ func (q *query) joinLateralFunction(acc *relExpr, f *pg_query.RangeFunction) (*r
 	if err != nil {
 		return nil, err
 	}
-	name := funcName(fc)
-	out, at, scanned := q.joinSRF(acc, name, args, typ, f.Ordinality)
-	qual := name
-	if f.Alias != nil {
-		qual = f.Alias.Aliasname
-	}
-	if scanned != typ {
-		outs := make([]outCol, len(out.cols))
-		for i, c := range out.cols {
-			outs[i] = outCol{t: typed{d: expr.Input(i, c.typ), t: c.typ}, name: c.name, qual: c.qual, hidden: c.hidden, unknown: c.unknown}
-		}
-		outs[at] = outCol{t: typed{d: expr.Cast(expr.Input(at, scanned), typ), t: typ}}
-		keep := out
-		out = q.project(out, outs, true)
-		for i := range keep.cols {
-			out.cols[i].src, out.cols[i].key = keep.cols[i].src, keep.cols[i].key
-		}
-	}
-	names := []string{qual, "ordinality"}
-	for i := 0; i < 2 && at+i < len(out.cols) && (i == 0 || f.Ordinality); i++ {
-		out.cols[at+i].qual, out.cols[at+i].name, out.cols[at+i].hidden = qual, names[i], false
-		if f.Alias != nil && i < len(f.Alias.Colnames) {
-			out.cols[at+i].name = f.Alias.Colnames[i].GetString_().Sval
-		}
-	}
+	out, _ := q.joinSRF(acc, f, funcName(fc), args, typ, false)
 	return out, nil
 }
 
-// srfValue is what a call reads: the value, cast to the function's type,
-// or _pg_expandarray's record (x, n).
-func srfValue(name string, at int, scanned, typ types.Type) typed {
-	x := typed{d: expr.Input(at, scanned), t: scanned}
-	if scanned != typ {
-		x = typed{d: expr.Cast(x.d, typ), t: typ}
-	}
+// srfValue is what a call reads: the value, or _pg_expandarray's
+// record (x, n).
+func srfValue(name string, at int, typ types.Type) typed {
+	x := typed{d: expr.Input(at, typ), t: typ}
 	if name != "_pg_expandarray" {
 		return x
 	}
