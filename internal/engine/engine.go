@@ -146,8 +146,15 @@ func open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	// An epoch running past two barrier intervals is late: its fresh rows
+	// go to files as they come, so that its seal, when the barrier
+	// arrives (a paused job's), writes little (storage/preseal.go).
+	presealAfter := 2 * opts.BarrierInterval
+	if presealAfter <= 0 {
+		presealAfter = 2 * time.Second
+	}
 	store, err := storage.Open(ctx, storage.Options{Dir: opts.Dir, InMemory: opts.InMemory, FS: opts.FS, Logger: opts.Logger,
-		AcceptDataLoss: opts.AcceptDataLoss, CommitDelay: opts.CommitDelay})
+		AcceptDataLoss: opts.AcceptDataLoss, CommitDelay: opts.CommitDelay, PresealAfter: presealAfter})
 	if err != nil {
 		if strings.Contains(err.Error(), "lock") || strings.Contains(err.Error(), "temporarily unavailable") {
 			return nil, fmt.Errorf("data directory %q is in use by another Sluice process (%w)", opts.Dir, err)

@@ -71,6 +71,7 @@ func (s *Store) NewBulkLoad(desc TableDesc) (*BulkLoad, error) {
 	t.rc = rowCounts{on: true, n: make([]int64, codec.VNodeCount), isDir: make([]bool, codec.VNodeCount)}
 	b := &BulkLoad{t: t}
 	t.spilled = b.keepSpare
+	t.noPreseal = true // one file at the end
 	return b, nil
 }
 

@@ -62,7 +62,10 @@
 // ingests ahead of the epoch's batch (ingest.go, ingest_items.go), and a DML
 // record of a megabyte or more is kept in a file of its own that the
 // log's key names (dml_segment.go), so neither goes through the WAL, a
-// memtable, a flush and compactions.
+// memtable, a flush and compactions. A table whose epoch runs late (a
+// stall's output piling up) writes its fresh rows to such files as they
+// come, merged in the background, so that the seal its barrier waits for
+// writes little (preseal.go, preseal_merge.go).
 //
 // Concurrency: a StateTable belongs to its actor's goroutine. Store methods
 // are safe for concurrent use; the shared bookkeeping lives in Store.mu and

@@ -114,11 +114,7 @@ func (t *StateTable) writeFreshFile(name string, todo []*freshChunk) (*ingestFil
 	case stored && !stageOff && !t.freshByKey():
 		fill = t.freshRowsStaged(inMemory) // fresh_stage.go
 	}
-	opts := &t.store.scanOpts
-	if t.keyedReads {
-		opts = &t.store.writerOpts
-	}
-	f, err := t.store.writeSST(name, opts, fill)
+	f, err := t.store.writeSST(name, t.writerOptions(), fill)
 	if err != nil {
 		return nil, fmt.Errorf("storage: table %d: write sealed rows: %w", t.lay.desc.ID, err)
 	}
@@ -126,6 +122,15 @@ func (t *StateTable) writeFreshFile(name string, todo []*freshChunk) (*ingestFil
 		sf.close(t.store)
 	}
 	return f, nil
+}
+
+// writerOptions are the options of the table's sealed files: filters
+// for a table read by key, the scan layout for one read by scans.
+func (t *StateTable) writerOptions() *sstable.WriterOptions {
+	if t.keyedReads {
+		return &t.store.writerOpts
+	}
+	return &t.store.scanOpts
 }
 
 // freshBytes is the bytes the chunks hold in memory.
@@ -137,11 +142,12 @@ func freshBytes(todo []*freshChunk) int {
 	return n
 }
 
-// unsealedFresh returns the fresh chunks not sealed yet.
+// unsealedFresh returns the fresh chunks not sealed yet, nor written to a
+// file of their epoch (preseal.go).
 func (t *StateTable) unsealedFresh() []*freshChunk {
 	var todo []*freshChunk
 	for i := range t.fresh {
-		if fc := &t.fresh[i]; fc.sealed == 0 {
+		if fc := &t.fresh[i]; fc.sealed == 0 && !fc.presealed {
 			todo = append(todo, fc)
 		}
 	}
@@ -228,7 +234,10 @@ func (s *Store) writeSSTFile(name string, opts *sstable.WriterOptions, sync bool
 		out.hi = append(out.hi[:0], k...)
 		return w.Set(k, v)
 	})
-	// Close finishes the file and syncs it (or aborts it after an error).
+	if err != nil {
+		bw.noSync = true // the file goes: no sync for it (a cancelled merge)
+	}
+	// Close finishes the file and syncs it.
 	err = errors.Join(err, w.Close())
 	if err != nil {
 		_ = s.fs.Remove(name)

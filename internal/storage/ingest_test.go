@@ -76,7 +76,7 @@ var freshShapes = []freshShape{
 // rows in the same epoch must win over them. The table is keyed by a row
 // id, by text in descending order, or by an int and text.
 func TestIngestedSealsMatchBatchSeals(t *testing.T) {
-	defer func(n, m int) { rawMarkEvery, sealSpillFrom = n, m }(rawMarkEvery, sealSpillFrom)
+	defer func(n, m, p int) { rawMarkEvery, sealSpillFrom, presealFrom = n, m, p }(rawMarkEvery, sealSpillFrom, presealFrom)
 	rapid.Check(t, func(rt *rapid.T) {
 		ctx := context.Background()
 		stores := []*Store{openIngest(t, vfs.NewMem(), 1), openIngest(t, vfs.NewMem(), -1)}
@@ -88,6 +88,10 @@ func TestIngestedSealsMatchBatchSeals(t *testing.T) {
 		// and spill the oldest rows, at least so many bytes, or all.
 		stores[0].spillAtLeast = rapid.SampledFrom([]int{1, 20, 70, defaultSpillAtLeast}).Draw(rt, "spillAtLeast")
 		rawMarkEvery = rapid.SampledFrom([]int{1, 2, 3, 64}).Draw(rt, "rawMarkEvery")
+		// Every epoch is late, its rows written to files as they come
+		// (and merged) past so many bytes, or none is.
+		stores[0].presealAfter = rapid.SampledFrom([]time.Duration{-1, time.Nanosecond}).Draw(rt, "presealAfter")
+		presealFrom = rapid.SampledFrom([]int{1, 100, 1 << 20}).Draw(rt, "presealFrom")
 		shape := freshShapes[rapid.IntRange(0, len(freshShapes)-1).Draw(rt, "shape")]
 		tbls := []*StateTable{mustOpenTable(t, stores[0], shape.desc, 1, nil), mustOpenTable(t, stores[1], shape.desc, 1, nil)}
 		used := map[int64]bool{}
@@ -332,21 +336,29 @@ func insertFreshRange(t testing.TB, tbl *StateTable, lo, hi int64) {
 // each step, as a crash would, loses what was not synced, and reopens:
 // the store holds exactly the last committed epoch and no file, and the
 // lost epoch can be committed again. A commit that fails at a step
-// without a crash leaves the store as it was.
+// without a crash leaves the store as it was. With late epochs, the lost
+// epoch's rows are in several files written as they came (preseal.go).
 func TestCrashDuringIngestKeepsCommittedEpoch(t *testing.T) {
 	for _, step := range []string{"intent", "ingested"} {
 		for _, crash := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/crash=%v", step, crash), func(t *testing.T) {
-				testCrashDuringIngest(t, step, crash)
-			})
+			for _, late := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/crash=%v/late=%v", step, crash, late), func(t *testing.T) {
+					testCrashDuringIngest(t, step, crash, late)
+				})
+			}
 		}
 	}
 }
 
-func testCrashDuringIngest(t *testing.T, step string, crash bool) {
+func testCrashDuringIngest(t *testing.T, step string, crash, late bool) {
 	ctx := context.Background()
 	fs := vfs.NewCrashableMem()
-	s, err := Open(ctx, Options{FS: fs, Dir: "db", IngestFrom: 1})
+	opts := Options{FS: fs, Dir: "db", IngestFrom: 1, PresealAfter: -1}
+	if late {
+		withPresealFrom(t, 1)
+		opts.PresealAfter = time.Nanosecond
+	}
+	s, err := Open(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +372,12 @@ func testCrashDuringIngest(t *testing.T, step string, crash bool) {
 		t.Fatal(err)
 	}
 	want := committedRows(t, s, desc)
-	insertFreshRange(t, tbl, 50, 90)
+	for lo := int64(50); lo < 90; lo += 8 {
+		insertFreshRange(t, tbl, lo, lo+8)
+	}
+	if late && (tbl.pre == nil || len(tbl.pre.files) < 2) {
+		t.Fatalf("late epoch wrote %v, want several files", tbl.pre)
+	}
 	if err := tbl.Seal(2); err != nil {
 		t.Fatal(err)
 	}

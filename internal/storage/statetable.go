@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/sluice-db/sluice/internal/types"
@@ -47,6 +48,12 @@ type StateTable struct {
 	// spilled, when set, is given each buffer of fresh rows a spill let
 	// go that no chunk still holds (BulkLoad reuses them).
 	spilled func([]byte)
+	// freshSince is when the unsealed epoch's first fresh rows came; pre
+	// the files they were written to while it ran late (preseal.go),
+	// which noPreseal (a bulk load's table) forbids.
+	freshSince time.Time
+	pre        *presealFiles
+	noPreseal  bool
 }
 
 // OpenTable opens owner's state table for desc. vnodes lists the vnodes the
@@ -263,6 +270,7 @@ func (t *StateTable) Seal(epoch uint64) error {
 	}
 	t.maybePrune()
 	t.lastSealed = epoch
+	t.freshSince = time.Time{}
 	t.stampLoaded(epoch)
 	if !t.overlay.hasUnsealed() && !t.hasUnsealedFresh() && len(t.rc.dirty) == 0 {
 		if err := t.store.checkSeal(epoch, t.lay.desc.ID, t.gen, t.dropGen); err != nil {
@@ -290,6 +298,7 @@ func (t *StateTable) sealInto(sb *stagedBatch, epoch uint64) error {
 		return err
 	}
 	sb.addFile(f)
+	t.stagePresealed(sb, epoch)
 	_, vals, err := t.overlay.sealEncoded(epoch, t.lay.encodeValue)
 	if err != nil {
 		return err

@@ -51,6 +51,9 @@ type freshChunk struct {
 	// spill, when set, holds the rows instead of vals, ids and vnodes
 	// (statetable_spill.go): Get finds a row through the file alone.
 	spill *spillFile
+	// presealed: spill is a file written for the unsealed epoch
+	// (preseal.go), which its seal stages as it is.
+	presealed bool
 }
 
 // InsertFresh stores the given rows of c (ascending indices), all plain
@@ -222,8 +225,12 @@ func (t *StateTable) addFresh(fc freshChunk) error {
 			t.rc.mark(v)
 		}
 	}
+	t.notePresealClock()
 	t.fresh = append(t.fresh, fc)
 	t.held().Add(int64(fc.bytes()))
+	if err := t.maybePreseal(); err != nil {
+		return err
+	}
 	return t.maybeSpill()
 }
 
@@ -420,7 +427,7 @@ func freshKeyOrder(todo []*freshChunk) []freshRef {
 func (t *StateTable) freshSealedSize() int {
 	n := 0
 	for _, fc := range t.fresh {
-		if fc.sealed == 0 {
+		if fc.sealed == 0 && !fc.presealed {
 			n += fc.encodedBytes() + fc.n*(stateKeyHeaderLen+9+16)
 		}
 	}
@@ -430,7 +437,7 @@ func (t *StateTable) freshSealedSize() int {
 // hasUnsealedSpills reports whether unsealed fresh rows are in spill files.
 func (t *StateTable) hasUnsealedSpills() bool {
 	for _, fc := range t.fresh {
-		if fc.sealed == 0 && fc.spill != nil {
+		if fc.sealed == 0 && !fc.presealed && fc.spill != nil {
 			return true
 		}
 	}

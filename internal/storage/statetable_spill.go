@@ -75,7 +75,7 @@ func (t *StateTable) maybeSpill() error {
 	for i := range t.fresh {
 		fc := &t.fresh[i]
 		switch {
-		case fc.sealed != 0:
+		case fc.sealed != 0 || fc.presealed:
 		case fc.spill == nil:
 			todo = append(todo, fc)
 			n += fc.bytes()

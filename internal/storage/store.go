@@ -15,6 +15,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/sluice-db/sluice/internal/task"
 )
 
 // Options configure Open.
@@ -50,6 +52,10 @@ type Options struct {
 	// writes to share it (groupcommit.go): 0 means DefaultCommitDelay, a
 	// negative value never waits.
 	CommitDelay time.Duration
+	// PresealAfter is how long an epoch runs before its tables write
+	// their fresh rows to files as they come (preseal.go); 0 or less
+	// never.
+	PresealAfter time.Duration
 }
 
 // IsCorruption reports whether err comes from a corrupt file of the store.
@@ -112,10 +118,14 @@ type Store struct {
 	disk diskGuard
 
 	// Sealed fresh rows as sstables (ingest.go).
-	fs            vfs.FS
-	dir           string
-	ingestDir     string
-	ingestFrom    int
+	fs           vfs.FS
+	dir          string
+	ingestDir    string
+	ingestFrom   int
+	presealAfter time.Duration // see Options.PresealAfter
+	// bg runs merges of presealed files (preseal_merge.go) under bgCtx.
+	bg            *task.Group
+	bgCtx         context.Context
 	spillFrom     int         // fresh bytes the tables keep in memory (fresh_memory.go)
 	spillAtLeast  int         // the fewest fresh bytes a table spills
 	freshMem      freshMemory // what they keep
@@ -186,6 +196,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if s.ingestFrom == 0 {
 		s.ingestFrom = defaultIngestFrom
 	}
+	s.presealAfter = opts.PresealAfter
+	// File names count from the open's time: a table of an earlier open
+	// in this process, collected late, removes its files by name
+	// (presealFiles.removeAll), which must not be this open's.
+	s.ingestSeq.Store(uint64(s.openNanos))
+	s.bg, s.bgCtx = task.NewGroup(context.Background())
 	popts.EnsureDefaults()
 	s.writerOpts = popts.MakeWriterOptions(0, min(db.TableFormat(), bulkTableFormat))
 	s.scanOpts = scanWriterOptions(s.writerOpts)
@@ -334,6 +350,8 @@ func (s *Store) Close() error {
 	// Wait for an in-flight Commit before closing Pebble under it.
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
+	s.bg.Cancel()
+	_ = s.bg.Wait() // merges return no error: a failed one leaves its inputs
 	ackErr := s.acked.close()
 	s.points.close()
 	if err := s.db.Close(); err != nil {
