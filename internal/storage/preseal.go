@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"runtime"
 	"time"
 )
@@ -54,10 +55,29 @@ func (t *StateTable) maybePreseal() error {
 		return nil
 	}
 	todo := t.unsealedFresh()
-	if freshPendingBytes(todo) < presealFrom {
+	if freshPendingBytes(todo) < t.presealSize() {
 		return nil
 	}
 	return t.preseal(todo)
+}
+
+// presealSize is the bytes a table writes to its next file: presealFrom,
+// doubled for every 2·mergeFanout files of level 0 the merges have not
+// taken yet. When the merges fall behind a fast stall (they share the
+// cores with it), bigger files keep the commit's files few (each an
+// Ingest call of its own, and an L0 sublevel), at the price of a bigger
+// remainder for the seal.
+func (t *StateTable) presealSize() int {
+	if t.pre == nil {
+		return presealFrom
+	}
+	n := 0
+	for _, e := range t.pre.files {
+		if e.level == 0 {
+			n++
+		}
+	}
+	return presealFrom << min(n/(2*mergeFanout), 6)
 }
 
 // freshPendingBytes is the encoded bytes of todo's rows, in memory or
@@ -93,12 +113,51 @@ func (t *StateTable) preseal(todo []*freshChunk) error {
 				bufs = append(bufs, fc.vals.buf)
 			}
 		}
-		fc.spill, fc.vals, fc.keys, fc.ids, fc.vnodes = sf, encodedRows{}, encodedRows{}, nil, nil
-		fc.presealed = true
+		fc.vals = encodedRows{}
 	}
 	t.giveSpilled(bufs)
+	t.replaceFresh(todo, presealedChunk(sf, todo))
 	t.addPresealed(f, sf)
 	return nil
+}
+
+// presealedChunk is one chunk standing for the rows of parts, written to
+// sf: their key range and count. A stall's thousands of chunks would
+// otherwise stay in the table's list, which every insert walks.
+func presealedChunk(sf *spillFile, parts []*freshChunk) freshChunk {
+	p0 := parts[0]
+	fc := freshChunk{spill: sf, presealed: true, byKey: p0.byKey, lo: p0.lo, hi: p0.hi, loKey: p0.loKey, hiKey: p0.hiKey}
+	for _, p := range parts {
+		fc.n += p.n
+		fc.lo, fc.hi = min(fc.lo, p.lo), max(fc.hi, p.hi)
+		if bytes.Compare(p.loKey, fc.loKey) < 0 {
+			fc.loKey = p.loKey
+		}
+		if bytes.Compare(p.hiKey, fc.hiKey) > 0 {
+			fc.hiKey = p.hiKey
+		}
+	}
+	return fc
+}
+
+// replaceFresh puts with where the first chunk of parts (pointers into
+// t.fresh) is, and drops the others.
+func (t *StateTable) replaceFresh(parts []*freshChunk, with freshChunk) {
+	drop := make(map[*freshChunk]bool, len(parts))
+	for _, p := range parts {
+		drop[p] = true
+	}
+	out := make([]freshChunk, 0, len(t.fresh)-len(parts)+1)
+	placed := false
+	for i := range t.fresh {
+		switch {
+		case !drop[&t.fresh[i]]:
+			out = append(out, t.fresh[i])
+		case !placed:
+			out, placed = append(out, with), true
+		}
+	}
+	t.fresh = out
 }
 
 // stagePresealed hands the files written for the epoch being sealed to

@@ -171,10 +171,14 @@ func (t *StateTable) swapMerged(m *presealMerge) {
 	isInput := func(sf *spillFile) bool {
 		return slices.ContainsFunc(m.inputs, func(e presealed) bool { return e.sf == sf })
 	}
+	var parts []*freshChunk
 	for i := range t.fresh {
 		if fc := &t.fresh[i]; fc.presealed && isInput(fc.spill) {
-			fc.spill = merged.sf
+			parts = append(parts, fc)
 		}
+	}
+	if len(parts) > 0 {
+		t.replaceFresh(parts, presealedChunk(merged.sf, parts))
 	}
 	p.files = slices.DeleteFunc(p.files, func(e presealed) bool { return isInput(e.sf) })
 	p.files = append(p.files, merged)

@@ -69,6 +69,33 @@ func (t *StateTable) InsertFresh(c *types.Chunk, rows []int) (bool, error) {
 	return t.insertFresh(c, rows, false)
 }
 
+// InsertFreshUnwritten is InsertFresh for rows of keys the table holds
+// nowhere, while it may hold uncommitted writes of other keys (a view's
+// inserts after a few went row by row): it refuses (false, storing
+// nothing) when one of the keys has an uncommitted write, sealed or not,
+// because fresh rows are sealed before the overlay's writes and such a
+// write (a delete before the insert) is older. With no uncommitted write
+// it is InsertFresh.
+func (t *StateTable) InsertFreshUnwritten(c *types.Chunk, rows []int) (bool, error) {
+	t.maybePrune()
+	if !t.overlay.empty() {
+		pk := make(types.Row, len(t.lay.desc.PK))
+		for _, i := range rows {
+			for j, col := range t.lay.desc.PK {
+				pk[j] = c.Cols[col].Get(i)
+			}
+			key, err := t.keyOf(pk)
+			if err != nil {
+				return false, err
+			}
+			if _, written := t.overlay.get(key); written {
+				return false, nil
+			}
+		}
+	}
+	return t.insertFresh(c, rows, false)
+}
+
 // OverwriteFresh is InsertFresh for rows that replace any row with their
 // key (an UPDATE's new rows): fresh rows are sealed before the epoch's
 // overlay writes and after every committed one, so they need no read. The

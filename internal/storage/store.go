@@ -259,6 +259,7 @@ func pebbleOptions(fs vfs.FS, logger *slog.Logger) *pebble.Options {
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(bloomBitsPerKey)
 	}
+	o.L0StopWritesThreshold = l0StopWrites
 	o.Experimental.ValueSeparationPolicy = func() pebble.ValueSeparationPolicy {
 		return pebble.ValueSeparationPolicy{
 			Enabled:               true,
@@ -270,6 +271,16 @@ func pebbleOptions(fs vfs.FS, logger *slog.Logger) *pebble.Options {
 	}
 	return o
 }
+
+// l0StopWrites is the L0 read amplification (sublevels) at which Pebble
+// stops writes until compactions bring it down; Pebble's default is 12.
+// The commit of a stalled epoch ingests the files its tables wrote as it
+// ran (preseal.go), which overlap one another, and each past the first
+// few lands in L0 as a sublevel of its own: 40 files made 22 sublevels,
+// and the epoch's batch then waited 1.5-2.2 s for compactions, with every
+// other view's freshness. CockroachDB runs Pebble with 1000 here; the
+// compactions catch up in the background.
+const l0StopWrites = 100
 
 // bloomBitsPerKey sizes every sstable's bloom filter (about 1 % false
 // positives). An INSERT's key check is a point read of a key that is

@@ -148,12 +148,10 @@ func (m *Materialize) apply(ctx context.Context, c *types.Chunk) error {
 			var n int
 			n, err = m.applyFreshRun(c, idx[k:])
 			k += n - 1
-		case op == types.Insert && m.trusted && m.table.HoldsNoWrites():
+		case op == types.Insert && m.trusted:
 			var n int
 			n, err = m.applyTrustedRun(c, idx[k:])
 			k += n - 1
-		case op == types.Insert && m.trusted:
-			err = m.applyTrustedInsert(c.Row(i))
 		case op.IsInsert():
 			err = m.applyInsert(ctx, c.Row(i), nil)
 		default:
@@ -291,11 +289,19 @@ func (m *Materialize) emitRows(c *types.Chunk, idx []int) {
 }
 
 // applyTrustedRun stores the trusted plain inserts that start idx as a
-// fresh run when the table holds no uncommitted write (a bulk load
-// reaching an idle view, or a table with a primary key): the inserted keys
-// are not stored (trusted), and with nothing in the overlay no older write
+// fresh run when the table holds no uncommitted write of their keys (a
+// bulk load reaching an idle view, a table with a primary key, a join's
+// output): the inserted keys are not stored (trusted), and no older write
 // of them can shadow the run. The cache is emptied, as it may say "known
-// absent" for one of them. It returns how many rows it took.
+// absent" for one of them. It returns how many rows it took; a run the
+// table refuses goes row by row.
+//
+// The table may hold other writes. It used to have to hold none, so that
+// one short run of a join's output (a piece of an output chunk routed to
+// this actor) put every later row of the epoch into the overlay: during a
+// stall, millions of rows whose seal, sorting and encoding them, took
+// seconds when a PAUSE let the barrier through (storage/preseal.go writes
+// fresh rows ahead of the seal; the overlay's are written at it).
 //
 // The rows then stay encoded, in key order, and go to spill files past the
 // store's bound (storage.StateTable.InsertFresh), where the overlay held
@@ -314,8 +320,24 @@ func (m *Materialize) applyTrustedRun(c *types.Chunk, idx []int) (int, error) {
 	if n < trustedRunMin {
 		return 1, m.applyTrustedInsert(c.Row(idx[0]))
 	}
+	for n < len(idx) && c.Op(idx[n]) == types.Insert {
+		n++
+	}
 	m.rows.forget()
-	return m.applyFreshRunAs(c, idx, m.applyTrustedInsert)
+	ok, err := m.table.InsertFreshUnwritten(c, idx[:n])
+	if err != nil {
+		return 0, fmt.Errorf("mview: write table: %w", err)
+	}
+	if !ok {
+		for _, i := range idx[:n] {
+			if err := m.applyTrustedInsert(c.Row(i)); err != nil {
+				return 0, err
+			}
+		}
+		return n, nil
+	}
+	m.emitRows(c, idx[:n])
+	return n, nil
 }
 
 // trustedRunMin is the fewest trusted inserts kept as a fresh run (a
