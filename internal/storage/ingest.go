@@ -24,8 +24,9 @@ import (
 // no row held when they were written (InsertFresh), so any batch write of
 // one, in this epoch or a later one committed together, came after it. An
 // earlier epoch committed together cannot hold one in its batch either:
-// a key it wrote absent again took an overlay delete, and a table whose
-// overlay holds a write takes no fresh rows (HoldsNoWrites).
+// no key of a fresh run has an uncommitted write in any layer when the run
+// is taken (HoldsNoWrites, or InsertFreshUnwritten's check of the unsealed
+// writes and of every sealed run not yet committed).
 //
 // The commit must stay atomic: all of an epoch or none of it, after a
 // crash as while running. Ingest and a batch cannot commit together, so

@@ -188,9 +188,9 @@ func repeatsAcross(ids []int64, ends []int) bool {
 // maxFreshFalls is how often the ids of rows InsertFresh takes may fall
 // back before it sorts them. Refused, a chunk that held the end of one
 // sorted piece and the start of the next went row by row into the
-// overlay, and so did every later row of the epoch (a trusted run needs
-// an empty overlay): an INSERT … SELECT … ON CONFLICT DO NOTHING of two
-// million rows peaked at 750 MB.
+// overlay, and so did every later row of the epoch (a trusted run then
+// needed an empty overlay): an INSERT … SELECT … ON CONFLICT DO NOTHING
+// of two million rows peaked at 750 MB.
 const maxFreshFalls = 3
 
 // InsertFreshEncoded is InsertFresh for rows already in the table's value

@@ -278,9 +278,11 @@ func pebbleOptions(fs vfs.FS, logger *slog.Logger) *pebble.Options {
 // ran (preseal.go), which overlap one another, and each past the first
 // few lands in L0 as a sublevel of its own: 40 files made 22 sublevels,
 // and the epoch's batch then waited 1.5-2.2 s for compactions, with every
-// other view's freshness. CockroachDB runs Pebble with 1000 here; the
-// compactions catch up in the background.
-const l0StopWrites = 100
+// other view's freshness. Not much higher: without admission control
+// (CockroachDB's, which runs Pebble with 1000 here), this is the only
+// thing that holds writes back while compactions fall behind, and every
+// L0 sublevel is one more file a point read may search.
+const l0StopWrites = 48
 
 // bloomBitsPerKey sizes every sstable's bloom filter (about 1 % false
 // positives). An INSERT's key check is a point read of a key that is

@@ -201,7 +201,8 @@ func (m *Materialize) applyFreshRows(ctx context.Context, f *stream.FreshRows) (
 
 // storeFresh keeps fresh rows as they are encoded when the table can: a
 // table's inserts of new row ids, or trusted inserts while the table
-// holds no other uncommitted write (as applyTrustedRun).
+// holds no other uncommitted write (applyTrustedRun checks the keys
+// instead; these rows are kept as handed in, unchecked).
 func (m *Materialize) storeFresh(f *stream.FreshRows) (bool, error) {
 	switch {
 	case m.fresh:
@@ -323,10 +324,12 @@ func (m *Materialize) applyTrustedRun(c *types.Chunk, idx []int) (int, error) {
 	for n < len(idx) && c.Op(idx[n]) == types.Insert {
 		n++
 	}
-	m.rows.forget()
 	ok, err := m.table.InsertFreshUnwritten(c, idx[:n])
 	if err != nil {
 		return 0, fmt.Errorf("mview: write table: %w", err)
+	}
+	if ok {
+		m.rows.forget()
 	}
 	if !ok {
 		for _, i := range idx[:n] {
