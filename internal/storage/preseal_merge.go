@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"container/heap"
 	"context"
 	"slices"
 	"sync"
@@ -201,30 +200,7 @@ func (s *Store) mergeSSTs(ctx context.Context, name string, opts *sstable.Writer
 			}
 			h.push(src, i)
 		}
-		var last []byte
-		for n := 0; h.Len() > 0; n++ {
-			if n%4096 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			src := (*h)[0]
-			if k := src.key(); last == nil || string(k) != string(last) {
-				if err := add(k, src.value()); err != nil {
-					return err
-				}
-				last = append(last[:0], k...)
-			}
-			if err := src.next(); err != nil {
-				return err
-			}
-			if src.done() {
-				heap.Pop(h)
-			} else {
-				heap.Fix(h, 0)
-			}
-		}
-		return nil
+		return h.drain(ctx, add)
 	})
 }
 

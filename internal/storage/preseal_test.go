@@ -64,20 +64,8 @@ func TestLateEpochWritesFreshRowsAsTheyCome(t *testing.T) {
 			t.Fatalf("get %d before the seal: %v %v %v", id, row, ok, err)
 		}
 	}
-	if err := tbl.Seal(1); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Commit(ctx, 1, nil); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := s.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := snapshotRows(snap, desc)
-	snap.Close()
-	if err != nil || len(rows) != 100 {
-		t.Fatalf("committed %d rows (%v), want 100", len(rows), err)
+	if rows := sealCommitRows(t, s, tbl, 1); len(rows) != 100 {
+		t.Fatalf("committed %d rows, want 100", len(rows))
 	}
 	for id := int64(1); id <= 100; id++ {
 		if row, ok, err := tbl.Get(ctx, types.Row{id}); err != nil || !ok || row[0] != fmt.Sprint("v", id) {
@@ -111,7 +99,6 @@ func TestOnTimeEpochKeepsFreshRowsInMemory(t *testing.T) {
 // rows written to files before them.
 func TestOverwritesStopPresealing(t *testing.T) {
 	withPresealFrom(t, 1)
-	ctx := context.Background()
 	s := openLate(t, vfs.NewMem())
 	desc := rowIDDesc(7)
 	tbl := mustOpenTable(t, s, desc, 1, nil)
@@ -128,20 +115,9 @@ func TestOverwritesStopPresealing(t *testing.T) {
 	if len(tbl.pre.files) != files {
 		t.Fatalf("%d files after an overwrite, want still %d", len(tbl.pre.files), files)
 	}
-	if err := tbl.Seal(1); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Commit(ctx, 1, nil); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := s.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Close()
-	rows, err := snapshotRows(snap, desc)
-	if err != nil || len(rows) != 29 {
-		t.Fatalf("committed %d rows (%v), want 29", len(rows), err)
+	rows := sealCommitRows(t, s, tbl, 1)
+	if len(rows) != 29 {
+		t.Fatalf("committed %d rows, want 29", len(rows))
 	}
 	for _, r := range rows {
 		id := r[1].(int64)
@@ -225,4 +201,26 @@ func TestPresealedFilesOfAnEarlierOpenSpareTheNext(t *testing.T) {
 			t.Fatalf("get %d: %v %v", id, ok, err)
 		}
 	}
+}
+
+// sealCommitRows seals and commits epoch and returns the table's
+// committed rows.
+func sealCommitRows(t *testing.T, s *Store, tbl *StateTable, epoch uint64) []types.Row {
+	t.Helper()
+	if err := tbl.Seal(epoch); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(context.Background(), epoch, nil); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	rows, err := snapshotRows(snap, tbl.Desc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }

@@ -263,30 +263,45 @@ func (t *StateTable) mergeFill(spills []*spillFile, todo []*freshChunk, order []
 			h.push(src, i)
 		}
 		h.push(t.memorySource(todo, order), len(spills))
-		var last []byte
-		for h.Len() > 0 {
-			src := (*h)[0]
-			k, v := src.key(), src.value()
-			switch c := bytes.Compare(k, last); {
-			case last != nil && c < 0:
-				return fmt.Errorf("storage: table %d: fresh key %x out of order", t.lay.desc.ID, k)
-			case last == nil || c > 0: // else an older source's row of the key
-				if err := add(k, v); err != nil {
-					return err
-				}
-				last = append(last[:0], k...)
-			}
-			if err := src.next(); err != nil {
-				return err
-			}
-			if src.done() {
-				heap.Pop(h)
-			} else {
-				heap.Fix(h, 0)
-			}
+		if err := h.drain(context.Background(), add); err != nil {
+			return fmt.Errorf("storage: table %d: fresh rows: %w", t.lay.desc.ID, err)
 		}
 		return nil
 	}
+}
+
+// drain adds the sources' rows in key order, of a key only its newest
+// source's (the heap orders equal keys newest first), looking at ctx every
+// 4096 rows. A key below the one before is an error.
+func (h *mergeHeap) drain(ctx context.Context, add func(k, v []byte) error) error {
+	var last []byte
+	for n := 0; h.Len() > 0; n++ {
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		src := (*h)[0]
+		k := src.key()
+		switch c := bytes.Compare(k, last); {
+		case last != nil && c < 0:
+			return fmt.Errorf("key %x out of order", k)
+		case last == nil || c > 0: // else an older source's row of the key
+			if err := add(k, src.value()); err != nil {
+				return err
+			}
+			last = append(last[:0], k...)
+		}
+		if err := src.next(); err != nil {
+			return err
+		}
+		if src.done() {
+			heap.Pop(h)
+		} else {
+			heap.Fix(h, 0)
+		}
+	}
+	return nil
 }
 
 // mergeSource is one sorted input of mergeFill.
