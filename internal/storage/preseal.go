@@ -40,7 +40,7 @@ import (
 // presealFrom is the fresh bytes, not yet in a file, that a late epoch's
 // table writes to one: the most its seal then writes (a variable for
 // tests).
-var presealFrom = 1 << 20
+var presealFrom = 512 << 10
 
 // maybePreseal writes the unsealed fresh rows not yet in a file to one,
 // when the table's epoch is late and they are at least presealFrom bytes.
