@@ -264,8 +264,10 @@ func (s *Store) WaitCommitted(ctx context.Context, epoch uint64) error {
 
 // DiscardActor drops every batch the actor staged but did not commit. A
 // dropped job's actors are discarded so that pending epochs commit without
-// their writes. It returns the number of batches dropped.
+// their writes. It also stops the actor's merges of files it wrote ahead
+// of a seal (preseal_merge.go). It returns the number of batches dropped.
 func (s *Store) DiscardActor(owner ActorID) int {
+	s.merges.cancel(func(o ActorID) bool { return o == owner })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.discardLocked(func(sb *stagedBatch) bool { return sb.owner == owner })
@@ -277,6 +279,7 @@ func (s *Store) DiscardActor(owner ActorID) int {
 // not wait for its actors to exit. Actor ids are never reused; a recovery
 // (AbortUncommitted) lifts the fences.
 func (s *Store) FenceAndDiscard(owner ActorID) int {
+	s.merges.cancel(func(o ActorID) bool { return o == owner })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mu.fenced[owner] = struct{}{}
@@ -287,6 +290,7 @@ func (s *Store) FenceAndDiscard(owner ActorID) int {
 // every open StateTable stale (its Seal fails with ErrStaleTable). Recovery
 // calls it before rebuilding actors from CommittedEpoch.
 func (s *Store) AbortUncommitted() {
+	s.merges.cancel(func(ActorID) bool { return true })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.generation.Add(1)

@@ -54,10 +54,45 @@ type presealed struct {
 // set.
 type presealMerge struct {
 	inputs []presealed
+	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
 	out    *ingestFile
 	err    error
+}
+
+// mergesRunning are the store's merges under way by owner, so that
+// discarding an actor's writes (a dropped job, a recovery) stops its
+// merges at once, not when its table is collected.
+type mergesRunning struct {
+	mu sync.Mutex
+	by map[*presealMerge]ActorID
+}
+
+func (r *mergesRunning) add(m *presealMerge, owner ActorID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.by == nil {
+		r.by = map[*presealMerge]ActorID{}
+	}
+	r.by[m] = owner
+}
+
+func (r *mergesRunning) remove(m *presealMerge) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.by, m)
+}
+
+// cancel cancels the merges of the owners stop names.
+func (r *mergesRunning) cancel(stop func(ActorID) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for m, owner := range r.by {
+		if stop(owner) {
+			m.cancel()
+		}
+	}
 }
 
 // removeAll removes every file and stops the merge (the table is gone).
@@ -77,7 +112,8 @@ func (p *presealFiles) removeAll() {
 	p.files = nil
 }
 
-// add records a new file of the table's and starts a merge if one is due.
+// addPresealed records a new file of the table's and starts a merge if
+// one is due.
 func (t *StateTable) addPresealed(f *ingestFile, sf *spillFile) {
 	t.pre.files = append(t.pre.files, presealed{f: f, sf: sf})
 	t.pollMerge(false)
@@ -114,12 +150,14 @@ func (t *StateTable) maybeStartMerge() {
 func (t *StateTable) startMerge(inputs []presealed) {
 	s, p := t.store, t.pre
 	ctx, cancel := context.WithCancel(s.bgCtx)
-	m := &presealMerge{inputs: inputs, cancel: cancel, done: make(chan struct{})}
+	m := &presealMerge{inputs: inputs, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	p.merge = m
 	name := s.newIngestFile(t.lastSealed+1, t.lay.desc.ID, t.owner)
 	opts := t.writerOptions()
+	s.merges.add(m, t.owner)
 	s.bg.Go(ctx, "storage: merge presealed files", func(ctx context.Context) error {
 		defer close(m.done)
+		defer s.merges.remove(m)
 		var out *ingestFile
 		// A panic is this merge's error, not the group's: the group's
 		// first error would cancel every later merge.
@@ -147,15 +185,17 @@ func (t *StateTable) pollMerge(wait bool) {
 	}
 	if wait {
 		m.cancel()
-		<-m.done
 	}
 	select {
 	case <-m.done:
 	default:
-		return
+		if !wait {
+			return
+		}
+		<-m.done
 	}
 	p.merge = nil
-	m.cancel()
+	m.cancel() // its context's resources
 	if m.err != nil {
 		return // cancelled, or failed: the inputs stay
 	}

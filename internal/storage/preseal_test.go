@@ -224,3 +224,35 @@ func sealCommitRows(t *testing.T, s *Store, tbl *StateTable, epoch uint64) []typ
 	}
 	return rows
 }
+
+// TestDiscardStopsTheActorsMerges: discarding an actor's writes (its job
+// dropped) cancels its running merge at once, not when its table is
+// collected, and leaves other actors' merges running.
+func TestDiscardStopsTheActorsMerges(t *testing.T) {
+	withPresealFrom(t, 1)
+	s := openLate(t, vfs.NewMem())
+	tables := []*StateTable{mustOpenTable(t, s, rowIDDesc(7), 1, nil), mustOpenTable(t, s, rowIDDesc(8), 2, nil)}
+	var merges []*presealMerge
+	for _, tbl := range tables {
+		for lo := int64(1); lo < 40; lo += 10 {
+			if lo == 31 {
+				// Held, a merge cannot end (it takes the lock last), so
+				// it is still running when the discard comes.
+				tbl.pre.mu.Lock()
+				defer tbl.pre.mu.Unlock()
+			}
+			insertFreshRange(t, tbl, lo, lo+10)
+		}
+		if tbl.pre.merge == nil {
+			t.Fatalf("table %d: no merge after four files", tbl.Desc().ID)
+		}
+		merges = append(merges, tbl.pre.merge)
+	}
+	s.DiscardActor(1)
+	if merges[0].ctx.Err() == nil {
+		t.Fatal("the discarded actor's merge is still live")
+	}
+	if merges[1].ctx.Err() != nil {
+		t.Fatal("another actor's merge was cancelled")
+	}
+}

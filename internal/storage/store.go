@@ -123,9 +123,11 @@ type Store struct {
 	ingestDir    string
 	ingestFrom   int
 	presealAfter time.Duration // see Options.PresealAfter
-	// bg runs merges of presealed files (preseal_merge.go) under bgCtx.
+	// bg runs merges of presealed files (preseal_merge.go) under bgCtx;
+	// merges lists them by owner.
 	bg            *task.Group
 	bgCtx         context.Context
+	merges        mergesRunning
 	spillFrom     int         // fresh bytes the tables keep in memory (fresh_memory.go)
 	spillAtLeast  int         // the fewest fresh bytes a table spills
 	freshMem      freshMemory // what they keep
